@@ -1,0 +1,1 @@
+//! Placeholder: being built (issue 4).

@@ -1,0 +1,2 @@
+mod store_cmd;
+fn main() {}

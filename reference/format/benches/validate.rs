@@ -1,0 +1,2 @@
+//! Strict validation throughput against serde_json's untyped parse of the same bytes.
+fn main() {}

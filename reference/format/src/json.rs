@@ -1,0 +1,540 @@
+//! The strict JSON layer of pins.md, in two passes over the same bytes.
+//!
+//! [`check_document`] proves the whole text is strict JSON (UTF-8 without BOM, no
+//! duplicate keys at any depth, no escaped lone surrogate, safe integers, depth at
+//! most 32, nothing after the value) without building anything but the key sets it
+//! needs for duplicate detection. Only then does a typed decoder walk the text again
+//! with a [`Cursor`], which may assume well-formed input and allocates only what the
+//! format's own types hold. Scanning first makes JSON-level verdicts independent of
+//! schema errors that happen to come earlier in the text.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+use crate::error::{Doc, FormatError, Result, Rule};
+use crate::limits::{MAX_JSON_DEPTH, MAX_SAFE_INTEGER};
+
+/// Byte classes inside a string: 0 plain, 1 ends the fast run (`"`, `\`, control).
+static STRING_STOP: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = 1;
+        i += 1;
+    }
+    t[b'"' as usize] = 1;
+    t[b'\\' as usize] = 1;
+    t
+};
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// Pass one: everything pins.md asks of a JSON text, for one document.
+pub fn check_document(bytes: &[u8], doc: Doc) -> Result<()> {
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        return Err(FormatError::at_offset(Rule::Bom, doc, 0));
+    }
+    if let Err(e) = std::str::from_utf8(bytes) {
+        return Err(FormatError::at_offset(Rule::Utf8, doc, e.valid_up_to()));
+    }
+    Scanner { b: bytes, pos: 0, doc }.run()
+}
+
+struct Frame<'a> {
+    object: bool,
+    keys_start: usize,
+    /// Built once an object has many keys, so duplicate detection stays linear.
+    set: Option<HashSet<Cow<'a, [u8]>>>,
+}
+
+const LINEAR_KEY_LIMIT: usize = 16;
+
+struct Scanner<'a> {
+    b: &'a [u8],
+    pos: usize,
+    doc: Doc,
+}
+
+impl<'a> Scanner<'a> {
+    fn err(&self, rule: Rule) -> FormatError {
+        FormatError::at_offset(rule, self.doc, self.pos)
+    }
+
+    fn skip_ws(&mut self) {
+        while self.pos < self.b.len() && is_ws(self.b[self.pos]) {
+            self.pos += 1;
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.pos).copied()
+    }
+
+    fn run(mut self) -> Result<()> {
+        let mut stack: Vec<Frame<'a>> = Vec::new();
+        let mut keys: Vec<Cow<'a, [u8]>> = Vec::new();
+        'value: loop {
+            self.skip_ws();
+            match self.peek() {
+                Some(open @ (b'{' | b'[')) => {
+                    if stack.len() + 1 > MAX_JSON_DEPTH {
+                        return Err(self.err(Rule::Depth));
+                    }
+                    self.pos += 1;
+                    self.skip_ws();
+                    let object = open == b'{';
+                    let close = if object { b'}' } else { b']' };
+                    if self.peek() == Some(close) {
+                        self.pos += 1;
+                    } else {
+                        stack.push(Frame { object, keys_start: keys.len(), set: None });
+                        if object {
+                            self.member_key(&mut stack, &mut keys)?;
+                        }
+                        continue 'value;
+                    }
+                }
+                Some(b'"') => {
+                    self.string()?;
+                }
+                Some(b'-' | b'0'..=b'9') => self.number()?,
+                Some(b't') => self.literal(b"true")?,
+                Some(b'f') => self.literal(b"false")?,
+                Some(b'n') => self.literal(b"null")?,
+                _ => return Err(self.err(Rule::Syntax)),
+            }
+            // A value ended: close containers or move to the next member.
+            loop {
+                self.skip_ws();
+                let Some(frame) = stack.last() else {
+                    if self.pos != self.b.len() {
+                        return Err(self.err(Rule::TrailingData));
+                    }
+                    return Ok(());
+                };
+                let close = if frame.object { b'}' } else { b']' };
+                match self.peek() {
+                    Some(b',') => {
+                        self.pos += 1;
+                        if frame.object {
+                            self.member_key(&mut stack, &mut keys)?;
+                        }
+                        continue 'value;
+                    }
+                    Some(c) if c == close => {
+                        self.pos += 1;
+                        let frame = stack.pop().expect("frame checked above");
+                        keys.truncate(frame.keys_start);
+                    }
+                    _ => return Err(self.err(Rule::Syntax)),
+                }
+            }
+        }
+    }
+
+    /// Reads `"key" :` of an object member and rejects a key already seen in it.
+    fn member_key(&mut self, stack: &mut [Frame<'a>], keys: &mut Vec<Cow<'a, [u8]>>) -> Result<()> {
+        self.skip_ws();
+        if self.peek() != Some(b'"') {
+            return Err(self.err(Rule::Syntax));
+        }
+        let key_pos = self.pos;
+        let raw = self.string()?;
+        let key = if raw.contains(&b'\\') {
+            Cow::Owned(unescape_bytes(raw))
+        } else {
+            Cow::Borrowed(raw)
+        };
+        let frame = stack.last_mut().expect("member of an open object");
+        let duplicate = match &mut frame.set {
+            Some(set) => !set.insert(key.clone()),
+            None => keys[frame.keys_start..].contains(&key),
+        };
+        if duplicate {
+            return Err(FormatError::at_offset(Rule::DuplicateKey, self.doc, key_pos));
+        }
+        if frame.set.is_none() {
+            keys.push(key);
+            if keys.len() - frame.keys_start > LINEAR_KEY_LIMIT {
+                frame.set = Some(keys.drain(frame.keys_start..).collect());
+            }
+        }
+        self.skip_ws();
+        if self.peek() != Some(b':') {
+            return Err(self.err(Rule::Syntax));
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
+    /// Scans a string starting at its opening quote; returns the raw bytes inside.
+    fn string(&mut self) -> Result<&'a [u8]> {
+        let start = self.pos + 1;
+        let mut i = start;
+        let b = self.b;
+        loop {
+            while i < b.len() && STRING_STOP[b[i] as usize] == 0 {
+                i += 1;
+            }
+            match b.get(i) {
+                None => {
+                    self.pos = i;
+                    return Err(self.err(Rule::Syntax));
+                }
+                Some(b'"') => {
+                    self.pos = i + 1;
+                    return Ok(&b[start..i]);
+                }
+                Some(b'\\') => {
+                    self.pos = i;
+                    i = self.escape(i)?;
+                }
+                Some(_) => {
+                    self.pos = i;
+                    return Err(self.err(Rule::ControlInString));
+                }
+            }
+        }
+    }
+
+    /// Checks one escape at `i` (the backslash); returns the index after it.
+    fn escape(&self, i: usize) -> Result<usize> {
+        let b = self.b;
+        match b.get(i + 1) {
+            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(i + 2),
+            Some(b'u') => {
+                let unit = hex4(b, i + 2).ok_or_else(|| self.err(Rule::Syntax))?;
+                match unit {
+                    0xD800..=0xDBFF => {
+                        let low = (b.get(i + 6) == Some(&b'\\') && b.get(i + 7) == Some(&b'u'))
+                            .then(|| hex4(b, i + 8))
+                            .flatten();
+                        match low {
+                            Some(0xDC00..=0xDFFF) => Ok(i + 12),
+                            _ => Err(self.err(Rule::LoneSurrogate)),
+                        }
+                    }
+                    0xDC00..=0xDFFF => Err(self.err(Rule::LoneSurrogate)),
+                    _ => Ok(i + 6),
+                }
+            }
+            _ => Err(self.err(Rule::Syntax)),
+        }
+    }
+
+    fn number(&mut self) -> Result<()> {
+        let b = self.b;
+        let start = self.pos;
+        let mut i = start;
+        if b[i] == b'-' {
+            i += 1;
+        }
+        let int_start = i;
+        match b.get(i) {
+            Some(b'0') => i += 1,
+            Some(b'1'..=b'9') => {
+                while i < b.len() && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+            _ => {
+                self.pos = i;
+                return Err(self.err(Rule::Syntax));
+            }
+        }
+        let int_end = i;
+        let mut integer = true;
+        if b.get(i) == Some(&b'.') {
+            integer = false;
+            i += 1;
+            let digits = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            if i == digits {
+                self.pos = i;
+                return Err(self.err(Rule::Syntax));
+            }
+        }
+        if matches!(b.get(i), Some(b'e' | b'E')) {
+            integer = false;
+            i += 1;
+            if matches!(b.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            let digits = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            if i == digits {
+                self.pos = i;
+                return Err(self.err(Rule::Syntax));
+            }
+        }
+        if integer && integer_magnitude(&b[int_start..int_end]).is_none() {
+            self.pos = start;
+            return Err(self.err(Rule::UnsafeInteger));
+        }
+        self.pos = i;
+        Ok(())
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Result<()> {
+        if self.b[self.pos..].starts_with(word) {
+            self.pos += word.len();
+            Ok(())
+        } else {
+            Err(self.err(Rule::Syntax))
+        }
+    }
+}
+
+/// The magnitude of an integer token's digits, if it is a safe integer.
+fn integer_magnitude(digits: &[u8]) -> Option<u64> {
+    if digits.len() > 16 {
+        return None;
+    }
+    let n = digits.iter().fold(0u64, |acc, &d| acc * 10 + u64::from(d - b'0'));
+    (n <= MAX_SAFE_INTEGER).then_some(n)
+}
+
+fn hex4(b: &[u8], at: usize) -> Option<u32> {
+    let digits = b.get(at..at + 4)?;
+    digits.iter().try_fold(0u32, |acc, &d| {
+        let v = (d as char).to_digit(16)?;
+        Some(acc * 16 + v)
+    })
+}
+
+/// Decodes the escapes of a string that [`check_document`] accepted.
+fn unescape_bytes(raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        let run_end = raw[i..].iter().position(|&c| c == b'\\').map_or(raw.len(), |p| i + p);
+        out.extend_from_slice(&raw[i..run_end]);
+        i = run_end;
+        if i >= raw.len() {
+            break;
+        }
+        let esc = raw.get(i + 1).copied().unwrap_or(b'\\');
+        i += 2;
+        let ch = match esc {
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let unit = hex4(raw, i).unwrap_or(0xFFFD);
+                i += 4;
+                if (0xD800..0xDC00).contains(&unit) {
+                    let low = hex4(raw, i + 2).unwrap_or(0xDC00);
+                    i += 6;
+                    char::from_u32(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))
+                        .unwrap_or('\u{FFFD}')
+                } else {
+                    char::from_u32(unit).unwrap_or('\u{FFFD}')
+                }
+            }
+            other => other as char,
+        };
+        let mut buf = [0u8; 4];
+        out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+    }
+    out
+}
+
+/// Decodes a checked string's raw bytes as text, borrowing when it has no escapes.
+pub fn unescape(raw: &[u8]) -> Cow<'_, str> {
+    if raw.contains(&b'\\') {
+        Cow::Owned(String::from_utf8(unescape_bytes(raw)).unwrap_or_default())
+    } else {
+        Cow::Borrowed(std::str::from_utf8(raw).unwrap_or_default())
+    }
+}
+
+/// The JSON type of the next value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Object,
+    Array,
+    String,
+    Number,
+    Bool,
+    Null,
+}
+
+/// Pass two: a forward reader over a text that [`check_document`] accepted.
+///
+/// It never panics on any input, but its answers are only meaningful for checked text.
+pub struct Cursor<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+/// A number token, split so integer fields can be told from fractions.
+#[derive(Clone, Copy, Debug)]
+pub struct NumberToken<'a> {
+    pub text: &'a [u8],
+}
+
+impl NumberToken<'_> {
+    /// The value when the token is an integer (`-?(0|[1-9][0-9]*)`); checked text
+    /// guarantees it is safe.
+    pub fn integer(&self) -> Option<i64> {
+        let (neg, digits) = match self.text.split_first() {
+            Some((b'-', rest)) => (true, rest),
+            _ => (false, self.text),
+        };
+        if digits.iter().any(|d| !d.is_ascii_digit()) {
+            return None;
+        }
+        let magnitude = integer_magnitude(digits)? as i64;
+        Some(if neg { -magnitude } else { magnitude })
+    }
+}
+
+impl<'a> Cursor<'a> {
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Cursor { b: bytes, pos: 0 }
+    }
+
+    fn skip_ws(&mut self) {
+        while self.pos < self.b.len() && is_ws(self.b[self.pos]) {
+            self.pos += 1;
+        }
+    }
+
+    pub fn kind(&mut self) -> Kind {
+        self.skip_ws();
+        match self.b.get(self.pos) {
+            Some(b'{') => Kind::Object,
+            Some(b'[') => Kind::Array,
+            Some(b'"') => Kind::String,
+            Some(b't' | b'f') => Kind::Bool,
+            Some(b'n') => Kind::Null,
+            _ => Kind::Number,
+        }
+    }
+
+    /// Consumes `{` or `[` (the caller checked [`Cursor::kind`]).
+    pub fn enter(&mut self) {
+        self.skip_ws();
+        self.pos += 1;
+    }
+
+    /// The next member's key in an entered object, or `None` after consuming `}`.
+    pub fn next_key(&mut self) -> Option<Cow<'a, str>> {
+        self.skip_ws();
+        match self.b.get(self.pos) {
+            Some(b',') => {
+                self.pos += 1;
+                self.skip_ws();
+            }
+            Some(b'}') | None => {
+                self.pos += 1;
+                return None;
+            }
+            _ => {}
+        }
+        let key = self.raw_string();
+        self.skip_ws();
+        self.pos += 1; // ':'
+        Some(unescape(key))
+    }
+
+    /// True when an entered array has another element; consumes `]` otherwise.
+    pub fn next_element(&mut self) -> bool {
+        self.skip_ws();
+        match self.b.get(self.pos) {
+            Some(b',') => {
+                self.pos += 1;
+                true
+            }
+            Some(b']') | None => {
+                self.pos += 1;
+                false
+            }
+            _ => true,
+        }
+    }
+
+    fn raw_string(&mut self) -> &'a [u8] {
+        self.skip_ws();
+        let start = self.pos + 1;
+        let mut i = start;
+        while i < self.b.len() {
+            match self.b[i] {
+                b'"' => break,
+                b'\\' => i += 2,
+                _ => i += 1,
+            }
+        }
+        let end = i.min(self.b.len());
+        self.pos = end + 1;
+        &self.b[start.min(end)..end]
+    }
+
+    /// Reads a string value (the caller checked the kind).
+    pub fn string(&mut self) -> Cow<'a, str> {
+        unescape(self.raw_string())
+    }
+
+    /// Reads a string value without decoding escapes.
+    pub fn string_raw(&mut self) -> &'a [u8] {
+        self.raw_string()
+    }
+
+    /// Reads a number token (the caller checked the kind).
+    pub fn number(&mut self) -> NumberToken<'a> {
+        self.skip_ws();
+        let start = self.pos;
+        while self.pos < self.b.len()
+            && matches!(self.b[self.pos], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+        {
+            self.pos += 1;
+        }
+        NumberToken { text: &self.b[start..self.pos] }
+    }
+
+    /// Skips one value of any kind.
+    pub fn skip(&mut self) {
+        match self.kind() {
+            Kind::String => {
+                self.raw_string();
+            }
+            Kind::Object | Kind::Array => {
+                let mut depth = 0usize;
+                while self.pos < self.b.len() {
+                    match self.b[self.pos] {
+                        b'"' => {
+                            self.raw_string();
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth = depth.saturating_sub(1);
+                            if depth == 0 {
+                                self.pos += 1;
+                                return;
+                            }
+                        }
+                        _ => {}
+                    }
+                    self.pos += 1;
+                }
+            }
+            Kind::Number => {
+                self.number();
+            }
+            Kind::Bool | Kind::Null => {
+                while self.pos < self.b.len() && self.b[self.pos].is_ascii_alphabetic() {
+                    self.pos += 1;
+                }
+            }
+        }
+    }
+}
