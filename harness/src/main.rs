@@ -1,2 +1,37 @@
+//! `vxcert`: the conformance harness of the recovery RFC.
+
+use clap::{Parser, Subcommand};
+
 mod store_cmd;
-fn main() {}
+mod validate_cmd;
+
+#[derive(Parser, Debug)]
+#[command(name = "vxcert", version, about = "Conformance kit for durable terminal-session recovery")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Check checkpoint files against formats 1-3 and name the rule each one breaks.
+    Validate(validate_cmd::ValidateArgs),
+    /// Offline views of a checkpoint store directory.
+    #[command(subcommand)]
+    Store(StoreCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum StoreCommand {
+    /// List a store directory's checkpoints with RFC §6 statuses, without a daemon.
+    List(store_cmd::StoreListArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let code = match &cli.command {
+        Command::Validate(args) => validate_cmd::run_validate(args),
+        Command::Store(StoreCommand::List(args)) => store_cmd::run_store_list(args),
+    };
+    std::process::exit(code);
+}
