@@ -48,9 +48,16 @@ fn publish_benches(c: &mut Criterion) {
         let state = common::state(PANES, common::T0, with_text);
 
         let root = bench_root();
-        let location =
-            StoreLocation::resolve(Some(root.path().join("state").as_os_str()), None, &root.path().join("vx.sock")).unwrap();
-        let config = StoreConfig { max_age_seconds: u64::MAX / 2000, ..StoreConfig::default() };
+        let location = StoreLocation::resolve(
+            Some(root.path().join("state").as_os_str()),
+            None,
+            &root.path().join("vx.sock"),
+        )
+        .unwrap();
+        let config = StoreConfig {
+            max_age_seconds: u64::MAX / 2000,
+            ..StoreConfig::default()
+        };
         let mut store = Store::open(&location, common::uid(), config).unwrap();
 
         // The floor writes exactly the bytes publish writes for the same state.
@@ -62,7 +69,9 @@ fn publish_benches(c: &mut Criterion) {
         std::fs::create_dir(&floor_dir).unwrap();
 
         let mut group = c.benchmark_group(format!("publish-{PANES}-panes-{label}"));
-        group.sample_size(30).measurement_time(Duration::from_secs(8));
+        group
+            .sample_size(30)
+            .measurement_time(Duration::from_secs(8));
         group.throughput(criterion::Throughput::Bytes(bytes.len() as u64));
 
         let mut seq = 0u64;

@@ -29,7 +29,11 @@ pub fn parse_rfc3339(text: &str) -> Option<Timestamp> {
         if digits == 0 {
             return None;
         }
-        let kept: String = frac[..digits].chars().chain("000".chars()).take(3).collect();
+        let kept: String = frac[..digits]
+            .chars()
+            .chain("000".chars())
+            .take(3)
+            .collect();
         millis = kept;
         rest = &frac[digits..];
     }
@@ -69,9 +73,23 @@ mod tests {
         assert_eq!(parse_rfc3339("2026-11-06t22:00:00z"), Some(base));
         assert_eq!(parse_rfc3339("2026-11-06T23:30:00+01:30"), Some(base));
         assert_eq!(parse_rfc3339("2026-11-06T21:00:00-01:00"), Some(base));
-        assert_eq!(parse_rfc3339("2026-11-06T22:00:00.5Z"), Some(Timestamp(base.0 + 500)));
-        assert_eq!(parse_rfc3339("2026-11-06T22:00:00.123456Z"), Some(Timestamp(base.0 + 123)));
-        for bad in ["2026-11-06", "2026-11-06T22:00:00", "2026-02-30T00:00:00Z", "2026-11-06T22:00:60Z", "2026-11-06T22:00:00.Z", "2026-11-06T22:00:00+0100", "now"] {
+        assert_eq!(
+            parse_rfc3339("2026-11-06T22:00:00.5Z"),
+            Some(Timestamp(base.0 + 500))
+        );
+        assert_eq!(
+            parse_rfc3339("2026-11-06T22:00:00.123456Z"),
+            Some(Timestamp(base.0 + 123))
+        );
+        for bad in [
+            "2026-11-06",
+            "2026-11-06T22:00:00",
+            "2026-02-30T00:00:00Z",
+            "2026-11-06T22:00:60Z",
+            "2026-11-06T22:00:00.Z",
+            "2026-11-06T22:00:00+0100",
+            "now",
+        ] {
             assert_eq!(parse_rfc3339(bad), None, "{bad}");
         }
     }

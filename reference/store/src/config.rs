@@ -54,7 +54,9 @@ pub enum Age {
 }
 
 fn seconds_to_ms(seconds: u64) -> i64 {
-    i64::try_from(seconds).unwrap_or(i64::MAX).saturating_mul(1000)
+    i64::try_from(seconds)
+        .unwrap_or(i64::MAX)
+        .saturating_mul(1000)
 }
 
 /// RFC §2: a checkpoint *older than* `max_age_seconds` is expired; exactly that old
@@ -76,7 +78,10 @@ pub fn text_available(text: &PlainText, cfg: &StoreConfig, now: Timestamp) -> bo
     if cfg.terminal_text != TextMode::Plain || now < text.saved_at {
         return false;
     }
-    let by_config = text.saved_at.0.saturating_add(seconds_to_ms(cfg.text_max_age_seconds));
+    let by_config = text
+        .saved_at
+        .0
+        .saturating_add(seconds_to_ms(cfg.text_max_age_seconds));
     now.0 < text.expires_at.0.min(by_config)
 }
 
@@ -90,15 +95,25 @@ mod tests {
     fn age_boundaries() {
         let now = Timestamp(10 * DAY_MS);
         let week = config::DEFAULT_MAX_AGE_SECONDS;
-        assert_eq!(checkpoint_age(Timestamp(now.0 - 7 * DAY_MS), now, week), Age::Current);
-        assert_eq!(checkpoint_age(Timestamp(now.0 - 7 * DAY_MS - 1), now, week), Age::Expired);
+        assert_eq!(
+            checkpoint_age(Timestamp(now.0 - 7 * DAY_MS), now, week),
+            Age::Current
+        );
+        assert_eq!(
+            checkpoint_age(Timestamp(now.0 - 7 * DAY_MS - 1), now, week),
+            Age::Expired
+        );
         assert_eq!(checkpoint_age(now, now, week), Age::Current);
         assert_eq!(checkpoint_age(Timestamp(now.0 + 1), now, week), Age::Future);
     }
 
     #[test]
     fn text_expiry_takes_the_earlier_limit_and_refuses_a_backward_clock() {
-        let cfg = StoreConfig { terminal_text: TextMode::Plain, text_max_age_seconds: 3600, ..Default::default() };
+        let cfg = StoreConfig {
+            terminal_text: TextMode::Plain,
+            text_max_age_seconds: 3600,
+            ..Default::default()
+        };
         let text = PlainText {
             saved_at: Timestamp(1_000_000),
             expires_at: Timestamp(1_000_000 + 2 * 3_600_000),
@@ -106,12 +121,34 @@ mod tests {
             history: vec![],
         };
         assert!(text_available(&text, &cfg, Timestamp(1_000_000)));
-        assert!(text_available(&text, &cfg, Timestamp(1_000_000 + 3_600_000 - 1)));
-        assert!(!text_available(&text, &cfg, Timestamp(1_000_000 + 3_600_000)), "current config age wins");
-        assert!(!text_available(&text, &cfg, Timestamp(999_999)), "backward clock discards text");
-        let long = StoreConfig { text_max_age_seconds: 86_400, ..cfg };
-        assert!(!text_available(&text, &long, Timestamp(1_000_000 + 2 * 3_600_000)), "stored expiry wins");
-        let off = StoreConfig { terminal_text: TextMode::Off, ..cfg };
-        assert!(!text_available(&text, &off, Timestamp(1_000_000)), "current off forbids text");
+        assert!(text_available(
+            &text,
+            &cfg,
+            Timestamp(1_000_000 + 3_600_000 - 1)
+        ));
+        assert!(
+            !text_available(&text, &cfg, Timestamp(1_000_000 + 3_600_000)),
+            "current config age wins"
+        );
+        assert!(
+            !text_available(&text, &cfg, Timestamp(999_999)),
+            "backward clock discards text"
+        );
+        let long = StoreConfig {
+            text_max_age_seconds: 86_400,
+            ..cfg
+        };
+        assert!(
+            !text_available(&text, &long, Timestamp(1_000_000 + 2 * 3_600_000)),
+            "stored expiry wins"
+        );
+        let off = StoreConfig {
+            terminal_text: TextMode::Off,
+            ..cfg
+        };
+        assert!(
+            !text_available(&text, &off, Timestamp(1_000_000)),
+            "current off forbids text"
+        );
     }
 }

@@ -108,7 +108,11 @@ pub struct StoreError {
 
 impl StoreError {
     pub fn new(code: ErrorCode, reason: impl Into<Cow<'static, str>>) -> Self {
-        StoreError { code, reason: reason.into(), errno: None }
+        StoreError {
+            code,
+            reason: reason.into(),
+            errno: None,
+        }
     }
 
     /// `unavailable.recovery_io` for an unsafe object or failed call.
@@ -117,11 +121,18 @@ impl StoreError {
     }
 
     pub fn os(reason: &'static str, errno: Errno) -> Self {
-        StoreError { code: ErrorCode::RecoveryIo, reason: Cow::Borrowed(reason), errno: Some(errno) }
+        StoreError {
+            code: ErrorCode::RecoveryIo,
+            reason: Cow::Borrowed(reason),
+            errno: Some(errno),
+        }
     }
 
     pub fn invalid_id() -> Self {
-        StoreError::new(ErrorCode::InvalidCheckpoint, "checkpoint id is not c + lowercase UUID v4")
+        StoreError::new(
+            ErrorCode::InvalidCheckpoint,
+            "checkpoint id is not c + lowercase UUID v4",
+        )
     }
 
     pub fn not_found() -> Self {
@@ -165,7 +176,10 @@ mod tests {
 
     #[test]
     fn exit_codes_follow_the_rfc_table() {
-        let table: Vec<(&str, i32)> = ErrorCode::ALL.iter().map(|c| (c.as_str(), c.exit_code())).collect();
+        let table: Vec<(&str, i32)> = ErrorCode::ALL
+            .iter()
+            .map(|c| (c.as_str(), c.exit_code()))
+            .collect();
         assert_eq!(
             table,
             [
@@ -183,6 +197,9 @@ mod tests {
     #[test]
     fn display_names_the_code_reason_and_errno() {
         let err = StoreError::os("fsync of the temporary file", Errno::EIO);
-        assert_eq!(err.to_string(), "unavailable.recovery_io: fsync of the temporary file (I/O error) [EIO]");
+        assert_eq!(
+            err.to_string(),
+            "unavailable.recovery_io: fsync of the temporary file (I/O error) [EIO]"
+        );
     }
 }

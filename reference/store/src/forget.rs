@@ -19,7 +19,9 @@ impl Store {
         let name = final_name(id);
         let file = match self.dir.open_file(&name, self.uid)? {
             Opened::Missing => return Err(StoreError::not_found()),
-            Opened::Unsafe(reason) => return Err(StoreError::io(format!("unsafe checkpoint file: {reason}"))),
+            Opened::Unsafe(reason) => {
+                return Err(StoreError::io(format!("unsafe checkpoint file: {reason}")))
+            }
             Opened::File(file) => file,
         };
         // unlink works on the name, not the handle: make sure the name still refers
@@ -28,7 +30,11 @@ impl Store {
         match self.dir.stat_entry(&name)? {
             None => return Err(StoreError::not_found()),
             Some(st) if same_object(&Fingerprint::of(&st), &checked) => {}
-            Some(_) => return Err(StoreError::io("checkpoint file changed while being forgotten")),
+            Some(_) => {
+                return Err(StoreError::io(
+                    "checkpoint file changed while being forgotten",
+                ))
+            }
         }
         drop(file);
         let dir = self.dir.fd();

@@ -30,8 +30,15 @@ pub enum Step {
 }
 
 impl Step {
-    pub const ALL: [Step; 7] =
-        [Step::CreateTemp, Step::Write, Step::FsyncFile, Step::Close, Step::Rename, Step::FsyncDir, Step::Unlink];
+    pub const ALL: [Step; 7] = [
+        Step::CreateTemp,
+        Step::Write,
+        Step::FsyncFile,
+        Step::Close,
+        Step::Rename,
+        Step::FsyncDir,
+        Step::Unlink,
+    ];
 
     /// A content-free description for error reasons.
     pub fn describe(self) -> &'static str {
@@ -51,7 +58,12 @@ impl Step {
 /// and continuing short writes is the caller's job, so a test can return them.
 pub trait Io: Send {
     /// `openat(dir, name, O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, mode)`.
-    fn create_exclusive(&mut self, dir: BorrowedFd<'_>, name: &str, mode: u32) -> nix::Result<OwnedFd>;
+    fn create_exclusive(
+        &mut self,
+        dir: BorrowedFd<'_>,
+        name: &str,
+        mode: u32,
+    ) -> nix::Result<OwnedFd>;
     fn write(&mut self, fd: BorrowedFd<'_>, buf: &[u8]) -> nix::Result<usize>;
     fn fsync_file(&mut self, fd: BorrowedFd<'_>) -> nix::Result<()>;
     /// close(2) with its error reported (dropping an `OwnedFd` ignores it).
@@ -67,9 +79,20 @@ pub trait Io: Send {
 pub struct SysIo;
 
 impl Io for SysIo {
-    fn create_exclusive(&mut self, dir: BorrowedFd<'_>, name: &str, mode: u32) -> nix::Result<OwnedFd> {
-        let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-        let fd = openat(Some(dir.as_raw_fd()), name, flags, Mode::from_bits_truncate(mode))?;
+    fn create_exclusive(
+        &mut self,
+        dir: BorrowedFd<'_>,
+        name: &str,
+        mode: u32,
+    ) -> nix::Result<OwnedFd> {
+        let flags =
+            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let fd = openat(
+            Some(dir.as_raw_fd()),
+            name,
+            flags,
+            Mode::from_bits_truncate(mode),
+        )?;
         // SAFETY: a fresh descriptor from a successful open, owned by nobody else.
         Ok(unsafe { OwnedFd::from_raw_fd(fd) })
     }

@@ -95,13 +95,25 @@ pub struct Loaded {
 }
 
 /// The status of one scanned entry at `now`.
-fn entry_status(scan: &Scan, index: usize, now: Timestamp, max_age_seconds: u64) -> (Status, Option<String>) {
+fn entry_status(
+    scan: &Scan,
+    index: usize,
+    now: Timestamp,
+    max_age_seconds: u64,
+) -> (Status, Option<String>) {
     let entry = &scan.finals[index];
     match &entry.verdict {
         Verdict::Unsafe(reason) => (Status::Unsafe, Some(reason.as_str().to_owned())),
-        Verdict::Unreadable(errno) => (Status::Unsafe, Some(format!("read failed: {}", errno.desc()))),
+        Verdict::Unreadable(errno) => (
+            Status::Unsafe,
+            Some(format!("read failed: {}", errno.desc())),
+        ),
         Verdict::Failed { code, reason } => {
-            let status = if code.list_status() == "corrupt" { Status::Corrupt } else { Status::Incompatible };
+            let status = if code.list_status() == "corrupt" {
+                Status::Corrupt
+            } else {
+                Status::Incompatible
+            };
             (status, Some(reason.clone()))
         }
         Verdict::Decoded(summary) => {
@@ -110,8 +122,14 @@ fn entry_status(scan: &Scan, index: usize, now: Timestamp, max_age_seconds: u64)
             }
             match checkpoint_age(summary.captured_at, now, max_age_seconds) {
                 Age::Current => (Status::Valid, None),
-                Age::Expired => (Status::Expired, Some("older than max_age_seconds".to_owned())),
-                Age::Future => (Status::Future, Some("captured_at is later than now".to_owned())),
+                Age::Expired => (
+                    Status::Expired,
+                    Some("older than max_age_seconds".to_owned()),
+                ),
+                Age::Future => (
+                    Status::Future,
+                    Some("captured_at is later than now".to_owned()),
+                ),
             }
         }
     }
@@ -147,7 +165,11 @@ impl Store {
             })
             .collect();
         sort_entries(&mut entries);
-        Ok(Listing { entries, temp_files: scan.temps.len(), other_names: scan.others })
+        Ok(Listing {
+            entries,
+            temp_files: scan.temps.len(),
+            other_names: scan.others,
+        })
     }
 
     /// `recovery.inspect`: counts of a valid checkpoint (valid topology whose text
@@ -155,8 +177,16 @@ impl Store {
     pub fn inspect(&mut self, id: &str, now: Timestamp) -> Result<Inspection> {
         let loaded = self.load(id, now)?;
         let cp = &loaded.checkpoint;
-        let text_panes = cp.panes.iter().filter(|p| matches!(p.text, Text::Plain(_))).count();
-        let expired_text_panes = cp.panes.iter().filter(|p| matches!(p.text, Text::Expired)).count();
+        let text_panes = cp
+            .panes
+            .iter()
+            .filter(|p| matches!(p.text, Text::Plain(_)))
+            .count();
+        let expired_text_panes = cp
+            .panes
+            .iter()
+            .filter(|p| matches!(p.text, Text::Expired))
+            .count();
         Ok(Inspection {
             checkpoint: cp.checkpoint.clone(),
             generation: cp.generation,
@@ -184,18 +214,35 @@ impl Store {
         let name = final_name(id);
         let file = match self.dir.open_file(&name, self.uid)? {
             Opened::Missing => return Err(StoreError::not_found()),
-            Opened::Unsafe(reason) => return Err(StoreError::io(format!("unsafe checkpoint file: {reason}"))),
+            Opened::Unsafe(reason) => {
+                return Err(StoreError::io(format!("unsafe checkpoint file: {reason}")))
+            }
             Opened::File(file) => file,
         };
-        let decoded = self.decode(&name, &file).map_err(|e| e.into_store_error())?;
+        let decoded = self
+            .decode(&name, &file)
+            .map_err(|e| e.into_store_error())?;
         let mut cp = decoded.checkpoint;
         if scan.is_duplicate_generation(id, cp.generation) {
-            return Err(StoreError::new(ErrorCode::CheckpointCorrupt, "another checkpoint has the same generation"));
+            return Err(StoreError::new(
+                ErrorCode::CheckpointCorrupt,
+                "another checkpoint has the same generation",
+            ));
         }
         match checkpoint_age(cp.captured_at, now, self.config.max_age_seconds) {
             Age::Current => {}
-            Age::Expired => return Err(StoreError::new(ErrorCode::CheckpointExpired, "checkpoint is older than max_age_seconds")),
-            Age::Future => return Err(StoreError::new(ErrorCode::CheckpointExpired, "checkpoint is captured later than now")),
+            Age::Expired => {
+                return Err(StoreError::new(
+                    ErrorCode::CheckpointExpired,
+                    "checkpoint is older than max_age_seconds",
+                ))
+            }
+            Age::Future => {
+                return Err(StoreError::new(
+                    ErrorCode::CheckpointExpired,
+                    "checkpoint is captured later than now",
+                ))
+            }
         }
         for pane in &mut cp.panes {
             if let Text::Plain(text) = &pane.text {
@@ -204,14 +251,20 @@ impl Store {
                 }
             }
         }
-        Ok(Loaded { format: decoded.format, checkpoint: cp })
+        Ok(Loaded {
+            format: decoded.format,
+            checkpoint: cp,
+        })
     }
 
     /// Counts for doctor: how many files of each status, and the bytes of all final
     /// files that could be stat'ed safely.
     pub fn summary(&mut self, now: Timestamp) -> Result<StoreSummary> {
         let listing = self.list(now)?;
-        let mut summary = StoreSummary { temp_files: listing.temp_files as u64, ..Default::default() };
+        let mut summary = StoreSummary {
+            temp_files: listing.temp_files as u64,
+            ..Default::default()
+        };
         for entry in &listing.entries {
             match entry.status {
                 Status::Valid => summary.valid += 1,

@@ -36,11 +36,19 @@ impl StoreLocation {
     }
 
     /// The location for `socket` given the two environment values.
-    pub fn resolve(xdg_state_home: Option<&OsStr>, home: Option<&OsStr>, socket: &Path) -> Result<Self> {
+    pub fn resolve(
+        xdg_state_home: Option<&OsStr>,
+        home: Option<&OsStr>,
+        socket: &Path,
+    ) -> Result<Self> {
         let state_home = state_home(xdg_state_home, home)?;
         let socket = resolve_socket_path(socket)?;
         let key = socket_key(&socket);
-        Ok(StoreLocation { state_home, socket, key })
+        Ok(StoreLocation {
+            state_home,
+            socket,
+            key,
+        })
     }
 
     /// The store directory's path. For display and for tools; the store itself only
@@ -86,14 +94,18 @@ pub fn resolve_socket_path(socket: &Path) -> Result<String> {
         socket.to_path_buf()
     } else {
         std::env::current_dir()
-            .map_err(|_| StoreError::io("cannot read the working directory to resolve the socket path"))?
+            .map_err(|_| {
+                StoreError::io("cannot read the working directory to resolve the socket path")
+            })?
             .join(socket)
     };
     let name: OsString = match absolute.components().next_back() {
         Some(Component::Normal(name)) => name.to_os_string(),
         _ => return Err(StoreError::io("socket path does not end in a file name")),
     };
-    let parent = absolute.parent().ok_or_else(|| StoreError::io("socket path has no parent directory"))?;
+    let parent = absolute
+        .parent()
+        .ok_or_else(|| StoreError::io("socket path has no parent directory"))?;
     // realpath(3) through std: resolves every symlink of the existing parent.
     let parent = std::fs::canonicalize(parent)
         .map_err(|_| StoreError::io("socket's parent directory cannot be resolved"))?;
@@ -129,7 +141,11 @@ mod tests {
 
     #[test]
     fn xdg_state_home_must_be_absolute() {
-        let err = state_home(Some(OsStr::new("relative/state")), Some(OsStr::new("/home/u"))).unwrap_err();
+        let err = state_home(
+            Some(OsStr::new("relative/state")),
+            Some(OsStr::new("/home/u")),
+        )
+        .unwrap_err();
         assert_eq!(err.code.as_str(), "unavailable.recovery_io");
         assert!(err.reason.contains("XDG_STATE_HOME"));
     }
@@ -137,9 +153,18 @@ mod tests {
     #[test]
     fn home_fallback_when_xdg_unset_or_empty() {
         let home = Some(OsStr::new("/home/u"));
-        assert_eq!(state_home(None, home).unwrap(), PathBuf::from("/home/u/.local/state"));
-        assert_eq!(state_home(Some(OsStr::new("")), home).unwrap(), PathBuf::from("/home/u/.local/state"));
-        assert_eq!(state_home(Some(OsStr::new("/x/state")), home).unwrap(), PathBuf::from("/x/state"));
+        assert_eq!(
+            state_home(None, home).unwrap(),
+            PathBuf::from("/home/u/.local/state")
+        );
+        assert_eq!(
+            state_home(Some(OsStr::new("")), home).unwrap(),
+            PathBuf::from("/home/u/.local/state")
+        );
+        assert_eq!(
+            state_home(Some(OsStr::new("/x/state")), home).unwrap(),
+            PathBuf::from("/x/state")
+        );
         assert!(state_home(None, None).is_err());
         assert!(state_home(None, Some(OsStr::new("home"))).is_err());
     }
@@ -162,14 +187,23 @@ mod tests {
         assert_eq!(socket_key(&via_link), socket_key(&direct));
 
         let other = resolve_socket_path(&real.join("other.sock")).unwrap();
-        assert_ne!(socket_key(&other), socket_key(&direct), "an alternate socket has its own store");
+        assert_ne!(
+            socket_key(&other),
+            socket_key(&direct),
+            "an alternate socket has its own store"
+        );
     }
 
     #[test]
     fn location_dir_is_state_home_venomx_recovery_key() {
         let tmp = tempfile::tempdir().unwrap();
-        let loc = StoreLocation::resolve(Some(OsStr::new("/state")), None, &tmp.path().join("s.sock")).unwrap();
-        assert_eq!(loc.dir(), PathBuf::from(format!("/state/venomx/recovery/{}", loc.key)));
+        let loc =
+            StoreLocation::resolve(Some(OsStr::new("/state")), None, &tmp.path().join("s.sock"))
+                .unwrap();
+        assert_eq!(
+            loc.dir(),
+            PathBuf::from(format!("/state/venomx/recovery/{}", loc.key))
+        );
         assert_eq!(loc.key, socket_key(&loc.socket));
     }
 }

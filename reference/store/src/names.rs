@@ -52,7 +52,14 @@ pub fn new_uuid_v4() -> Result<String> {
     bytes[6] = (bytes[6] & 0x0f) | 0x40;
     bytes[8] = (bytes[8] & 0x3f) | 0x80;
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    Ok(format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32]))
+    Ok(format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    ))
 }
 
 pub fn new_checkpoint_id() -> Result<String> {
@@ -109,7 +116,12 @@ mod tests {
             b"\xff.json",
             b"latest",
         ] {
-            assert_eq!(classify(name), EntryName::Other, "{}", String::from_utf8_lossy(name));
+            assert_eq!(
+                classify(name),
+                EntryName::Other,
+                "{}",
+                String::from_utf8_lossy(name)
+            );
         }
     }
 }

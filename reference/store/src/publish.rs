@@ -46,7 +46,9 @@ impl Store {
     /// `uid` (the store's identity). `now` is recorded as the attempt time for doctor.
     pub fn publish(&mut self, now: Timestamp, mut state: Checkpoint) -> Result<Published> {
         let Some(socket) = self.socket.clone() else {
-            return Err(StoreError::io("store opened without a socket identity cannot publish"));
+            return Err(StoreError::io(
+                "store opened without a socket identity cannot publish",
+            ));
         };
         let uid = self.uid;
         let mut summary = None;
@@ -82,12 +84,18 @@ impl Store {
         result
     }
 
-    fn publish_inner(&mut self, encode: impl FnOnce(&Allocation) -> Result<Vec<u8>>) -> Result<Published> {
+    fn publish_inner(
+        &mut self,
+        encode: impl FnOnce(&Allocation) -> Result<Vec<u8>>,
+    ) -> Result<Published> {
         let alloc = self.allocate()?;
         let bytes = encode(&alloc)?;
         // Size overflow fails before anything is written.
         if bytes.len() as u64 > self.config.max_bytes() {
-            return Err(StoreError::new(ErrorCode::CheckpointSize, "encoded checkpoint exceeds max_checkpoint_bytes"));
+            return Err(StoreError::new(
+                ErrorCode::CheckpointSize,
+                "encoded checkpoint exceeds max_checkpoint_bytes",
+            ));
         }
         let final_name = final_name(&alloc.checkpoint);
         let (temp_name, file) = self.create_temp()?;
@@ -104,7 +112,11 @@ impl Store {
             self.unconfirmed.insert(alloc.checkpoint.clone());
             return Err(err);
         }
-        Ok(Published { checkpoint: alloc.checkpoint, generation: alloc.generation, bytes: bytes.len() as u64 })
+        Ok(Published {
+            checkpoint: alloc.checkpoint,
+            generation: alloc.generation,
+            bytes: bytes.len() as u64,
+        })
     }
 
     /// The next generation and a fresh unused id. Refuses, without writing, when the
@@ -120,7 +132,10 @@ impl Store {
         while taken(&checkpoint) {
             checkpoint = new_checkpoint_id()?;
         }
-        Ok(Allocation { checkpoint, generation: largest + 1 })
+        Ok(Allocation {
+            checkpoint,
+            generation: largest + 1,
+        })
     }
 
     fn create_temp(&mut self) -> Result<(String, OwnedFd)> {
@@ -138,11 +153,16 @@ impl Store {
     }
 
     fn write_sync_close(&mut self, file: OwnedFd, bytes: &[u8]) -> Result<()> {
-        let written = write_all(self.io.as_mut(), &file, bytes)
-            .and_then(|()| retry_eintr(|| self.io.fsync_file(file.as_fd())).map_err(|e| StoreError::os(Step::FsyncFile.describe(), e)));
+        let written = write_all(self.io.as_mut(), &file, bytes).and_then(|()| {
+            retry_eintr(|| self.io.fsync_file(file.as_fd()))
+                .map_err(|e| StoreError::os(Step::FsyncFile.describe(), e))
+        });
         // Close even after a failure, and report its error: some filesystems (NFS)
         // only report a failed write at close.
-        let closed = self.io.close(file).map_err(|e| StoreError::os(Step::Close.describe(), e));
+        let closed = self
+            .io
+            .close(file)
+            .map_err(|e| StoreError::os(Step::Close.describe(), e));
         written.and(closed)
     }
 

@@ -41,7 +41,13 @@ pub struct CleanupError {
 
 impl fmt::Display for CleanupError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({} deleted, {} not deleted)", self.error, self.deleted.len(), self.not_deleted.len())
+        write!(
+            f,
+            "{} ({} deleted, {} not deleted)",
+            self.error,
+            self.deleted.len(),
+            self.not_deleted.len()
+        )
     }
 }
 
@@ -49,7 +55,11 @@ impl std::error::Error for CleanupError {}
 
 impl From<StoreError> for CleanupError {
     fn from(error: StoreError) -> Self {
-        CleanupError { deleted: Vec::new(), not_deleted: Vec::new(), error }
+        CleanupError {
+            deleted: Vec::new(),
+            not_deleted: Vec::new(),
+            error,
+        }
     }
 }
 
@@ -68,11 +78,18 @@ struct Doomed {
 /// forgotten). A checkpoint whose publish failed at the directory fsync
 /// (`unconfirmed`) never takes a slot from a durable one: count pruning counts
 /// durable checkpoints only, so the last durable checkpoint survives a failed write.
-pub fn prune_plan(scan: &Scan, cfg: &StoreConfig, now: Timestamp, unconfirmed: &dyn Fn(&str) -> bool) -> Vec<String> {
+pub fn prune_plan(
+    scan: &Scan,
+    cfg: &StoreConfig,
+    now: Timestamp,
+    unconfirmed: &dyn Fn(&str) -> bool,
+) -> Vec<String> {
     let mut doomed = Vec::new();
     let mut current: Vec<(u64, &str)> = Vec::new();
     for entry in &scan.finals {
-        let Some(summary) = entry.summary() else { continue };
+        let Some(summary) = entry.summary() else {
+            continue;
+        };
         match checkpoint_age(summary.captured_at, now, cfg.max_age_seconds) {
             Age::Expired => doomed.push(entry.id.clone()),
             Age::Future => {}
@@ -85,7 +102,12 @@ pub fn prune_plan(scan: &Scan, cfg: &StoreConfig, now: Timestamp, unconfirmed: &
     let keep = usize::try_from(cfg.max_checkpoints).unwrap_or(usize::MAX);
     let durable: Vec<&(u64, &str)> = current.iter().filter(|(_, id)| !unconfirmed(id)).collect();
     if let Some(&&oldest_kept) = durable.get(keep.saturating_sub(1)).filter(|_| keep > 0) {
-        doomed.extend(current.iter().filter(|e| **e < oldest_kept).map(|(_, id)| id.to_string()));
+        doomed.extend(
+            current
+                .iter()
+                .filter(|e| **e < oldest_kept)
+                .map(|(_, id)| id.to_string()),
+        );
     }
     doomed.sort();
     doomed
@@ -99,19 +121,30 @@ impl Store {
     }
 
     /// Prunes under `cfg` (a reload prunes under the new config before activating it).
-    pub fn prune_with(&mut self, cfg: &StoreConfig, now: Timestamp) -> std::result::Result<Cleanup, CleanupError> {
+    pub fn prune_with(
+        &mut self,
+        cfg: &StoreConfig,
+        now: Timestamp,
+    ) -> std::result::Result<Cleanup, CleanupError> {
         let result = self.prune_inner(cfg, now);
         self.record_cleanup(result.as_ref().err().map(|e| &e.error));
         result
     }
 
-    fn prune_inner(&mut self, cfg: &StoreConfig, now: Timestamp) -> std::result::Result<Cleanup, CleanupError> {
+    fn prune_inner(
+        &mut self,
+        cfg: &StoreConfig,
+        now: Timestamp,
+    ) -> std::result::Result<Cleanup, CleanupError> {
         let scan = self.scan()?;
         let unconfirmed = self.unconfirmed.clone();
         let ids = prune_plan(&scan, cfg, now, &|id| unconfirmed.contains(id));
         let doomed = ids.iter().map(|id| doomed_final(&scan, id)).collect();
         let deleted = self.delete_batch(doomed)?;
-        Ok(Cleanup { deleted, unsafe_entries: unsafe_finals(&scan) })
+        Ok(Cleanup {
+            deleted,
+            unsafe_entries: unsafe_finals(&scan),
+        })
     }
 
     /// The `.plain` → `.off` purge: deletes every checkpoint that holds terminal text,
@@ -135,7 +168,9 @@ impl Store {
         for entry in &scan.finals {
             match &entry.verdict {
                 Verdict::Decoded(s) if !s.has_text => {}
-                Verdict::Decoded(_) | Verdict::Failed { .. } => doomed.push(doomed_final(&scan, &entry.id)),
+                Verdict::Decoded(_) | Verdict::Failed { .. } => {
+                    doomed.push(doomed_final(&scan, &entry.id))
+                }
                 Verdict::Unsafe(_) | Verdict::Unreadable(_) => refused.push(entry.id.clone()),
             }
         }
@@ -144,7 +179,11 @@ impl Store {
             match self.dir.stat_entry(name)? {
                 None => {}
                 Some(st) => match check_file(&st, self.uid) {
-                    Ok(()) => doomed.push(Doomed { name: name.clone(), label: name.clone(), fingerprint: Some(Fingerprint::of(&st)) }),
+                    Ok(()) => doomed.push(Doomed {
+                        name: name.clone(),
+                        label: name.clone(),
+                        fingerprint: Some(Fingerprint::of(&st)),
+                    }),
                     Err(reason) => {
                         refused.push(name.clone());
                         unsafe_temps.push((name.clone(), reason));
@@ -163,12 +202,17 @@ impl Store {
             return Err(CleanupError {
                 deleted,
                 not_deleted: refused,
-                error: StoreError::io("unsafe or unreadable entries may hold terminal text and were not deleted"),
+                error: StoreError::io(
+                    "unsafe or unreadable entries may hold terminal text and were not deleted",
+                ),
             });
         }
         let mut unsafe_entries = unsafe_finals(&scan);
         unsafe_entries.extend(unsafe_temps);
-        Ok(Cleanup { deleted, unsafe_entries })
+        Ok(Cleanup {
+            deleted,
+            unsafe_entries,
+        })
     }
 
     /// Startup cleanup (RFC §3, lock holder only): removes safe, owned, regular
@@ -184,20 +228,32 @@ impl Store {
         let mut doomed = Vec::new();
         let mut unsafe_entries = Vec::new();
         for name in &scan.temps {
-            let Some(st) = self.dir.stat_entry(name)? else { continue };
+            let Some(st) = self.dir.stat_entry(name)? else {
+                continue;
+            };
             match check_file(&st, self.uid) {
-                Ok(()) => doomed.push(Doomed { name: name.clone(), label: name.clone(), fingerprint: Some(Fingerprint::of(&st)) }),
+                Ok(()) => doomed.push(Doomed {
+                    name: name.clone(),
+                    label: name.clone(),
+                    fingerprint: Some(Fingerprint::of(&st)),
+                }),
                 Err(reason) => unsafe_entries.push((name.clone(), reason)),
             }
         }
         let deleted = self.delete_batch(doomed)?;
-        Ok(Cleanup { deleted, unsafe_entries })
+        Ok(Cleanup {
+            deleted,
+            unsafe_entries,
+        })
     }
 
     /// Deletes each entry after re-checking that its name still refers to the same
     /// safe object, then fsyncs the directory once. Continues past a failed entry so
     /// one bad file does not shield the rest, and reports every failure.
-    fn delete_batch(&mut self, doomed: Vec<Doomed>) -> std::result::Result<Vec<String>, CleanupError> {
+    fn delete_batch(
+        &mut self,
+        doomed: Vec<Doomed>,
+    ) -> std::result::Result<Vec<String>, CleanupError> {
         let mut deleted = Vec::new();
         let mut not_deleted = Vec::new();
         let mut first_error: Option<StoreError> = None;
@@ -214,22 +270,35 @@ impl Store {
         if !deleted.is_empty() {
             if let Err(e) = self.sync_dir() {
                 // The deletions happened but may not be durable: report them all.
-                return Err(CleanupError { deleted, not_deleted, error: first_error.unwrap_or(e) });
+                return Err(CleanupError {
+                    deleted,
+                    not_deleted,
+                    error: first_error.unwrap_or(e),
+                });
             }
         }
         match first_error {
-            Some(error) => Err(CleanupError { deleted, not_deleted, error }),
+            Some(error) => Err(CleanupError {
+                deleted,
+                not_deleted,
+                error,
+            }),
             None => Ok(deleted),
         }
     }
 
     /// `Ok(false)` when the entry is already gone.
     fn delete_one(&mut self, item: &Doomed) -> Result<bool> {
-        let Some(st) = self.dir.stat_entry(&item.name)? else { return Ok(false) };
-        check_file(&st, self.uid).map_err(|reason| StoreError::io(format!("unsafe entry not deleted: {reason}")))?;
+        let Some(st) = self.dir.stat_entry(&item.name)? else {
+            return Ok(false);
+        };
+        check_file(&st, self.uid)
+            .map_err(|reason| StoreError::io(format!("unsafe entry not deleted: {reason}")))?;
         if let Some(judged) = &item.fingerprint {
             if !same_object(judged, &Fingerprint::of(&st)) {
-                return Err(StoreError::io("entry changed since it was checked; not deleted"));
+                return Err(StoreError::io(
+                    "entry changed since it was checked; not deleted",
+                ));
             }
         }
         let dir = self.dir.fd();
@@ -245,8 +314,16 @@ impl Store {
 }
 
 fn doomed_final(scan: &Scan, id: &str) -> Doomed {
-    let fingerprint = scan.finals.iter().find(|e| e.id == id).and_then(|e| e.fingerprint);
-    Doomed { name: final_name(id), label: id.to_owned(), fingerprint }
+    let fingerprint = scan
+        .finals
+        .iter()
+        .find(|e| e.id == id)
+        .and_then(|e| e.fingerprint);
+    Doomed {
+        name: final_name(id),
+        label: id.to_owned(),
+        fingerprint,
+    }
 }
 
 fn unsafe_finals(scan: &Scan) -> Vec<(String, UnsafeReason)> {

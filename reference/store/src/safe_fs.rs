@@ -192,7 +192,13 @@ impl DirHandle {
 
     /// Opens (creating 0700 when missing) `name` inside this directory, never
     /// following a symlink, and checks it by `rule` on the opened handle.
-    pub fn open_subdir(&self, name: &str, uid: u64, rule: DirRule, create: bool) -> Result<DirHandle> {
+    pub fn open_subdir(
+        &self,
+        name: &str,
+        uid: u64,
+        rule: DirRule,
+        create: bool,
+    ) -> Result<DirHandle> {
         let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
         let fd = match openat(Some(self.raw()), name, flags, Mode::empty()) {
             Ok(fd) => fd,
@@ -264,10 +270,13 @@ impl DirHandle {
             Err(Errno::ENOENT) => return Ok(Opened::Missing),
             Err(Errno::ELOOP) => return Ok(Opened::Unsafe(UnsafeReason::Symlink)),
             Err(Errno::ENXIO) => return Ok(Opened::Unsafe(UnsafeReason::Socket)),
-            Err(Errno::EACCES | Errno::EPERM) => return Ok(Opened::Unsafe(UnsafeReason::Unopenable)),
+            Err(Errno::EACCES | Errno::EPERM) => {
+                return Ok(Opened::Unsafe(UnsafeReason::Unopenable))
+            }
             Err(e) => return Err(StoreError::os("open of a checkpoint file", e)),
         };
-        let st = fstat(fd.as_raw_fd()).map_err(|e| StoreError::os("fstat of a checkpoint file", e))?;
+        let st =
+            fstat(fd.as_raw_fd()).map_err(|e| StoreError::os("fstat of a checkpoint file", e))?;
         if let Err(reason) = check_file(&st, uid) {
             return Ok(Opened::Unsafe(reason));
         }

@@ -31,7 +31,10 @@ pub enum Verdict {
     /// Safe, but reading it failed with an OS error.
     Unreadable(Errno),
     /// Safe and read, but the reader refused it; `reason` is the rule, not content.
-    Failed { code: Code, reason: String },
+    Failed {
+        code: Code,
+        reason: String,
+    },
     Decoded(Summary),
 }
 
@@ -72,13 +75,20 @@ pub struct Scan {
 impl Scan {
     /// How many decoded files carry each generation; more than one is a conflict.
     pub fn is_duplicate_generation(&self, id: &str, generation: u64) -> bool {
-        self.finals.iter().any(|e| e.id != id && e.summary().is_some_and(|s| s.generation == generation))
+        self.finals
+            .iter()
+            .any(|e| e.id != id && e.summary().is_some_and(|s| s.generation == generation))
     }
 
     /// The largest generation among safely decoded files (any age, duplicates too:
     /// a new checkpoint must never reuse one).
     pub fn max_generation(&self) -> u64 {
-        self.finals.iter().filter_map(|e| e.summary()).map(|s| s.generation).max().unwrap_or(0)
+        self.finals
+            .iter()
+            .filter_map(|e| e.summary())
+            .map(|s| s.generation)
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -106,7 +116,8 @@ impl Store {
                 EntryName::Other => scan.others.push(display_name(&raw)),
             }
         }
-        self.cache.retain(|id, _| scan.finals.iter().any(|e| &e.id == id));
+        self.cache
+            .retain(|id, _| scan.finals.iter().any(|e| &e.id == id));
         scan.finals.sort_by(|a, b| a.id.cmp(&b.id));
         scan.temps.sort();
         scan.others.sort();
@@ -120,14 +131,22 @@ impl Store {
             return Ok(None);
         };
         if let Err(reason) = check_file(&st, self.uid) {
-            return Ok(Some(ScannedEntry { id, verdict: Verdict::Unsafe(reason), fingerprint: None }));
+            return Ok(Some(ScannedEntry {
+                id,
+                verdict: Verdict::Unsafe(reason),
+                fingerprint: None,
+            }));
         }
         let fingerprint = Fingerprint::of(&st);
         let max_bytes = self.config.max_checkpoint_bytes;
         if let Some(hit) = self.cache.get(&id) {
             if hit.fingerprint == fingerprint && hit.max_bytes == max_bytes {
                 let verdict = hit.verdict.clone();
-                return Ok(Some(ScannedEntry { id, verdict, fingerprint: Some(fingerprint) }));
+                return Ok(Some(ScannedEntry {
+                    id,
+                    verdict,
+                    fingerprint: Some(fingerprint),
+                }));
             }
         }
         let (verdict, fingerprint) = match self.dir.open_file(&name, self.uid)? {
@@ -138,18 +157,39 @@ impl Store {
                     Ok(decoded) => Verdict::Decoded(Summary {
                         generation: decoded.checkpoint.generation,
                         captured_at: decoded.checkpoint.captured_at,
-                        has_text: decoded.checkpoint.panes.iter().any(|p| matches!(p.text, vx_format::Text::Plain(_))),
+                        has_text: decoded
+                            .checkpoint
+                            .panes
+                            .iter()
+                            .any(|p| matches!(p.text, vx_format::Text::Plain(_))),
                     }),
-                    Err(ReadFailure::Format(e)) => Verdict::Failed { code: e.code(), reason: e.reason() },
+                    Err(ReadFailure::Format(e)) => Verdict::Failed {
+                        code: e.code(),
+                        reason: e.reason(),
+                    },
                     Err(ReadFailure::Os(errno)) => Verdict::Unreadable(errno),
                 };
                 (verdict, Some(file.fingerprint()))
             }
         };
-        if let (Some(fp), false) = (fingerprint, matches!(verdict, Verdict::Unsafe(_) | Verdict::Unreadable(_))) {
-            self.cache.insert(id.clone(), CacheEntry { fingerprint: fp, max_bytes, verdict: verdict.clone() });
+        if let (Some(fp), false) = (
+            fingerprint,
+            matches!(verdict, Verdict::Unsafe(_) | Verdict::Unreadable(_)),
+        ) {
+            self.cache.insert(
+                id.clone(),
+                CacheEntry {
+                    fingerprint: fp,
+                    max_bytes,
+                    verdict: verdict.clone(),
+                },
+            );
         }
-        Ok(Some(ScannedEntry { id, verdict, fingerprint }))
+        Ok(Some(ScannedEntry {
+            id,
+            verdict,
+            fingerprint,
+        }))
     }
 
     /// The strict read of one opened, checked file: length from fstat first (before
@@ -161,7 +201,9 @@ impl Store {
     ) -> std::result::Result<vx_format::Decoded, ReadFailure> {
         let max_bytes = self.config.max_checkpoint_bytes;
         vx_format::check_length(file.size(), max_bytes).map_err(ReadFailure::Format)?;
-        let bytes = file.read_all(self.config.max_bytes()).map_err(|e| ReadFailure::Os(e.errno.unwrap_or(Errno::EIO)))?;
+        let bytes = file
+            .read_all(self.config.max_bytes())
+            .map_err(|e| ReadFailure::Os(e.errno.unwrap_or(Errno::EIO)))?;
         vx_format::read(&bytes, &self.read_context(name)).map_err(ReadFailure::Format)
     }
 

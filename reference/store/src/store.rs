@@ -53,7 +53,10 @@ pub struct Store {
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("uid", &self.uid).field("config", &self.config).finish_non_exhaustive()
+        f.debug_struct("Store")
+            .field("uid", &self.uid)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
     }
 }
 
@@ -78,14 +81,24 @@ impl Store {
         let venomx = home.open_subdir(STORE_SUBDIRS[0], uid, DirRule::OwnedNotWritable, true)?;
         let recovery = venomx.open_subdir(STORE_SUBDIRS[1], uid, DirRule::Private, true)?;
         let dir = recovery.open_subdir(&location.key, uid, DirRule::Private, true)?;
-        Ok(Store::with_dir(dir, uid, Some(location.socket.clone()), config))
+        Ok(Store::with_dir(
+            dir,
+            uid,
+            Some(location.socket.clone()),
+            config,
+        ))
     }
 
     /// Opens an existing store directory by path, for offline tools such as
     /// `vxcert store list`. Nothing is created. The directory must be owned by `uid`
     /// with no group or other bits, and is not followed if it is a symlink. With
     /// `socket`, files must name that socket and `uid`; without, neither is checked.
-    pub fn open_dir(path: &Path, uid: u64, socket: Option<String>, config: StoreConfig) -> Result<Store> {
+    pub fn open_dir(
+        path: &Path,
+        uid: u64,
+        socket: Option<String>,
+        config: StoreConfig,
+    ) -> Result<Store> {
         let dir = DirHandle::open_private(path, uid)?;
         Ok(Store::with_dir(dir, uid, socket, config))
     }
@@ -107,6 +120,11 @@ impl Store {
     pub fn with_io(mut self, io: Box<dyn Io>) -> Store {
         self.io = io;
         self
+    }
+
+    /// Replaces the mutating calls of an open store, keeping its state.
+    pub fn set_io(&mut self, io: Box<dyn Io>) {
+        self.io = io;
     }
 
     pub fn config(&self) -> &StoreConfig {

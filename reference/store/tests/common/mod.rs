@@ -6,13 +6,21 @@ use std::ffi::OsStr;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use vx_format::{Axis, Checkpoint, Format, Node, Pane, PaneState, PlainText, Session, Shutdown, Text, Timestamp, Window};
+use vx_format::{
+    Axis, Checkpoint, Format, Node, Pane, PaneState, PlainText, Session, Shutdown, Text, Timestamp,
+    Window,
+};
 use vx_store::{Store, StoreConfig, StoreLocation};
 
 /// 2026-11-06T22:00:00.000Z, the RFC's example capture time.
 pub const T0: Timestamp = Timestamp(1_794_002_400_000);
 pub const HOUR_MS: i64 = 3_600_000;
 pub const DAY_MS: i64 = 86_400_000;
+
+/// `T0` plus `ms` milliseconds.
+pub fn at(ms: i64) -> Timestamp {
+    Timestamp(T0.0 + ms)
+}
 
 pub fn uid() -> u64 {
     u64::from(nix::unistd::geteuid().as_raw())
@@ -35,7 +43,9 @@ pub fn state(panes: usize, captured_at: Timestamp, with_text: bool) -> Checkpoin
                 Text::Plain(PlainText {
                     saved_at: captured_at,
                     expires_at: Timestamp(captured_at.0 + DAY_MS),
-                    screen: (0..24).map(|r| format!("row {r} of pane {} $ ls -la /usr/share/doc", first + k)).collect(),
+                    screen: (0..24)
+                        .map(|r| format!("row {r} of pane {} $ ls -la /usr/share/doc", first + k))
+                        .collect(),
                     history: vec!["earlier output".to_string(); 10],
                 })
             } else {
@@ -55,7 +65,13 @@ pub fn state(panes: usize, captured_at: Timestamp, with_text: bool) -> Checkpoin
             });
         }
         next_pane += in_window;
-        windows.push(Window { id: w, session: 0, name: format!("window-{w}"), revision: 1, nodes });
+        windows.push(Window {
+            id: w,
+            session: 0,
+            name: format!("window-{w}"),
+            revision: 1,
+            nodes,
+        });
     }
     Checkpoint {
         checkpoint: "c00000000-0000-4000-8000-000000000000".to_string(),
@@ -64,7 +80,10 @@ pub fn state(panes: usize, captured_at: Timestamp, with_text: bool) -> Checkpoin
         uid: 0,
         captured_at,
         shutdown: Shutdown::Open,
-        sessions: vec![Session { id: 0, name: "work".to_string() }],
+        sessions: vec![Session {
+            id: 0,
+            name: "work".to_string(),
+        }],
         windows,
         panes: pane_records,
     }
@@ -76,7 +95,12 @@ fn chain(first: u64, n: u64) -> Vec<Node> {
     for k in 0..n {
         if k + 1 < n {
             let index = nodes.len();
-            nodes.push(Node::Split { axis: Axis::Cols, first: index + 1, second: index + 2, ratio: None });
+            nodes.push(Node::Split {
+                axis: Axis::Cols,
+                first: index + 1,
+                second: index + 2,
+                ratio: None,
+            });
         }
         nodes.push(Node::Pane { pane: first + k });
     }
@@ -98,9 +122,18 @@ impl TestStore {
     pub fn with_config(config: StoreConfig) -> TestStore {
         let tmp = tempfile::tempdir().unwrap();
         let state_home = tmp.path().join("state");
-        let location = StoreLocation::resolve(Some(state_home.as_os_str()), None, &tmp.path().join("vx.sock")).unwrap();
+        let location = StoreLocation::resolve(
+            Some(state_home.as_os_str()),
+            None,
+            &tmp.path().join("vx.sock"),
+        )
+        .unwrap();
         let store = Store::open(&location, uid(), config).unwrap();
-        TestStore { tmp, location, store }
+        TestStore {
+            tmp,
+            location,
+            store,
+        }
     }
 
     pub fn dir(&self) -> PathBuf {
@@ -131,8 +164,10 @@ impl TestStore {
 
     /// Names of the entries in the store directory, sorted.
     pub fn entries(&self) -> Vec<String> {
-        let mut names: Vec<String> =
-            std::fs::read_dir(self.dir()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut names: Vec<String> = std::fs::read_dir(self.dir())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         names.sort();
         names
     }
@@ -140,7 +175,12 @@ impl TestStore {
 
 pub fn write_private(path: &Path, bytes: &[u8]) {
     use std::io::Write;
-    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .unwrap();
     f.write_all(bytes).unwrap();
     // The process umask never adds bits; make the mode exact regardless.
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
@@ -148,4 +188,120 @@ pub fn write_private(path: &Path, bytes: &[u8]) {
 
 pub fn os(s: &str) -> &OsStr {
     OsStr::new(s)
+}
+
+/// The failure seam: real calls, except that chosen calls fail with an errno, every write may be cut short, and every write may first be
+/// interrupted once. Shares its call log with the test through an `Arc`.
+pub struct FaultyIo {
+    pub inner: vx_store::io::SysIo,
+    /// `(step, nth, errno)`: the nth call (1-based) of step fails with errno.
+    pub fails: Vec<(vx_store::io::Step, usize, nix::errno::Errno)>,
+    /// At most this many bytes per write call.
+    pub short_writes: Option<usize>,
+    /// Return EINTR before every real write.
+    pub interrupt_writes: bool,
+    pub log: std::sync::Arc<std::sync::Mutex<Vec<vx_store::io::Step>>>,
+    interrupted: bool,
+}
+
+impl FaultyIo {
+    pub fn new() -> FaultyIo {
+        FaultyIo {
+            inner: vx_store::io::SysIo,
+            fails: Vec::new(),
+            short_writes: None,
+            interrupt_writes: false,
+            log: Default::default(),
+            interrupted: false,
+        }
+    }
+
+    pub fn failing(step: vx_store::io::Step, nth: usize, errno: nix::errno::Errno) -> FaultyIo {
+        FaultyIo {
+            fails: vec![(step, nth, errno)],
+            ..FaultyIo::new()
+        }
+    }
+
+    /// Records the call; `Err` when this one is to fail.
+    fn enter(&mut self, step: vx_store::io::Step) -> nix::Result<()> {
+        let mut log = self.log.lock().unwrap();
+        log.push(step);
+        let count = log.iter().filter(|s| **s == step).count();
+        match self
+            .fails
+            .iter()
+            .find(|(s, nth, _)| *s == step && *nth == count)
+        {
+            Some(&(_, _, errno)) => Err(errno),
+            None => Ok(()),
+        }
+    }
+}
+
+impl vx_store::io::Io for FaultyIo {
+    fn create_exclusive(
+        &mut self,
+        dir: std::os::fd::BorrowedFd<'_>,
+        name: &str,
+        mode: u32,
+    ) -> nix::Result<std::os::fd::OwnedFd> {
+        self.enter(vx_store::io::Step::CreateTemp)?;
+        self.inner.create_exclusive(dir, name, mode)
+    }
+
+    fn write(&mut self, fd: std::os::fd::BorrowedFd<'_>, buf: &[u8]) -> nix::Result<usize> {
+        if self.interrupt_writes && !self.interrupted {
+            self.interrupted = true;
+            return Err(nix::errno::Errno::EINTR);
+        }
+        self.interrupted = false;
+        self.enter(vx_store::io::Step::Write)?;
+        let len = self.short_writes.map_or(buf.len(), |n| n.min(buf.len()));
+        self.inner.write(fd, &buf[..len])
+    }
+
+    fn fsync_file(&mut self, fd: std::os::fd::BorrowedFd<'_>) -> nix::Result<()> {
+        self.enter(vx_store::io::Step::FsyncFile)?;
+        self.inner.fsync_file(fd)
+    }
+
+    fn close(&mut self, fd: std::os::fd::OwnedFd) -> nix::Result<()> {
+        // The descriptor is released either way, as close(2) does on Linux.
+        let real = self.inner.close(fd);
+        self.enter(vx_store::io::Step::Close)?;
+        real
+    }
+
+    fn rename_noreplace(
+        &mut self,
+        dir: std::os::fd::BorrowedFd<'_>,
+        from: &str,
+        to: &str,
+    ) -> nix::Result<()> {
+        self.enter(vx_store::io::Step::Rename)?;
+        self.inner.rename_noreplace(dir, from, to)
+    }
+
+    fn fsync_dir(&mut self, dir: std::os::fd::BorrowedFd<'_>) -> nix::Result<()> {
+        self.enter(vx_store::io::Step::FsyncDir)?;
+        self.inner.fsync_dir(dir)
+    }
+
+    fn unlink(&mut self, dir: std::os::fd::BorrowedFd<'_>, name: &str) -> nix::Result<()> {
+        self.enter(vx_store::io::Step::Unlink)?;
+        self.inner.unlink(dir, name)
+    }
+}
+
+impl TestStore {
+    /// Swaps in a failure seam; returns the shared call log.
+    pub fn use_io(
+        &mut self,
+        io: FaultyIo,
+    ) -> std::sync::Arc<std::sync::Mutex<Vec<vx_store::io::Step>>> {
+        let log = io.log.clone();
+        self.store.set_io(Box::new(io));
+        log
+    }
 }
