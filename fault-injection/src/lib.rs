@@ -1,1 +1,654 @@
-//! Placeholder: being built (issue 4).
+//! `vxfault`: run a command under `libvxfault.so` with a fault plan, and list the
+//! injection points a command hits.
+//!
+//! The CLI (`vxfault run`, `vxfault points`) is a thin wrapper over this library, so a
+//! test in another crate can do the same in-process:
+//!
+//! ```no_run
+//! use std::process::Command;
+//! // Every point the workload reaches…
+//! let points = vxfault::points(&mut Command::new("my-workload"), &vxfault::PointFilter::default())?;
+//! for p in &points.points {
+//!     // …fails in turn.
+//!     let outcome = vxfault::Injector::new(&format!("{}=EIO", p.rule))?
+//!         .run(&mut Command::new("my-workload"))?;
+//!     outcome.injectable().expect("the plan reached the hooks");
+//!     assert!(outcome.rules[0].fired >= 1);
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#[allow(dead_code)]
+#[path = "../preload/src/plan.rs"]
+mod planlang;
+
+pub mod cli;
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::fmt;
+use std::fs;
+use std::io;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
+
+use serde::Deserialize;
+
+/// Exit code of `vxfault` for a run that could not be injected (never a pass).
+pub const EXIT_NOT_INJECTABLE: i32 = 124;
+/// Exit code of `vxfault` for a bad plan or bad usage.
+pub const EXIT_USAGE: i32 = 125;
+
+/// The preload library built by build.rs, embedded so an installed runner is
+/// self-contained.
+static EMBEDDED_PRELOAD: &[u8] = include_bytes!(env!("VXFAULT_PRELOAD_BUILT"));
+
+/// A call family of the plan language.
+pub use planlang::Op;
+
+/// A rejected plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanError {
+    /// 1-based number of the offending rule (0 if not about one rule).
+    pub rule: usize,
+    /// The offending rule's text.
+    pub text: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.rule == 0 {
+            write!(f, "bad plan: {}", self.message)
+        } else {
+            write!(
+                f,
+                "bad plan: rule {} `{}`: {}",
+                self.rule, self.text, self.message
+            )
+        }
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+/// One rule of a checked plan, as the runner reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleInfo {
+    /// The rule's text, trimmed.
+    pub text: String,
+    /// Its call family.
+    pub op: Op,
+    /// Whether its action ends the process (`crash`, `crash-after`, `torn:N`).
+    pub kills: bool,
+    /// Whether it uses a `%P` trigger (so the seed matters).
+    pub random: bool,
+}
+
+fn rule_texts(plan: &str) -> Vec<String> {
+    // The same splitting as the parser: on unescaped ';', empty rules skipped.
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = plan.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                cur.push(c);
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+            }
+            ';' => {
+                if !cur.trim().is_empty() {
+                    out.push(cur.trim().to_string());
+                }
+                cur.clear();
+            }
+            _ => cur.push(c),
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}
+
+/// Parses `plan` exactly as `libvxfault.so` will.
+pub fn check_plan(plan: &str) -> Result<Vec<RuleInfo>, PlanError> {
+    let mut parsed = Box::new(planlang::Plan::EMPTY);
+    let texts = rule_texts(plan);
+    if let Err(e) = planlang::parse(plan.as_bytes(), &mut parsed) {
+        return Err(PlanError {
+            rule: e.rule,
+            text: texts
+                .get(e.rule.wrapping_sub(1))
+                .cloned()
+                .unwrap_or_default(),
+            message: e.msg.to_string(),
+        });
+    }
+    if plan.contains('\0') {
+        return Err(PlanError {
+            rule: 0,
+            text: String::new(),
+            message: "the plan contains a NUL byte".into(),
+        });
+    }
+    Ok(parsed
+        .rules()
+        .iter()
+        .zip(texts)
+        .map(|(r, text)| RuleInfo {
+            text,
+            op: r.op,
+            kills: r.action.kills(),
+            random: matches!(r.trigger, planlang::Trigger::Ppm(_)),
+        })
+        .collect())
+}
+
+/// Shell-style glob match, as the plan's `@glob` uses it (`*` crosses `/`).
+pub fn glob_match(glob: &str, path: &[u8]) -> bool {
+    planlang::glob_match(glob.as_bytes(), path)
+}
+
+/// Escapes a path into a glob that matches exactly it and is safe inside a rule.
+pub fn escape_glob(path: &[u8]) -> String {
+    let mut out = vec![0u8; path.len() * 2];
+    let n = planlang::escape_glob(path, &mut out).unwrap_or(0);
+    out.truncate(n);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The path of `libvxfault.so` to preload: `$VXFAULT_LIB` if set, else the copy built
+/// with this crate, else the embedded copy written to a per-user cache file.
+pub fn preload_path() -> io::Result<PathBuf> {
+    if let Some(p) = std::env::var_os("VXFAULT_LIB").filter(|p| !p.is_empty()) {
+        return Ok(PathBuf::from(p));
+    }
+    let built = Path::new(env!("VXFAULT_PRELOAD_BUILT"));
+    if built.is_file() {
+        return Ok(built.to_path_buf());
+    }
+    let hash = planlang::fnv1a(EMBEDDED_PRELOAD);
+    let dir = std::env::temp_dir().join(format!("vxfault-{}-{hash:016x}", unsafe_uid()));
+    let path = dir.join("libvxfault.so");
+    if path.is_file() && fs::read(&path)? == EMBEDDED_PRELOAD {
+        return Ok(path);
+    }
+    fs::create_dir_all(&dir)?;
+    let tmp = dir.join(format!("libvxfault.so.{}", std::process::id()));
+    fs::write(&tmp, EMBEDDED_PRELOAD)?;
+    fs::rename(&tmp, &path)?;
+    Ok(path)
+}
+
+fn unsafe_uid() -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(0)
+}
+
+/// Test support: the statically linked helper built by build.rs (its calls never reach
+/// the preload), or why it could not be built.
+#[doc(hidden)]
+pub fn static_probe() -> Result<PathBuf, String> {
+    let p = env!("VXFAULT_STATIC_PROBE");
+    if p.is_empty() {
+        Err(format!(
+            "the static test helper could not be built: {}",
+            env!("VXFAULT_STATIC_PROBE_ERROR")
+        ))
+    } else {
+        Ok(PathBuf::from(p))
+    }
+}
+
+/// One line of the trace.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct TraceRecord {
+    /// Order of the line in the whole process tree (1-based).
+    pub seq: u64,
+    pub pid: i64,
+    #[serde(default)]
+    pub tid: i64,
+    /// Call family, or `loaded` / `plan-error` for the events of a process.
+    pub op: String,
+    /// The intercepted symbol (`pwrite64`, `syscall:fsync`, …).
+    #[serde(default)]
+    pub call: String,
+    /// Absolute path the call acts on (for fd calls the fd's path; for rename the
+    /// source). Lossy if the path was not UTF-8 (see `path_hex`).
+    pub path: String,
+    #[serde(default)]
+    pub path_hex: Option<String>,
+    /// Rename destination.
+    #[serde(default)]
+    pub path2: Option<String>,
+    #[serde(default)]
+    pub path2_hex: Option<String>,
+    #[serde(default)]
+    pub fd: Option<i64>,
+    /// Return value; `None` when the process was killed before the call.
+    pub result: Option<i64>,
+    pub errno: i64,
+    /// `pass`, `none` (events) or the action taken (`EIO`, `short:3`, …).
+    pub action: String,
+    /// 1-based number of the rule that acted.
+    #[serde(default)]
+    pub rule: Option<usize>,
+    /// That rule's ordinal for this call.
+    #[serde(default)]
+    pub hit: Option<u64>,
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() & 1 == 1 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+impl TraceRecord {
+    /// The exact path bytes.
+    pub fn path_bytes(&self) -> Vec<u8> {
+        self.path_hex
+            .as_deref()
+            .and_then(unhex)
+            .unwrap_or_else(|| self.path.as_bytes().to_vec())
+    }
+
+    /// The exact rename destination bytes.
+    pub fn path2_bytes(&self) -> Option<Vec<u8>> {
+        let p = self.path2.as_ref()?;
+        Some(
+            self.path2_hex
+                .as_deref()
+                .and_then(unhex)
+                .unwrap_or_else(|| p.as_bytes().to_vec()),
+        )
+    }
+
+    /// Whether this line is a call (not a `loaded`/`plan-error` event).
+    pub fn is_call(&self) -> bool {
+        self.op != "loaded" && self.op != "plan-error"
+    }
+}
+
+/// Reads a trace file. A last line cut short by a crash of the writer is ignored;
+/// any other bad line is an error.
+pub fn read_trace(path: &Path) -> io::Result<Vec<TraceRecord>> {
+    let text = fs::read(path)?;
+    let mut out = Vec::new();
+    let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
+    for (i, line) in lines.iter().enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        match serde_json::from_slice::<TraceRecord>(line) {
+            Ok(r) => out.push(r),
+            Err(_) if i + 1 == lines.len() => {}
+            Err(e) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{}: line {}: {e}", path.display(), i + 1),
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Counters of one rule after a run (whole process tree).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleOutcome {
+    pub text: String,
+    pub op: Op,
+    /// Calls of this family that reached the hooks at all.
+    pub reached: bool,
+    /// Calls that matched the rule's op and glob.
+    pub matched: u64,
+    /// Calls on which the rule acted.
+    pub fired: u64,
+    /// Whether the rule's action ends the process.
+    pub kills: bool,
+}
+
+/// What happened in a run.
+#[derive(Debug)]
+pub struct Outcome {
+    pub status: ExitStatus,
+    /// Processes that loaded the preload with this plan.
+    pub loaded: u64,
+    /// Processes that loaded it with another plan (their counts are not here).
+    pub plan_mismatch: u64,
+    /// Processes whose `VXFAULT_PLAN` did not parse.
+    pub plan_errors: u64,
+    /// Trace lines that could not be written.
+    pub trace_errors: u64,
+    pub rules: Vec<RuleOutcome>,
+    /// The seed given to the preload.
+    pub seed: u64,
+    pub trace_path: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Outcome {
+    /// `Err(reason)` if the plan could not have been injected: the preload was never
+    /// loaded, or a rule's call family never reached the hooks (static binary, raw
+    /// syscalls, or the program never made such a call) and no injected crash ended
+    /// the run first. Such a run is never a pass.
+    pub fn injectable(&self) -> Result<(), String> {
+        if self.loaded == 0 {
+            return Err(
+                "libvxfault.so was never loaded into the command (statically linked binary, \
+                 setuid program, or LD_PRELOAD removed from its environment)"
+                    .into(),
+            );
+        }
+        if self.plan_errors > 0 {
+            return Err(format!(
+                "{} process(es) could not parse VXFAULT_PLAN (runner and preload disagree?)",
+                self.plan_errors
+            ));
+        }
+        let crashed = self.rules.iter().any(|r| r.kills && r.fired > 0);
+        let unreached: Vec<String> = self
+            .rules
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !r.reached)
+            .map(|(i, r)| {
+                format!(
+                    "rule {} `{}`: no {} call reached the hooks",
+                    i + 1,
+                    r.text,
+                    r.op.name()
+                )
+            })
+            .collect();
+        if !unreached.is_empty() && !crashed {
+            return Err(format!(
+                "{} (static binary, raw syscalls, or the call was never made)",
+                unreached.join("; ")
+            ));
+        }
+        Ok(())
+    }
+
+    /// The exit code a shell would report for the command (128+N for signal N).
+    pub fn exit_code(&self) -> i32 {
+        match (self.status.code(), self.status.signal()) {
+            (Some(c), _) => c,
+            (None, Some(s)) => 128 + s,
+            _ => 1,
+        }
+    }
+
+    /// The trace of the run.
+    pub fn records(&self) -> io::Result<Vec<TraceRecord>> {
+        read_trace(&self.trace_path)
+    }
+}
+
+/// Runs commands under a plan.
+#[derive(Debug, Clone)]
+pub struct Injector {
+    plan: String,
+    rules: Vec<RuleInfo>,
+    trace: Option<PathBuf>,
+    seed: Option<u64>,
+    lib: Option<PathBuf>,
+}
+
+impl Injector {
+    /// Checks `plan`; an empty plan only traces.
+    pub fn new(plan: &str) -> Result<Injector, PlanError> {
+        let rules = check_plan(plan)?;
+        Ok(Injector {
+            plan: plan.to_string(),
+            rules,
+            trace: None,
+            seed: None,
+            lib: None,
+        })
+    }
+
+    /// Writes the trace to `path` (created or truncated) instead of a temp file.
+    pub fn trace(mut self, path: impl Into<PathBuf>) -> Injector {
+        self.trace = Some(path.into());
+        self
+    }
+
+    /// Seed for `%P` triggers (default: `$VXFAULT_SEED`, else 0).
+    pub fn seed(mut self, seed: u64) -> Injector {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Preloads this library instead of [`preload_path`].
+    pub fn lib(mut self, path: impl Into<PathBuf>) -> Injector {
+        self.lib = Some(path.into());
+        self
+    }
+
+    /// The checked rules.
+    pub fn rules(&self) -> &[RuleInfo] {
+        &self.rules
+    }
+
+    /// Runs `cmd` to completion under the plan (stdio as configured on `cmd`).
+    pub fn run(&self, cmd: &mut Command) -> io::Result<Outcome> {
+        let dir = tempfile::Builder::new().prefix("vxfault-run-").tempdir()?;
+        let lib = match &self.lib {
+            Some(l) => l.clone(),
+            None => preload_path()?,
+        };
+        let lib = absolute(&lib)?;
+        let trace = match &self.trace {
+            Some(t) => absolute(t)?,
+            None => dir.path().join("trace.jsonl"),
+        };
+        fs::write(&trace, b"")?;
+        let shm = dir.path().join("counters");
+        let mut words = vec![0u64; planlang::SHM_SIZE / 8];
+        words[planlang::SHM_MAGIC] = planlang::SHM_MAGIC_VALUE;
+        words[planlang::SHM_PLAN_HASH] = planlang::fnv1a(self.plan.as_bytes());
+        fs::write(&shm, words_to_bytes(&words))?;
+        let seed = match self.seed {
+            Some(s) => s,
+            None => std::env::var("VXFAULT_SEED")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0),
+        };
+        let mut preload = OsString::from(lib.as_os_str());
+        if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
+            preload.push(" ");
+            preload.push(old);
+        }
+        cmd.env("LD_PRELOAD", preload)
+            .env("VXFAULT_PLAN", &self.plan)
+            .env("VXFAULT_TRACE", &trace)
+            .env("VXFAULT_SHM", &shm)
+            .env("VXFAULT_SEED", seed.to_string());
+        let status = cmd.status()?;
+        let bytes = fs::read(&shm)?;
+        let w = |i: usize| -> u64 {
+            bytes
+                .get(i * 8..i * 8 + 8)
+                .map(|b| u64::from_ne_bytes(b.try_into().unwrap_or([0; 8])))
+                .unwrap_or(0)
+        };
+        let rules = self
+            .rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| RuleOutcome {
+                text: r.text.clone(),
+                op: r.op,
+                reached: w(planlang::SHM_SEEN + r.op as usize) != 0,
+                matched: w(planlang::SHM_MATCHED + i),
+                fired: w(planlang::SHM_FIRED + i),
+                kills: r.kills,
+            })
+            .collect();
+        Ok(Outcome {
+            status,
+            loaded: w(planlang::SHM_LOADED),
+            plan_mismatch: w(planlang::SHM_PLAN_MISMATCH),
+            plan_errors: w(planlang::SHM_PLAN_ERROR),
+            trace_errors: w(planlang::SHM_TRACE_ERRORS),
+            rules,
+            seed,
+            trace_path: trace,
+            _dir: dir,
+        })
+    }
+}
+
+fn words_to_bytes(words: &[u64]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_ne_bytes()).collect()
+}
+
+fn absolute(p: &Path) -> io::Result<PathBuf> {
+    if p.is_absolute() {
+        Ok(p.to_path_buf())
+    } else {
+        Ok(std::env::current_dir()?.join(p))
+    }
+}
+
+/// Which calls [`points`] lists.
+#[derive(Debug, Clone, Default)]
+pub struct PointFilter {
+    /// Also list calls on non-absolute paths (pipes, sockets) and on /dev, /proc, /sys.
+    pub all: bool,
+    /// Only calls whose path (or rename destination) matches this glob.
+    pub glob: Option<String>,
+    /// Only these call families (empty: all).
+    pub ops: Vec<Op>,
+}
+
+/// One injection point: a call the workload made, and the rule that selects exactly
+/// it (append `=ACTION`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Point {
+    /// 1-based index in the list.
+    pub index: usize,
+    pub op: String,
+    pub call: String,
+    pub path: Vec<u8>,
+    pub path2: Option<Vec<u8>>,
+    pub pid: i64,
+    /// Ordinal of this call among the whole tree's calls of `op` on `path`.
+    pub ordinal: u64,
+    /// `op@<escaped path>##ordinal`: the rule prefix selecting this call.
+    pub rule: String,
+}
+
+/// The points of one traced run.
+#[derive(Debug)]
+pub struct Points {
+    pub points: Vec<Point>,
+    pub outcome: Outcome,
+}
+
+/// Runs `cmd` once with an empty plan, tracing every call, and lists its injection
+/// points. Ordinals count calls of the same family on the same path across the whole
+/// process tree in trace order, which is what a `##N` rule counts, so
+/// `format!("{}=EIO", point.rule)` fails exactly that call in a deterministic rerun.
+pub fn points(cmd: &mut Command, filter: &PointFilter) -> io::Result<Points> {
+    points_with(Injector::new("").map_err(io::Error::other)?, cmd, filter)
+}
+
+/// [`points`] with a configured injector (trace file, library); its plan is ignored.
+pub fn points_with(inj: Injector, cmd: &mut Command, filter: &PointFilter) -> io::Result<Points> {
+    let inj = Injector {
+        plan: String::new(),
+        rules: Vec::new(),
+        ..inj
+    };
+    let outcome = inj.run(cmd)?;
+    if let Err(why) = outcome.injectable() {
+        return Err(io::Error::other(format!("not injectable: {why}")));
+    }
+    let records = outcome.records()?;
+    Ok(Points {
+        points: points_from_trace(&records, filter),
+        outcome,
+    })
+}
+
+/// Computes points from trace records (see [`points`]).
+pub fn points_from_trace(records: &[TraceRecord], filter: &PointFilter) -> Vec<Point> {
+    let mut counts: HashMap<(String, Vec<u8>), u64> = HashMap::new();
+    let mut out = Vec::new();
+    for r in records.iter().filter(|r| r.is_call()) {
+        let path = r.path_bytes();
+        let path2 = r.path2_bytes();
+        let mut bump = |p: &[u8]| -> u64 {
+            let c = counts.entry((r.op.clone(), p.to_vec())).or_insert(0);
+            *c += 1;
+            *c
+        };
+        let ordinal = bump(&path);
+        if let Some(p2) = &path2 {
+            if *p2 != path {
+                bump(p2);
+            }
+        }
+        let interesting = |p: &[u8]| {
+            filter.all
+                || (p.first() == Some(&b'/')
+                    && !p.starts_with(b"/dev/")
+                    && !p.starts_with(b"/proc/")
+                    && !p.starts_with(b"/sys/"))
+        };
+        if !interesting(&path) {
+            continue;
+        }
+        if let Some(g) = &filter.glob {
+            let hit = glob_match(g, &path) || path2.as_deref().is_some_and(|p| glob_match(g, p));
+            if !hit {
+                continue;
+            }
+        }
+        if !filter.ops.is_empty() && !filter.ops.iter().any(|o| o.name() == r.op) {
+            continue;
+        }
+        let rule = format!("{}@{}##{ordinal}", r.op, escape_glob(&path));
+        out.push(Point {
+            index: out.len() + 1,
+            op: r.op.clone(),
+            call: r.call.clone(),
+            path,
+            path2,
+            pid: r.pid,
+            ordinal,
+            rule,
+        });
+    }
+    out
+}
+
+impl Point {
+    /// The point as one JSON object.
+    pub fn to_json(&self) -> String {
+        serde_json::json!({
+            "index": self.index,
+            "op": self.op,
+            "call": self.call,
+            "path": String::from_utf8_lossy(&self.path),
+            "path2": self.path2.as_ref().map(|p| String::from_utf8_lossy(p).into_owned()),
+            "pid": self.pid,
+            "ordinal": self.ordinal,
+            "rule": self.rule,
+        })
+        .to_string()
+    }
+}
