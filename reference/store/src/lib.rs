@@ -8,7 +8,7 @@
 //! use vx_store::{Store, StoreConfig, StoreLocation};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let location = StoreLocation::from_env(std::path::Path::new("/run/user/1000/venomx.sock"))?;
-//! let uid = u64::from(nix::unistd::geteuid().as_raw());
+//! let uid = vx_store::current_uid();
 //! let mut store = Store::open(&location, uid, StoreConfig::default())?;
 //! store.remove_temp_files()?;
 //! let now = vx_store::clock::now();
@@ -44,3 +44,8 @@ pub use retention::{prune_plan, Cleanup, CleanupError};
 pub use safe_fs::UnsafeReason;
 pub use scan::{Scan, ScannedEntry, Summary, Verdict};
 pub use store::{Health, Store};
+
+/// The effective uid of this process: the owner every store object must have.
+pub fn current_uid() -> u64 {
+    u64::from(nix::unistd::geteuid().as_raw())
+}
