@@ -1,1 +1,26 @@
-//! Placeholder: being built (see issues).
+//! `vxref`: the reference daemon of the venomx recovery conformance kit.
+//!
+//! Public entry points other crates use:
+//! - [`wire::decode_request`], [`wire::encode_request`], [`wire::MAX_FRAME_BYTES`]: the
+//!   wire frame decoder (fuzzed by `fuzz/fuzz_targets/wire_frame.rs`).
+//! - [`config::zon::parse`] / [`config::zon::write`] and [`config::check_text`]: the
+//!   ZON config reader/writer (fuzzed by `fuzz/fuzz_targets/zon_config.rs`).
+//! - [`client::call`]: one request over the socket, as the CLI sends it.
+//! - [`manifest::VERBS`]: the verb table; [`errors`]: codes and exit codes.
+
+pub mod auth;
+pub mod cli;
+pub mod client;
+pub mod config;
+pub mod docs_gen;
+pub mod emulator;
+pub mod errors;
+pub mod ids;
+pub mod manifest;
+pub mod paths;
+pub mod pty;
+pub mod reactor;
+pub mod server;
+pub mod strict_json;
+pub mod topology;
+pub mod wire;

@@ -1,0 +1,208 @@
+//! The `vxref` command line, built from the manifest: each verb `a.b` is the
+//! subcommand path `vxref a b`, each param a `--kebab-case` flag. `--json` prints
+//! the `ok` object (or `{"error":…}`) on stdout as one line; without it the result is
+//! pretty-printed and errors go to stderr. The exit code comes from the error table.
+
+use crate::errors::{exit_code_for, ApiError, EXIT_OK};
+use crate::manifest::{flag_name, ParamKind, Verb, VERBS};
+use crate::{client, docs_gen, paths, server};
+use clap::{Arg, ArgAction, ArgMatches, Command};
+use serde_json::{Map, Value};
+use std::path::PathBuf;
+
+/// The whole CLI as a clap command (also the source of shell completions).
+pub fn command() -> Command {
+    let mut root = Command::new("vxref")
+        .about("Reference daemon of the venomx recovery conformance kit, and its client")
+        .version(env!("CARGO_PKG_VERSION"))
+        .subcommand_required(true)
+        .arg(
+            Arg::new("socket")
+                .long("socket")
+                .global(true)
+                .value_name("PATH")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help("daemon socket (default: $VENOMX_SOCKET, then $XDG_RUNTIME_DIR/venomx/default.sock)"),
+        )
+        .arg(
+            Arg::new("json")
+                .long("json")
+                .global(true)
+                .action(ArgAction::SetTrue)
+                .help("print the ok object, or {\"error\":…}, as one JSON line"),
+        )
+        .subcommand(
+            Command::new("serve")
+                .about("Run the daemon in the foreground until SIGINT/SIGTERM")
+                .arg(
+                    Arg::new("on-demand")
+                        .long("on-demand")
+                        .action(ArgAction::SetTrue)
+                        .help("stop 5000 ms after the last session ends"),
+                ),
+        )
+        .subcommand(
+            Command::new("manifest")
+                .about("Print the verb manifest (JSON), or the docs generated from it")
+                .arg(Arg::new("markdown").long("markdown").action(ArgAction::SetTrue).help("verbs as Markdown"))
+                .arg(Arg::new("errors").long("errors").action(ArgAction::SetTrue).help("error table as Markdown")),
+        )
+        .subcommand(
+            Command::new("completions")
+                .about("Print a shell completion script")
+                .arg(
+                    Arg::new("shell")
+                        .required(true)
+                        .value_parser(clap::value_parser!(clap_complete::Shell)),
+                ),
+        );
+    let mut groups: Vec<&str> = VERBS.iter().filter_map(|v| v.words().next()).collect();
+    groups.dedup();
+    for group in groups {
+        let mut g = Command::new(group).subcommand_required(true);
+        for verb in VERBS.iter().filter(|v| v.words().next() == Some(group)) {
+            let rest: Vec<&str> = verb.words().skip(1).collect();
+            g = g.subcommand(verb_command(verb, &rest.join("-")));
+        }
+        root = root.subcommand(g);
+    }
+    root
+}
+
+fn verb_command(verb: &'static Verb, name: &str) -> Command {
+    let mut c = Command::new(name.to_string()).about(verb.summary);
+    for p in verb.params {
+        let mut arg = Arg::new(p.name)
+            .long(flag_name(p.name))
+            .help(p.help)
+            .required(p.required)
+            .value_name(p.kind.name().to_uppercase());
+        arg = match p.kind {
+            ParamKind::Integer => arg
+                .value_parser(clap::value_parser!(i64))
+                .allow_negative_numbers(true),
+            ParamKind::Boolean => arg
+                .value_parser(clap::value_parser!(bool))
+                .num_args(0..=1)
+                .require_equals(true)
+                .default_missing_value("true"),
+            ParamKind::String | ParamKind::Json => arg.allow_hyphen_values(true),
+        };
+        c = c.arg(arg);
+    }
+    c
+}
+
+/// Entry point; returns the exit code.
+pub fn main() -> i32 {
+    let matches = match command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    let json = matches.get_flag("json");
+    let socket_flag = matches.get_one::<PathBuf>("socket").cloned();
+    let (name, sub) = matches.subcommand().expect("subcommand_required");
+    match name {
+        "serve" => {
+            let Ok(socket) = paths::select_socket(socket_flag.as_deref()) else {
+                eprintln!(
+                    "vxref serve: no socket path: give --socket, VENOMX_SOCKET or XDG_RUNTIME_DIR"
+                );
+                return 2;
+            };
+            server::serve(server::ServeOptions {
+                socket,
+                on_demand: sub.get_flag("on-demand"),
+            })
+        }
+        "manifest" => {
+            if sub.get_flag("markdown") {
+                print!("{}", docs_gen::verbs_markdown());
+            } else if sub.get_flag("errors") {
+                print!("{}", docs_gen::errors_markdown());
+            } else {
+                println!("{}", crate::manifest::manifest_json());
+            }
+            EXIT_OK
+        }
+        "completions" => {
+            let shell = *sub
+                .get_one::<clap_complete::Shell>("shell")
+                .expect("required");
+            clap_complete::generate(shell, &mut command(), "vxref", &mut std::io::stdout());
+            EXIT_OK
+        }
+        group => {
+            let (verb_name, args) = sub.subcommand().expect("subcommand_required");
+            let dotted = format!("{group}.{}", verb_name.replace('-', "."));
+            let verb = crate::manifest::find(&dotted).expect("generated from the manifest");
+            run_verb(verb, args, socket_flag, json)
+        }
+    }
+}
+
+fn params_from(verb: &Verb, args: &ArgMatches) -> Result<Map<String, Value>, ApiError> {
+    let mut params = Map::new();
+    for p in verb.params {
+        let value = match p.kind {
+            ParamKind::String => args
+                .get_one::<String>(p.name)
+                .map(|s| Value::String(s.clone())),
+            ParamKind::Integer => args.get_one::<i64>(p.name).map(|n| Value::from(*n)),
+            ParamKind::Boolean => args.get_one::<bool>(p.name).map(|b| Value::Bool(*b)),
+            ParamKind::Json => match args.get_one::<String>(p.name) {
+                None => None,
+                Some(text) => Some(
+                    crate::strict_json::parse_strict(text.as_bytes())
+                        .map_err(|_| ApiError::param(p.name, "flag value is not strict JSON"))?,
+                ),
+            },
+        };
+        if let Some(v) = value {
+            params.insert(p.name.to_string(), v);
+        }
+    }
+    Ok(params)
+}
+
+fn run_verb(verb: &Verb, args: &ArgMatches, socket_flag: Option<PathBuf>, json: bool) -> i32 {
+    let result = (|| {
+        let params = params_from(verb, args).map_err(|e| e.to_json())?;
+        let socket = paths::select_socket(socket_flag.as_deref()).map_err(|_| {
+            ApiError::new(
+                "unavailable.daemon",
+                "no socket path: give --socket, VENOMX_SOCKET or XDG_RUNTIME_DIR",
+            )
+            .to_json()
+        })?;
+        let token = client::token_from_env(&socket).map_err(|e| e.to_json())?;
+        client::call(&socket, token.as_deref(), verb.name, params)
+    })();
+    match result {
+        Ok(ok) => {
+            if json {
+                println!("{ok}");
+            } else {
+                println!("{}", serde_json::to_string_pretty(&ok).unwrap_or_default());
+            }
+            EXIT_OK
+        }
+        Err(error) => {
+            let code = error
+                .get("code")
+                .and_then(Value::as_str)
+                .unwrap_or("internal.error")
+                .to_string();
+            if json {
+                println!("{}", serde_json::json!({"error": error}));
+            } else {
+                let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+                eprintln!("vxref: {code}: {message}");
+            }
+            exit_code_for(&code)
+        }
+    }
+}

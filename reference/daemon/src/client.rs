@@ -1,0 +1,81 @@
+//! The CLI's client side: one connection, optional `auth.login`, one request.
+//! Blocking std I/O: a CLI call is two frames and needs no runtime.
+
+use crate::errors::ApiError;
+use crate::paths::owner_path;
+use crate::wire;
+use serde_json::{json, Map, Value};
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+
+/// `VENOMX_TOKEN`: unset or empty is no token (`unknown`); `@owner` reads
+/// `<socket>.owner`; anything else is the token itself.
+pub fn token_from_env(socket: &Path) -> Result<Option<String>, ApiError> {
+    match std::env::var("VENOMX_TOKEN") {
+        Err(_) => Ok(None),
+        Ok(t) if t.is_empty() => Ok(None),
+        Ok(t) if t == "@owner" => std::fs::read_to_string(owner_path(socket))
+            .map(|s| Some(s.trim().to_string()))
+            .map_err(|_| {
+                ApiError::new("unavailable.owner_token", "owner token file cannot be read")
+            }),
+        Ok(t) => Ok(Some(t)),
+    }
+}
+
+fn no_daemon() -> ApiError {
+    ApiError::new("unavailable.daemon", "no daemon answers on the socket")
+}
+
+/// Sends `verb` with `params`, authenticating first when a token is given. An error
+/// is the wire's `{"code","message","data"}` object, from the daemon or made here.
+pub fn call(
+    socket: &Path,
+    token: Option<&str>,
+    verb: &str,
+    params: Map<String, Value>,
+) -> Result<Value, Value> {
+    call_inner(socket, token, verb, params)
+}
+
+fn call_inner(
+    socket: &Path,
+    token: Option<&str>,
+    verb: &str,
+    params: Map<String, Value>,
+) -> Result<Value, Value> {
+    let local = |e: ApiError| e.to_json();
+    let mut stream = UnixStream::connect(socket).map_err(|_| local(no_daemon()))?;
+    let mut out = Vec::new();
+    if let Some(t) = token {
+        let mut p = Map::new();
+        p.insert("token".into(), json!(t));
+        out.extend(wire::encode_request(0, "auth.login", &p));
+    }
+    out.extend(wire::encode_request(1, verb, &params));
+    stream.write_all(&out).map_err(|_| local(no_daemon()))?;
+    let mut reader = BufReader::new(stream);
+    let mut replies_left = if token.is_some() { 2 } else { 1 };
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let n = reader
+            .read_line(&mut line)
+            .map_err(|_| local(no_daemon()))?;
+        if n == 0 {
+            return Err(local(no_daemon()));
+        }
+        let reply: Value = serde_json::from_str(&line).map_err(|_| local(ApiError::internal()))?;
+        replies_left -= 1;
+        if let Some(err) = reply.get("error") {
+            return Err(err.clone());
+        }
+        if replies_left == 0 {
+            return reply
+                .get("ok")
+                .cloned()
+                .ok_or_else(|| local(ApiError::internal()));
+        }
+    }
+}

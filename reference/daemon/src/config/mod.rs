@@ -1,0 +1,121 @@
+//! Config: `$XDG_CONFIG_HOME/venomx/config.zon` (fallback `$HOME/.config/venomx/`),
+//! read with the ZON reader and checked against the schema. The daemon holds one
+//! effective [`Config`]; `config.reload` replaces it only when the file is valid.
+
+pub mod schema;
+pub mod zon;
+
+pub use schema::{Config, ConfigError};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Why the config file could not be used.
+#[derive(Debug)]
+pub enum LoadError {
+    Io,
+    Syntax(zon::ZonError),
+    Schema(ConfigError),
+}
+
+impl LoadError {
+    pub fn to_api(&self) -> crate::errors::ApiError {
+        use crate::errors::ApiError;
+        match self {
+            LoadError::Io => ApiError::new(
+                "unavailable.config_io",
+                "config file could not be read or written",
+            ),
+            LoadError::Syntax(e) => {
+                ApiError::new("invalid_params.config", "config is not valid ZON")
+                    .with("param", "config")
+                    .with("field", ".")
+                    .with("problem", e.problem)
+                    .with("line", e.line as u64)
+                    .with("column", e.column as u64)
+            }
+            LoadError::Schema(e) => {
+                ApiError::new("invalid_params.config", "config fails the schema")
+                    .with("param", "config")
+                    .with("field", e.field.clone())
+                    .with("problem", e.problem)
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::Io => f.write_str("config file could not be read"),
+            LoadError::Syntax(e) => write!(f, "config is not valid ZON: {e}"),
+            LoadError::Schema(e) => write!(f, "config fails the schema at {e}"),
+        }
+    }
+}
+
+/// Parses and checks config text.
+pub fn check_text(text: &[u8]) -> Result<(zon::Zon, Config), LoadError> {
+    let doc = zon::parse(text).map_err(LoadError::Syntax)?;
+    let config = Config::from_zon(&doc).map_err(LoadError::Schema)?;
+    Ok((doc, config))
+}
+
+/// Reads the file; a missing file is the empty document (all defaults).
+pub fn load(path: &Path) -> Result<(zon::Zon, Config), LoadError> {
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            if bytes.len() > zon::MAX_INPUT_BYTES {
+                return Err(LoadError::Syntax(zon::ZonError {
+                    line: 1,
+                    column: 1,
+                    problem: "document too large",
+                }));
+            }
+            check_text(&bytes)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok((zon::Zon::Struct(Vec::new()), Config::default()))
+        }
+        Err(_) => Err(LoadError::Io),
+    }
+}
+
+/// Writes the document atomically: a 0600 temporary file in the same directory,
+/// fsync, rename over the config, fsync the directory.
+pub fn store(path: &Path, doc: &zon::Zon) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+    let dir = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("no parent"))?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let tmp = dir.join(format!(".config.zon.tmp-{}", uuid::Uuid::new_v4()));
+    let result = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        file.write_all(zon::write(doc).as_bytes())?;
+        file.sync_all()?;
+        drop(file);
+        std::fs::rename(&tmp, path)?;
+        std::fs::File::open(dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// `$XDG_CONFIG_HOME/venomx/config.zon`, else `$HOME/.config/venomx/config.zon`.
+/// A relative `XDG_CONFIG_HOME` is ignored, as the XDG spec asks.
+pub fn default_path() -> Option<PathBuf> {
+    let base = match std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from) {
+        Some(p) if p.is_absolute() => p,
+        _ => PathBuf::from(std::env::var_os("HOME")?).join(".config"),
+    };
+    Some(base.join("venomx").join("config.zon"))
+}

@@ -1,0 +1,87 @@
+//! Docs generated from the manifest and the error table (`vxref manifest --markdown`,
+//! `vxref manifest --errors`); `docs/spec/verbs.md` and `docs/spec/errors.md` embed
+//! this output and a test keeps them in step.
+
+use crate::errors::{ERROR_CLASSES, ERROR_CODES};
+use crate::manifest::{flag_name, Target, VERBS};
+use std::fmt::Write as _;
+
+pub fn verbs_markdown() -> String {
+    let mut out = String::new();
+    out.push_str(
+        "| verb | CLI | params | grant (checked before lookup) | mutation | ok result |\n",
+    );
+    out.push_str("|---|---|---|---|---|---|\n");
+    for v in VERBS {
+        let cli = format!("vxref {}", v.words().collect::<Vec<_>>().join(" "));
+        let params = if v.params.is_empty() {
+            "—".to_string()
+        } else {
+            v.params
+                .iter()
+                .map(|p| {
+                    let flag = format!("`--{}` {}", flag_name(p.name), p.kind.name());
+                    if p.required {
+                        flag
+                    } else {
+                        format!("{flag}?")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let grant = match v.target {
+            Target::Open => "none".to_string(),
+            Target::Server => format!("{} on `server:root`", v.right.as_str()),
+            Target::Param(p) => format!("{} on `<{p}>`", v.right.as_str()),
+            Target::Filtered => "entries filtered by read".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` | `{}` | {} | {} | {} | `{}` |",
+            v.name,
+            cli,
+            params,
+            grant,
+            if v.mutation { "yes" } else { "no" },
+            v.result
+        );
+    }
+    out.push('\n');
+    for v in VERBS {
+        let _ = writeln!(out, "### `{}`\n\n{}.\n", v.name, v.summary);
+        for p in v.params {
+            let _ = writeln!(
+                out,
+                "- `{}` ({}, {}): {}",
+                p.name,
+                p.kind.name(),
+                if p.required { "required" } else { "optional" },
+                p.help
+            );
+        }
+        if !v.params.is_empty() {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+pub fn errors_markdown() -> String {
+    let mut out = String::new();
+    out.push_str("| class | exit code | meaning |\n|---|---|---|\n");
+    for c in ERROR_CLASSES {
+        let _ = writeln!(out, "| `{}.*` | {} | {} |", c.class, c.exit, c.meaning);
+    }
+    out.push_str("\n| code | exit code | when |\n|---|---|---|\n");
+    for (code, meaning) in ERROR_CODES {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} |",
+            code,
+            crate::errors::exit_code_for(code),
+            meaning
+        );
+    }
+    out
+}

@@ -1,0 +1,183 @@
+//! Each pane's terminal emulator (the `avt` crate) and `pane.capture`'s text rules.
+//!
+//! Capture reads the *primary* screen and its history even while the alternate screen
+//! is active (RFC §4, COM-261): avt keeps both buffers and `primary_screen()` reads the
+//! inactive one without changing the live terminal. Rows follow RFC §4's text rules:
+//! tabs are already expanded into cells by the emulator, width-0 continuation cells
+//! (the right half of wide characters) are omitted, any control character is replaced
+//! by a space, and trailing spaces are trimmed. `screen` has exactly `rows` entries;
+//! `history` is oldest first.
+
+use crate::topology::validate::is_control;
+
+pub struct Emulator {
+    terminal: avt::Terminal,
+    /// Bytes of an incomplete UTF-8 sequence at the end of the last chunk.
+    pending: Vec<u8>,
+}
+
+/// Plain text of a pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capture {
+    pub screen: Vec<String>,
+    pub history: Vec<String>,
+}
+
+impl Emulator {
+    /// `history_rows` bounds the primary screen's scrollback.
+    pub fn new(cols: u16, rows: u16, history_rows: usize) -> Self {
+        let terminal = avt::Terminal::with_scrollback(
+            usize::from(cols.max(1)),
+            usize::from(rows.max(1)),
+            Some(history_rows),
+        )
+        .unwrap_or_else(|_| unreachable_size());
+        Emulator {
+            terminal,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Feeds program output. Invalid UTF-8 becomes U+FFFD; a sequence split across
+    /// chunks is completed by the next chunk.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        if self.pending.is_empty() {
+            self.feed_bytes(bytes);
+        } else {
+            let mut joined = std::mem::take(&mut self.pending);
+            joined.extend_from_slice(bytes);
+            self.feed_bytes(&joined);
+        }
+    }
+
+    fn feed_bytes(&mut self, mut input: &[u8]) {
+        loop {
+            match std::str::from_utf8(input) {
+                Ok(text) => {
+                    self.terminal.feed(text);
+                    return;
+                }
+                Err(e) => {
+                    let (valid, rest) = input.split_at(e.valid_up_to());
+                    if let Ok(text) = std::str::from_utf8(valid) {
+                        self.terminal.feed(text);
+                    }
+                    match e.error_len() {
+                        Some(n) => {
+                            self.terminal.feed('\u{fffd}');
+                            input = &rest[n..];
+                        }
+                        None => {
+                            self.pending = rest.to_vec();
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn resize(&mut self, cols: u16, rows: u16) {
+        self.terminal
+            .resize(usize::from(cols.max(1)), usize::from(rows.max(1)));
+    }
+
+    pub fn alternate_active(&self) -> bool {
+        self.terminal.active_screen_kind() == avt::ScreenKind::Alternate
+    }
+
+    /// The primary screen and its history as plain rows.
+    pub fn capture(&self) -> Capture {
+        let primary = self.terminal.primary_screen();
+        let visible = primary.visible_lines().len();
+        let all: Vec<String> = primary.all_lines().map(plain_row).collect();
+        let split = all.len().saturating_sub(visible);
+        let mut history = all;
+        let screen = history.split_off(split);
+        Capture { screen, history }
+    }
+}
+
+fn unreachable_size() -> avt::Terminal {
+    // Sizes are clamped to at least 1x1 above, which avt always accepts.
+    avt::Terminal::new(1, 1).expect("1x1 terminal")
+}
+
+/// One row under RFC §4's text rules.
+pub fn plain_row(line: &avt::Line) -> String {
+    let mut text: String = line
+        .cells()
+        .iter()
+        .filter(|cell| cell.width() != 0)
+        .map(|cell| {
+            let c = cell.char();
+            if is_control(c) {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    let trimmed = text.trim_end_matches(' ').len();
+    text.truncate(trimmed);
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn captures_rows_with_tabs_expanded_and_wide_chars_once() {
+        let mut e = Emulator::new(20, 3, 100);
+        e.feed(b"a\tb\r\n\xe7\x95\x8cx\r\n");
+        let c = e.capture();
+        assert_eq!(c.screen, vec!["a       b", "\u{754c}x", ""]);
+        assert!(c.history.is_empty());
+    }
+
+    #[test]
+    fn utf8_split_across_chunks_is_joined() {
+        let mut e = Emulator::new(10, 2, 10);
+        e.feed(b"\xe2\x82");
+        e.feed(b"\xac!");
+        assert_eq!(e.capture().screen[0], "\u{20ac}!");
+        e.feed(b"\r\n\xff?");
+        assert_eq!(e.capture().screen[1], "\u{fffd}?");
+    }
+
+    #[test]
+    fn history_is_oldest_first_and_bounded() {
+        let mut e = Emulator::new(10, 2, 3);
+        for i in 0..8 {
+            e.feed(format!("line{i}\r\n").as_bytes());
+        }
+        let c = e.capture();
+        assert_eq!(c.screen, vec!["line7", ""]);
+        assert_eq!(c.history, vec!["line4", "line5", "line6"]);
+    }
+
+    #[test]
+    fn primary_screen_survives_the_alternate_screen() {
+        let mut e = Emulator::new(20, 3, 100);
+        e.feed(b"before\r\n");
+        e.feed(b"\x1b[?1049h\x1b[HALTERNATE");
+        assert!(e.alternate_active());
+        let c = e.capture();
+        assert_eq!(c.screen[0], "before");
+        assert!(!c.screen.iter().any(|r| r.contains("ALTERNATE")));
+        // Reading did not leave the alternate screen.
+        assert!(e.alternate_active());
+        e.feed(b"\x1b[?1049l");
+        assert_eq!(e.capture().screen[0], "before");
+    }
+
+    #[test]
+    fn control_characters_never_reach_rows() {
+        let mut e = Emulator::new(10, 1, 0);
+        e.feed(b"a\x07b\x1b]0;title\x07c\x9b");
+        let row = &e.capture().screen[0];
+        assert!(!row.chars().any(is_control), "{row:?}");
+        assert!(row.starts_with("abc"));
+    }
+}

@@ -1,0 +1,238 @@
+//! Panes over real PTYs (`pty-process`): each child runs in its own session and
+//! process group with the PTY as its controlling terminal. A supervisor task per pane
+//! reads output into the pane's emulator, waits for the child, delivers signals to its
+//! process group while the leader is not yet reaped (so the group ID cannot have been
+//! reused), and reports the exit. A writer task per pane drains its input queue, so a
+//! program that does not read its input never blocks the daemon.
+
+use crate::emulator::Emulator;
+use crate::ids::PaneId;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::process::ExitStatusExt as _;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::sync::mpsc;
+use tokio::time::{sleep_until, Instant};
+
+/// How long a removed pane's group has between SIGHUP and SIGKILL.
+pub const KILL_GRACE: Duration = Duration::from_millis(2000);
+/// After the child is reaped, output still in the PTY is read until EOF or this idle gap.
+const DRAIN_IDLE: Duration = Duration::from_millis(100);
+const DRAIN_MAX: Duration = Duration::from_millis(1000);
+/// Pending input chunks per pane.
+const INPUT_QUEUE: usize = 1024;
+
+/// Signals the reactor asks a supervisor to deliver to the pane's process group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// Shutdown, first phase.
+    Terminate,
+    /// Shutdown, at the deadline.
+    Kill,
+    /// The pane was removed: SIGHUP now, SIGKILL after [`KILL_GRACE`].
+    Remove,
+}
+
+/// A supervisor's report to the reactor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exited {
+    pub pane: PaneId,
+    pub exit_code: Option<i32>,
+    /// Symbolic name (`SIGTERM`), matching `SIG[A-Z0-9]+`.
+    pub signal: Option<String>,
+}
+
+/// The reactor's handle on a live pane.
+pub struct PaneHandle {
+    pub pid: u32,
+    pub emulator: Arc<Mutex<Emulator>>,
+    input: mpsc::Sender<Vec<u8>>,
+    control: mpsc::UnboundedSender<Control>,
+    /// A duplicate of the PTY master, used only to set the window size.
+    winsize: OwnedFd,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum InputError {
+    Full,
+    Closed,
+}
+
+impl PaneHandle {
+    pub fn send_input(&self, bytes: Vec<u8>) -> Result<(), InputError> {
+        self.input.try_send(bytes).map_err(|e| match e {
+            mpsc::error::TrySendError::Full(_) => InputError::Full,
+            mpsc::error::TrySendError::Closed(_) => InputError::Closed,
+        })
+    }
+
+    /// Resizes the emulator and the PTY; the kernel sends SIGWINCH to the foreground group.
+    pub fn resize(&self, cols: u16, rows: u16) {
+        if let Ok(mut e) = self.emulator.lock() {
+            e.resize(cols, rows);
+        }
+        let _ = rustix::termios::tcsetwinsize(
+            self.winsize.as_fd(),
+            rustix::termios::Winsize {
+                ws_row: rows,
+                ws_col: cols,
+                ws_xpixel: 0,
+                ws_ypixel: 0,
+            },
+        );
+    }
+
+    pub fn control(&self, c: Control) {
+        let _ = self.control.send(c);
+    }
+}
+
+/// Why a spawn failed. Carries no argv or path.
+#[derive(Debug)]
+pub struct SpawnError;
+
+/// What to run. `env` is added to the daemon's environment.
+pub struct SpawnSpec<'a> {
+    pub argv: &'a [String],
+    pub cols: u16,
+    pub rows: u16,
+    pub env: Vec<(&'static str, String)>,
+    pub history_rows: usize,
+}
+
+/// Starts `spec.argv` on a fresh PTY. Must run inside the tokio runtime.
+pub fn spawn(
+    pane: PaneId,
+    spec: SpawnSpec<'_>,
+    exits: mpsc::UnboundedSender<Exited>,
+) -> Result<PaneHandle, SpawnError> {
+    let (program, args) = spec.argv.split_first().ok_or(SpawnError)?;
+    let (pty, pts) = pty_process::open().map_err(|_| SpawnError)?;
+    pty.resize(pty_process::Size::new(spec.rows, spec.cols))
+        .map_err(|_| SpawnError)?;
+    let mut command = pty_process::Command::new(program).args(args);
+    for (key, value) in &spec.env {
+        command = command.env(key, value);
+    }
+    let child = command.spawn(pts).map_err(|_| SpawnError)?;
+    let pid = child.id().ok_or(SpawnError)?;
+    let winsize = rustix::io::fcntl_dupfd_cloexec(pty.as_fd(), 0).map_err(|_| SpawnError)?;
+    let (reader, writer) = pty.into_split();
+    let emulator = Arc::new(Mutex::new(Emulator::new(
+        spec.cols,
+        spec.rows,
+        spec.history_rows,
+    )));
+    let (input_tx, input_rx) = mpsc::channel(INPUT_QUEUE);
+    let (control_tx, control_rx) = mpsc::unbounded_channel();
+    tokio::spawn(write_input(writer, input_rx));
+    tokio::spawn(supervise(Supervisor {
+        pane,
+        pid,
+        child,
+        reader,
+        emulator: emulator.clone(),
+        control: control_rx,
+        exits,
+    }));
+    Ok(PaneHandle {
+        pid,
+        emulator,
+        input: input_tx,
+        control: control_tx,
+        winsize,
+    })
+}
+
+async fn write_input(mut writer: pty_process::OwnedWritePty, mut queue: mpsc::Receiver<Vec<u8>>) {
+    while let Some(bytes) = queue.recv().await {
+        if writer.write_all(&bytes).await.is_err() {
+            break;
+        }
+    }
+}
+
+struct Supervisor {
+    pane: PaneId,
+    pid: u32,
+    child: tokio::process::Child,
+    reader: pty_process::OwnedReadPty,
+    emulator: Arc<Mutex<Emulator>>,
+    control: mpsc::UnboundedReceiver<Control>,
+    exits: mpsc::UnboundedSender<Exited>,
+}
+
+fn signal_group(pid: u32, signal: Signal) {
+    if let Ok(raw) = i32::try_from(pid) {
+        let _ = killpg(Pid::from_raw(raw), signal);
+    }
+}
+
+fn feed(emulator: &Mutex<Emulator>, bytes: &[u8]) {
+    if let Ok(mut e) = emulator.lock() {
+        e.feed(bytes);
+    }
+}
+
+async fn supervise(mut s: Supervisor) {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut eof = false;
+    let mut control_open = true;
+    let mut kill_at: Option<Instant> = None;
+    let mut signalled = false;
+    let status = loop {
+        tokio::select! {
+            read = s.reader.read(&mut buf), if !eof => match read {
+                Ok(0) | Err(_) => eof = true,
+                Ok(n) => feed(&s.emulator, &buf[..n]),
+            },
+            status = s.child.wait() => break status.ok(),
+            c = s.control.recv(), if control_open => match c {
+                Some(Control::Terminate) => { signalled = true; signal_group(s.pid, Signal::SIGTERM) }
+                Some(Control::Kill) => { signalled = true; signal_group(s.pid, Signal::SIGKILL) }
+                Some(Control::Remove) => {
+                    signalled = true;
+                    signal_group(s.pid, Signal::SIGHUP);
+                    kill_at = Some(Instant::now() + KILL_GRACE);
+                }
+                None => control_open = false,
+            },
+            _ = async { sleep_until(kill_at.unwrap_or_else(Instant::now)).await }, if kill_at.is_some() => {
+                kill_at = None;
+                signal_group(s.pid, Signal::SIGKILL);
+            }
+        }
+    };
+    // Output written just before exit may still be in the PTY; a pane being torn down
+    // does not wait for it.
+    if !eof && !signalled {
+        let until = Instant::now() + DRAIN_MAX;
+        while Instant::now() < until {
+            match tokio::time::timeout(DRAIN_IDLE, s.reader.read(&mut buf)).await {
+                Ok(Ok(n)) if n > 0 => feed(&s.emulator, &buf[..n]),
+                _ => break,
+            }
+        }
+    }
+    let (exit_code, signal) = match status {
+        Some(st) => match (st.code(), st.signal()) {
+            (Some(code), _) => (Some(code), None),
+            (None, Some(sig)) => (None, Some(signal_name(sig))),
+            _ => (None, None),
+        },
+        None => (None, None),
+    };
+    let _ = s.exits.send(Exited {
+        pane: s.pane,
+        exit_code,
+        signal,
+    });
+}
+
+/// `SIGTERM` for 15; unknown numbers become `SIG<n>` (still `SIG[A-Z0-9]+`).
+pub fn signal_name(sig: i32) -> String {
+    Signal::try_from(sig).map_or_else(|_| format!("SIG{sig}"), |s| s.as_str().to_string())
+}

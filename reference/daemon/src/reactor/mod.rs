@@ -1,0 +1,429 @@
+//! The reactor: the one task that owns the resource tree, the principal registry, the
+//! effective config and the pane handles. Connection tasks send it requests; each
+//! request is authorized and applied in one turn, so no other request ever sees half of
+//! a mutation. Pane supervisors report exits to it on a separate channel.
+
+mod config_verbs;
+mod panes;
+pub mod params;
+mod topology_verbs;
+
+use crate::auth::{Registry, Resource};
+use crate::config::Config;
+use crate::emulator::Emulator;
+use crate::errors::{ApiError, ApiResult};
+use crate::ids::{PaneId, SessionId, WindowId};
+use crate::manifest::{Target, Verb};
+use crate::pty::{Control, Exited, PaneHandle};
+use crate::topology::{PaneState, Topology};
+use params::{check_shape, Params};
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, oneshot, watch};
+
+/// The result of one request, plus what the connection must do next.
+pub struct Outcome {
+    pub result: ApiResult<Value>,
+    /// `auth.login` rebinds the connection to this principal.
+    pub principal: Option<String>,
+    /// Close the connection after replying (invalid token).
+    pub close: bool,
+}
+
+pub enum Msg {
+    Request {
+        principal: String,
+        verb: &'static Verb,
+        params: Map<String, Value>,
+        reply: oneshot::Sender<Outcome>,
+    },
+    /// Refuse mutations from now on and send SIGTERM to every supervised group.
+    BeginShutdown,
+    /// SIGKILL every supervised group that is still running.
+    KillAll,
+    /// On-demand grace ran out. If there is still no session, refuse mutations from now
+    /// on and answer true; a session created before this message wins.
+    GraceExpired { stop: oneshot::Sender<bool> },
+}
+
+/// Fixed facts of this daemon start.
+pub struct Identity {
+    /// `venomx/<uuid>`, fresh per start.
+    pub source: String,
+    /// Absolute socket path, given to children as `VENOMX_SOCKET`.
+    pub socket: String,
+    pub config_path: Option<PathBuf>,
+}
+
+pub struct State {
+    pub identity: Identity,
+    pub topology: Topology,
+    pub registry: Registry,
+    pub config: Config,
+    /// Supervised processes, including those of removed panes that have not exited yet.
+    live: HashMap<PaneId, PaneHandle>,
+    /// Emulators of every pane in the topology (exited panes keep theirs).
+    screens: HashMap<PaneId, Arc<Mutex<Emulator>>>,
+    stopping: bool,
+    exits: mpsc::UnboundedSender<Exited>,
+    supervised: watch::Sender<usize>,
+    sessions: watch::Sender<usize>,
+}
+
+/// Handles for talking to a running reactor.
+#[derive(Clone)]
+pub struct ReactorHandle {
+    pub tx: mpsc::Sender<Msg>,
+    /// Number of supervised processes not yet reaped.
+    pub supervised: watch::Receiver<usize>,
+    /// Number of sessions.
+    pub sessions: watch::Receiver<usize>,
+}
+
+/// Starts the reactor task.
+pub fn start(identity: Identity, config: Config, owner_token: &str) -> ReactorHandle {
+    let (tx, rx) = mpsc::channel(1024);
+    let (exits_tx, exits_rx) = mpsc::unbounded_channel();
+    let (supervised_tx, supervised_rx) = watch::channel(0);
+    let (sessions_tx, sessions_rx) = watch::channel(0);
+    let state = State {
+        identity,
+        registry: Registry::new(owner_token, config.unknown_read),
+        config,
+        topology: Topology::default(),
+        live: HashMap::new(),
+        screens: HashMap::new(),
+        stopping: false,
+        exits: exits_tx,
+        supervised: supervised_tx,
+        sessions: sessions_tx,
+    };
+    tokio::spawn(run(state, rx, exits_rx));
+    ReactorHandle {
+        tx,
+        supervised: supervised_rx,
+        sessions: sessions_rx,
+    }
+}
+
+async fn run(
+    mut state: State,
+    mut rx: mpsc::Receiver<Msg>,
+    mut exits: mpsc::UnboundedReceiver<Exited>,
+) {
+    loop {
+        tokio::select! {
+            biased;
+            exit = exits.recv() => match exit {
+                Some(e) => state.on_exit(e),
+                None => break,
+            },
+            msg = rx.recv() => match msg {
+                Some(Msg::Request { principal, verb, params, reply }) => {
+                    let outcome = state.dispatch(&principal, verb, &params);
+                    let _ = reply.send(outcome);
+                    state.sessions.send_if_modified(|n| {
+                        let now = state.topology.sessions.len();
+                        std::mem::replace(n, now) != now
+                    });
+                }
+                Some(Msg::GraceExpired { stop }) => {
+                    let expired = state.topology.sessions.is_empty();
+                    if expired {
+                        state.stopping = true;
+                    }
+                    let _ = stop.send(expired);
+                }
+                Some(Msg::BeginShutdown) => state.begin_shutdown(),
+                Some(Msg::KillAll) => state.signal_all(Control::Kill),
+                None => break,
+            },
+        }
+    }
+}
+
+/// Who is asking, resolved for this request.
+pub struct Caller {
+    pub principal: crate::auth::Principal,
+}
+
+impl State {
+    fn publish_supervised(&self) {
+        let _ = self.supervised.send(self.live.len());
+    }
+
+    fn on_exit(&mut self, e: Exited) {
+        self.live.remove(&e.pane);
+        if let Some(p) = self.topology.panes.get_mut(&e.pane) {
+            p.state = PaneState::Exited {
+                exit_code: e.exit_code,
+                signal: e.signal,
+            };
+        }
+        self.publish_supervised();
+    }
+
+    fn begin_shutdown(&mut self) {
+        self.stopping = true;
+        self.signal_all(Control::Terminate);
+    }
+
+    fn signal_all(&self, c: Control) {
+        for handle in self.live.values() {
+            handle.control(c);
+        }
+    }
+
+    fn dispatch(
+        &mut self,
+        principal_id: &str,
+        verb: &'static Verb,
+        params: &Map<String, Value>,
+    ) -> Outcome {
+        let plain = |result| Outcome {
+            result,
+            principal: None,
+            close: false,
+        };
+        if let Err(e) = check_shape(verb, params) {
+            return plain(Err(e));
+        }
+        let p = Params(params);
+        if verb.name == "auth.login" {
+            return self.login(&p);
+        }
+        let Some(principal) = self.registry.get(principal_id).cloned() else {
+            return Outcome {
+                result: Err(ApiError::new("denied.token", "token is not valid")),
+                principal: None,
+                close: true,
+            };
+        };
+        let caller = Caller { principal };
+        if let Err(e) = self.authorize(&caller, verb, &p) {
+            return plain(Err(e));
+        }
+        if self.stopping && verb.mutation {
+            return plain(Err(ApiError::shutdown()));
+        }
+        plain(self.handle(&caller, verb, &p))
+    }
+
+    fn login(&mut self, p: &Params<'_>) -> Outcome {
+        match p
+            .str("token")
+            .ok()
+            .and_then(|t| self.registry.resolve_token(t))
+        {
+            Some(id) => Outcome {
+                result: Ok(json!({"principal": id})),
+                principal: Some(id.to_string()),
+                close: false,
+            },
+            None => Outcome {
+                result: Err(ApiError::new("denied.token", "token is not valid")),
+                principal: None,
+                close: true,
+            },
+        }
+    }
+
+    /// The dispatch grant, checked before any lookup: a missing resource has no
+    /// ancestry, so the caller is denied exactly as for an existing one it may not touch.
+    fn authorize(&self, caller: &Caller, verb: &Verb, p: &Params<'_>) -> ApiResult<()> {
+        let resource = match verb.target {
+            Target::Open | Target::Filtered => return Ok(()),
+            Target::Server => Resource::Server,
+            Target::Param(name) => match name {
+                "session" => Resource::Session(p.session(name)?),
+                "window" => Resource::Window(p.window(name)?),
+                _ => Resource::Pane(p.pane(name)?),
+            },
+        };
+        self.require(caller, verb.right, resource)
+    }
+
+    pub fn can(&self, caller: &Caller, right: crate::auth::Right, resource: Resource) -> bool {
+        let ancestry = self.topology.ancestry(resource);
+        self.registry
+            .allows(&caller.principal, right, resource, &ancestry)
+    }
+
+    pub fn require(
+        &self,
+        caller: &Caller,
+        right: crate::auth::Right,
+        resource: Resource,
+    ) -> ApiResult<()> {
+        if self.can(caller, right, resource) {
+            Ok(())
+        } else {
+            Err(denied(caller, right, resource))
+        }
+    }
+
+    fn handle(&mut self, caller: &Caller, verb: &Verb, p: &Params<'_>) -> ApiResult<Value> {
+        match verb.name {
+            "server.info" => Ok(json!({
+                "source": self.identity.source,
+                "version": env!("CARGO_PKG_VERSION"),
+                "protocol": 1,
+            })),
+            "auth.whoami" => Ok(self.whoami(caller)),
+            "grant.issue" => self.grant_issue(caller, p),
+            "grant.revoke" => self.grant_revoke(p),
+            "session.create" => self.session_create(p),
+            "session.list" => Ok(self.session_list(caller)),
+            "session.rename" => self.session_rename(p),
+            "session.kill" => self.session_kill(p),
+            "window.create" => self.window_create(p),
+            "window.rename" => self.window_rename(p),
+            "window.kill" => self.window_kill(p),
+            "window.resize" => self.window_resize(p),
+            "window.ratio" => self.window_ratio(p),
+            "pane.create" => self.pane_create(caller, p),
+            "pane.split" => self.pane_split(caller, p),
+            "pane.float" => self.pane_float(caller, p),
+            "pane.list" => self.pane_list(caller, p),
+            "pane.capture" => self.pane_capture(p),
+            "pane.send" => self.pane_send(p),
+            "pane.tag" => self.pane_tag(p),
+            "pane.kill" => self.pane_kill(p),
+            "pane.place" => self.pane_place(caller, p),
+            "pane.resize" => self.pane_resize(p),
+            "config.get" => self.config_get(p),
+            "config.set" => self.config_set(p),
+            "config.check" => self.config_check(p),
+            "config.reload" => self.config_reload(),
+            _ => Err(ApiError::new(
+                "invalid_request.unknown_verb",
+                "unknown verb",
+            )),
+        }
+    }
+
+    fn whoami(&self, caller: &Caller) -> Value {
+        let grants: Vec<String> = self
+            .registry
+            .grants_of(&caller.principal)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        json!({
+            "principal": caller.principal.id,
+            "namespace": caller.principal.namespace,
+            "grants": grants,
+        })
+    }
+
+    fn grant_issue(&mut self, caller: &Caller, p: &Params<'_>) -> ApiResult<Value> {
+        let grants = self.parse_grants(caller, p, None, None)?;
+        let namespace = match p.opt_str("namespace") {
+            Some(ns) if crate::topology::validate::valid_namespace(ns) => ns.to_string(),
+            Some(_) => {
+                return Err(ApiError::param(
+                    "namespace",
+                    "namespace must match [a-z][a-z0-9_-]{0,63}",
+                ))
+            }
+            None => caller.principal.namespace.clone(),
+        };
+        let (id, token) = self
+            .registry
+            .issue(crate::auth::PrincipalKind::Issued, namespace, grants)
+            .map_err(|_| ApiError::internal())?;
+        Ok(json!({"principal": id, "token": token}))
+    }
+
+    fn grant_revoke(&mut self, p: &Params<'_>) -> ApiResult<Value> {
+        let id = p.str("principal")?;
+        if id == crate::auth::OWNER || id == crate::auth::UNKNOWN {
+            return Err(ApiError::param(
+                "principal",
+                "the owner and unknown cannot be revoked",
+            ));
+        }
+        if self.registry.revoke(id) {
+            Ok(json!({}))
+        } else {
+            Err(ApiError::not_found("principal"))
+        }
+    }
+
+    /// Parses `grants` and checks each against what the caller holds (delegation never
+    /// exceeds the delegator). `new_pane` is the pane `pane:self` names, inside `window`.
+    pub fn parse_grants(
+        &self,
+        caller: &Caller,
+        p: &Params<'_>,
+        new_pane: Option<PaneId>,
+        window: Option<(WindowId, SessionId)>,
+    ) -> ApiResult<Vec<crate::auth::Grant>> {
+        let mut grants = Vec::new();
+        for text in p.string_list("grants")? {
+            let grant = crate::auth::Grant::parse(&text, new_pane)
+                .ok_or_else(|| ApiError::param("grants", "grant must be right@resource"))?;
+            let ancestry = match (grant.resource, new_pane, window) {
+                (Resource::Pane(id), Some(new), Some((w, s))) if id == new => {
+                    vec![Resource::Window(w), Resource::Session(s)]
+                }
+                (r, _, _) => self.topology.ancestry(r),
+            };
+            if !self
+                .registry
+                .allows(&caller.principal, grant.right, grant.resource, &ancestry)
+            {
+                return Err(
+                    ApiError::new("denied.delegation", "asked grants exceed the caller's")
+                        .with("right", grant.right.as_str())
+                        .with("resource", grant.resource.to_string()),
+                );
+            }
+            if !grants.contains(&grant) {
+                grants.push(grant);
+            }
+        }
+        Ok(grants)
+    }
+
+    /// Tears down panes removed from the topology: hang up their groups, revoke their
+    /// principals, drop their screens.
+    fn retire_panes(&mut self, removed: &[(PaneId, Option<String>)]) {
+        for (pane, principal) in removed {
+            if let Some(h) = self.live.get(pane) {
+                h.control(Control::Remove);
+            }
+            if let Some(id) = principal {
+                self.registry.revoke(id);
+            }
+            self.screens.remove(pane);
+        }
+    }
+
+    fn apply_resizes(&self, resized: &[(PaneId, u16, u16)]) {
+        for (pane, cols, rows) in resized {
+            if let Some(h) = self.live.get(pane) {
+                h.resize(*cols, *rows);
+            } else if let Some(e) = self.screens.get(pane) {
+                if let Ok(mut e) = e.lock() {
+                    e.resize(*cols, *rows);
+                }
+            }
+        }
+    }
+}
+
+pub fn denied(caller: &Caller, right: crate::auth::Right, resource: Resource) -> ApiError {
+    let message = match right {
+        crate::auth::Right::Read => "read denied",
+        crate::auth::Right::Write => "write denied",
+        crate::auth::Right::Spawn => "spawn denied",
+        crate::auth::Right::Admin => "admin denied",
+    };
+    ApiError::new(format!("denied.{}", right.as_str()), message)
+        .with("right", right.as_str())
+        .with("resource", resource.to_string())
+        .with("principal", caller.principal.id.clone())
+}

@@ -1,0 +1,539 @@
+//! Pane verbs: spawning (create, split, float), listing, capture, input, tags, kill,
+//! place and resize.
+
+use super::params::Params;
+use super::{Caller, State};
+use crate::auth::{PrincipalKind, Resource, Right};
+use crate::config::Config;
+use crate::errors::{ApiError, ApiResult};
+use crate::ids::{PaneId, SessionId, WindowId};
+use crate::pty::{self, InputError, SpawnSpec};
+use crate::topology::float::{self, FloatSpec, Length};
+use crate::topology::tree::{split_sizes, Axis};
+use crate::topology::validate::{argv0_of, valid_tag_key, valid_tag_value, valid_title};
+use crate::topology::{Layer, Pane, PaneState};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// Where a new pane goes.
+enum Placement {
+    Root,
+    Split {
+        target: PaneId,
+        axis: Axis,
+        ratio: Option<u16>,
+        before: bool,
+    },
+    Float {
+        spec: FloatSpec,
+        geometry: float::Geometry,
+    },
+}
+
+/// A float's spec resolved over its preset (unknown presets: `.floats.default`) and
+/// the default.
+pub fn merged_spec(config: &Config, spec: &FloatSpec) -> FloatSpec {
+    let default = &config.floats.default;
+    let base = spec
+        .preset
+        .as_ref()
+        .and_then(|name| config.floats.presets.get(name))
+        .map_or_else(|| default.clone(), |preset| preset.over(default));
+    spec.over(&base)
+}
+
+fn pane_not_found() -> ApiError {
+    ApiError::not_found("pane")
+}
+
+impl State {
+    fn spawn_pane(
+        &mut self,
+        caller: &Caller,
+        p: &Params<'_>,
+        window: WindowId,
+        session: SessionId,
+        size: (u16, u16),
+        placement: Placement,
+    ) -> ApiResult<Value> {
+        let argv = p.argv("argv")?;
+        let id = self
+            .topology
+            .allocate_pane()
+            .ok_or_else(|| ApiError::new("unavailable.ids", "id counter exhausted"))?;
+        let grants = self.parse_grants(caller, p, Some(id), Some((window, session)))?;
+        let (principal, token) = self
+            .registry
+            .issue(
+                PrincipalKind::Pane(id),
+                caller.principal.namespace.clone(),
+                grants,
+            )
+            .map_err(|_| ApiError::internal())?;
+        let spec = SpawnSpec {
+            argv: &argv,
+            cols: size.0,
+            rows: size.1,
+            env: vec![
+                ("VENOMX_TOKEN", token),
+                ("VENOMX_SOCKET", self.identity.socket.clone()),
+                ("VENOMX_PANE", id.to_string()),
+                ("TERM", "xterm-256color".to_string()),
+            ],
+            history_rows: self.config.panes.history_rows as usize,
+        };
+        let handle = match pty::spawn(id, spec, self.exits.clone()) {
+            Ok(h) => h,
+            Err(_) => {
+                self.registry.revoke(&principal);
+                return Err(ApiError::new("unavailable.spawn", "executable unavailable"));
+            }
+        };
+        let pid = handle.pid;
+        let mut tags = BTreeMap::new();
+        tags.insert("owner".to_string(), caller.principal.namespace.clone());
+        let mut record = Pane {
+            id,
+            window,
+            session,
+            cols: size.0,
+            rows: size.1,
+            layer: Layer::Tiled,
+            state: PaneState::Running,
+            argv0: argv0_of(&argv[0]),
+            tags,
+            principal: Some(principal.clone()),
+        };
+        self.screens.insert(id, handle.emulator.clone());
+        self.live.insert(id, handle);
+        self.publish_supervised();
+        let mut extra = json!({});
+        let resized = match placement {
+            Placement::Root => self.topology.insert_root(record),
+            Placement::Split {
+                target,
+                axis,
+                ratio,
+                before,
+            } => self
+                .topology
+                .insert_split(target, record, axis, ratio, before),
+            Placement::Float { spec, geometry } => {
+                let z = self.topology.next_z();
+                extra = json!({"z": z});
+                record.layer = Layer::Float { spec, z, geometry };
+                self.topology.insert_float(record);
+                Vec::new()
+            }
+        };
+        self.apply_resizes(&resized);
+        let mut out = json!({
+            "pane": id.to_string(),
+            "window": window.to_string(),
+            "session": session.to_string(),
+            "principal": principal,
+            "pid": pid,
+        });
+        if let Some(z) = extra.get("z") {
+            out["z"] = z.clone();
+        }
+        Ok(out)
+    }
+
+    pub(super) fn pane_create(&mut self, caller: &Caller, p: &Params<'_>) -> ApiResult<Value> {
+        let window = p.window("window")?;
+        let cols = p.opt_int("cols", 1, 65535)?;
+        let rows = p.opt_int("rows", 1, 65535)?;
+        let w = self
+            .topology
+            .windows
+            .get_mut(&window)
+            .ok_or_else(|| ApiError::not_found("window"))?;
+        if w.tree.is_some() {
+            return Err(ApiError::conflict(
+                "not_empty",
+                "window already has a tiled pane",
+            ));
+        }
+        if let Some(c) = cols {
+            w.cols = c as u16;
+        }
+        if let Some(r) = rows {
+            w.rows = r as u16;
+        }
+        let (session, size) = (w.session, (w.cols, w.rows));
+        self.spawn_pane(caller, p, window, session, size, Placement::Root)
+    }
+
+    pub(super) fn pane_split(&mut self, caller: &Caller, p: &Params<'_>) -> ApiResult<Value> {
+        let target = p.pane("pane")?;
+        let axis = Axis::parse(p.str("axis")?)
+            .ok_or_else(|| ApiError::param("axis", "axis must be cols or rows"))?;
+        let ratio = p.opt_int("ratio", 1, 9999)?.map(|r| r as u16);
+        let before = p.opt_bool("before").unwrap_or(false);
+        let t = self
+            .topology
+            .panes
+            .get(&target)
+            .ok_or_else(pane_not_found)?;
+        if t.layer != Layer::Tiled {
+            return Err(ApiError::conflict("layer", "only tiled panes can be split"));
+        }
+        let (first, second) = match axis {
+            Axis::Cols => split_sizes(t.cols, ratio),
+            Axis::Rows => split_sizes(t.rows, ratio),
+        };
+        let new_side = if before { first } else { second };
+        let size = match axis {
+            Axis::Cols => (new_side, t.rows),
+            Axis::Rows => (t.cols, new_side),
+        };
+        let (window, session) = (t.window, t.session);
+        self.spawn_pane(
+            caller,
+            p,
+            window,
+            session,
+            size,
+            Placement::Split {
+                target,
+                axis,
+                ratio,
+                before,
+            },
+        )
+    }
+
+    pub(super) fn pane_float(&mut self, caller: &Caller, p: &Params<'_>) -> ApiResult<Value> {
+        let window = p.window("window")?;
+        let spec = float_spec_params(p)?;
+        let w = self
+            .topology
+            .windows
+            .get(&window)
+            .ok_or_else(|| ApiError::not_found("window"))?;
+        let geometry = float::resolve(&merged_spec(&self.config, &spec), w.cols, w.rows);
+        let session = w.session;
+        self.spawn_pane(
+            caller,
+            p,
+            window,
+            session,
+            (geometry.cols, geometry.rows),
+            Placement::Float { spec, geometry },
+        )
+    }
+
+    pub(super) fn pane_list(&self, caller: &Caller, p: &Params<'_>) -> ApiResult<Value> {
+        let window = p.opt_window("window")?;
+        if let Some(w) = window {
+            self.require(caller, Right::Read, Resource::Window(w))?;
+            if !self.topology.windows.contains_key(&w) {
+                return Err(ApiError::not_found("window"));
+            }
+        }
+        let panes: Vec<Value> = self
+            .topology
+            .panes
+            .values()
+            .filter(|pane| window.is_none_or(|w| pane.window == w))
+            .filter(|pane| self.can(caller, Right::Read, Resource::Pane(pane.id)))
+            .map(|pane| self.topology.pane_json(pane))
+            .collect();
+        Ok(json!({"panes": panes}))
+    }
+
+    pub(super) fn pane_capture(&self, p: &Params<'_>) -> ApiResult<Value> {
+        let id = p.pane("pane")?;
+        let pane = self.topology.panes.get(&id).ok_or_else(pane_not_found)?;
+        let capture = self
+            .screens
+            .get(&id)
+            .and_then(|e| e.lock().ok().map(|e| e.capture()))
+            .ok_or_else(ApiError::internal)?;
+        let mut out = json!({
+            "pane": id.to_string(),
+            "cols": pane.cols,
+            "rows": pane.rows,
+            "screen": capture.screen,
+            "history": capture.history,
+            "exited": pane.state != PaneState::Running,
+        });
+        if let PaneState::Exited { exit_code, signal } = &pane.state {
+            if let Some(c) = exit_code {
+                out["exit_code"] = json!(c);
+            }
+            if let Some(s) = signal {
+                out["signal"] = json!(s);
+            }
+        }
+        Ok(out)
+    }
+
+    pub(super) fn pane_send(&mut self, p: &Params<'_>) -> ApiResult<Value> {
+        let id = p.pane("pane")?;
+        let text = p.str("text")?;
+        let pane = self.topology.panes.get(&id).ok_or_else(pane_not_found)?;
+        if pane.state != PaneState::Running {
+            return Err(ApiError::conflict("exited", "pane has exited"));
+        }
+        let handle = self
+            .live
+            .get(&id)
+            .ok_or_else(|| ApiError::conflict("exited", "pane has exited"))?;
+        match handle.send_input(text.as_bytes().to_vec()) {
+            Ok(()) => Ok(json!({})),
+            Err(InputError::Full) => {
+                Err(ApiError::conflict("input_full", "pane input queue is full"))
+            }
+            Err(InputError::Closed) => Err(ApiError::conflict("exited", "pane has exited")),
+        }
+    }
+
+    pub(super) fn pane_tag(&mut self, p: &Params<'_>) -> ApiResult<Value> {
+        let id = p.pane("pane")?;
+        let key = p.str("key")?;
+        if !valid_tag_key(key) {
+            return Err(ApiError::param(
+                "key",
+                "tag key must match [a-z][a-z0-9_.-]{0,63}",
+            ));
+        }
+        if key == "owner" {
+            return Err(ApiError::param("key", "the owner tag is set by the daemon"));
+        }
+        let value = p.opt_str("value");
+        if value.is_some_and(|v| !valid_tag_value(v)) {
+            return Err(ApiError::param(
+                "value",
+                "tag value must be 1-256 bytes without control characters",
+            ));
+        }
+        let pane = self
+            .topology
+            .panes
+            .get_mut(&id)
+            .ok_or_else(pane_not_found)?;
+        match value {
+            Some(v) => {
+                if !pane.tags.contains_key(key) && pane.tags.len() >= 16 {
+                    return Err(ApiError::conflict(
+                        "tag_limit",
+                        "a pane holds at most 16 tags",
+                    ));
+                }
+                pane.tags.insert(key.to_string(), v.to_string());
+            }
+            None => {
+                pane.tags.remove(key);
+            }
+        }
+        Ok(json!({}))
+    }
+
+    pub(super) fn pane_kill(&mut self, p: &Params<'_>) -> ApiResult<Value> {
+        let id = p.pane("pane")?;
+        let (pane, resized) = self.topology.remove_pane(id).ok_or_else(pane_not_found)?;
+        self.retire_panes(&[(id, pane.principal)]);
+        self.apply_resizes(&resized);
+        Ok(json!({}))
+    }
+
+    pub(super) fn pane_place(&mut self, caller: &Caller, p: &Params<'_>) -> ApiResult<Value> {
+        let id = p.pane("pane")?;
+        let target = p.opt_pane("target")?;
+        let into = p.opt_window("window")?;
+        let axis = match p.opt_str("axis") {
+            None => Axis::Cols,
+            Some(a) => Axis::parse(a)
+                .ok_or_else(|| ApiError::param("axis", "axis must be cols or rows"))?,
+        };
+        let ratio = p.opt_int("ratio", 1, 9999)?.map(|r| r as u16);
+        let before = p.opt_bool("before").unwrap_or(false);
+        // The second resource is authorized before it is looked up, like the first.
+        let dest = match (target, into) {
+            (Some(t), None) => {
+                self.require(caller, Right::Write, Resource::Pane(t))?;
+                Dest::Beside(t)
+            }
+            (None, Some(w)) => {
+                self.require(caller, Right::Write, Resource::Window(w))?;
+                Dest::Into(w)
+            }
+            _ => {
+                return Err(ApiError::param(
+                    "target",
+                    "give exactly one of target and window",
+                ))
+            }
+        };
+        let pane = self.topology.panes.get(&id).ok_or_else(pane_not_found)?;
+        if pane.layer != Layer::Tiled {
+            return Err(ApiError::conflict(
+                "layer",
+                "only tiled panes can be placed",
+            ));
+        }
+        let window = match dest {
+            Dest::Beside(t) => {
+                if t == id {
+                    return Err(ApiError::param(
+                        "target",
+                        "a pane cannot be placed next to itself",
+                    ));
+                }
+                let t = self.topology.panes.get(&t).ok_or_else(pane_not_found)?;
+                if t.layer != Layer::Tiled {
+                    return Err(ApiError::conflict("layer", "the target is not tiled"));
+                }
+                t.window
+            }
+            Dest::Into(w) => {
+                let win = self
+                    .topology
+                    .windows
+                    .get(&w)
+                    .ok_or_else(|| ApiError::not_found("window"))?;
+                if win.tree.is_some() {
+                    return Err(ApiError::conflict(
+                        "not_empty",
+                        "window already has a tiled pane",
+                    ));
+                }
+                w
+            }
+        };
+        let resized = self.topology.place(id, target, window, axis, ratio, before);
+        self.apply_resizes(&resized);
+        let w = &self.topology.windows[&window];
+        Ok(
+            json!({"window": window.to_string(), "session": w.session.to_string(), "revision": w.revision}),
+        )
+    }
+
+    pub(super) fn pane_resize(&mut self, p: &Params<'_>) -> ApiResult<Value> {
+        let id = p.pane("pane")?;
+        let cols = p.opt_int("cols", 1, 65535)?.map(|n| n as u16);
+        let rows = p.opt_int("rows", 1, 65535)?.map(|n| n as u16);
+        let pane = self.topology.panes.get(&id).ok_or_else(pane_not_found)?;
+        let window = pane.window;
+        let (cur_cols, cur_rows) = (pane.cols, pane.rows);
+        let mut resized = Vec::new();
+        if matches!(pane.layer, Layer::Float { .. }) {
+            let (area_cols, area_rows) = {
+                let w = &self.topology.windows[&window];
+                (w.cols, w.rows)
+            };
+            let merged_base = self.config.clone();
+            let pane = self
+                .topology
+                .panes
+                .get_mut(&id)
+                .ok_or_else(pane_not_found)?;
+            if let Layer::Float { spec, geometry, .. } = &mut pane.layer {
+                if let Some(c) = cols {
+                    spec.width = Some(Length::Cells(c));
+                }
+                if let Some(r) = rows {
+                    spec.height = Some(Length::Cells(r));
+                }
+                *geometry = float::resolve(&merged_spec(&merged_base, spec), area_cols, area_rows);
+                pane.cols = geometry.cols;
+                pane.rows = geometry.rows;
+                resized.push((id, pane.cols, pane.rows));
+            }
+        } else {
+            let w = self
+                .topology
+                .windows
+                .get_mut(&window)
+                .ok_or_else(pane_not_found)?;
+            let (wc, wr) = (w.cols, w.rows);
+            for (axis, wanted, current) in
+                [(Axis::Cols, cols, cur_cols), (Axis::Rows, rows, cur_rows)]
+            {
+                let Some(wanted) = wanted else { continue };
+                let delta = i32::from(wanted) - i32::from(current);
+                if delta == 0 {
+                    continue;
+                }
+                let grown = w
+                    .tree
+                    .as_mut()
+                    .is_some_and(|t| t.grow(id, axis, delta, wc, wr));
+                if !grown {
+                    // No split along this axis above the pane: the whole area changes.
+                    let area = match axis {
+                        Axis::Cols => &mut w.cols,
+                        Axis::Rows => &mut w.rows,
+                    };
+                    *area = (i32::from(*area) + delta).clamp(1, 65535) as u16;
+                }
+            }
+            w.revision += 1;
+            resized = self.topology.relayout(window);
+        }
+        self.apply_resizes(&resized);
+        let pane = &self.topology.panes[&id];
+        Ok(json!({"cols": pane.cols, "rows": pane.rows}))
+    }
+}
+
+/// Where `pane.place` moves a pane.
+enum Dest {
+    Beside(PaneId),
+    Into(WindowId),
+}
+
+fn float_spec_params(p: &Params<'_>) -> ApiResult<FloatSpec> {
+    let length = |name: &str| -> ApiResult<Option<Length>> {
+        p.opt_str(name)
+            .map(|t| {
+                Length::parse(t).ok_or_else(|| ApiError::param(name, "expected \"N\" or \"N%\""))
+            })
+            .transpose()
+    };
+    let choice = |name: &str, allowed: &[&str]| -> ApiResult<Option<String>> {
+        p.opt_str(name)
+            .map(|t| {
+                if allowed.contains(&t) {
+                    Ok(t.to_string())
+                } else {
+                    Err(ApiError::param(name, "unknown value"))
+                }
+            })
+            .transpose()
+    };
+    let preset = match p.opt_str("preset") {
+        Some(name) if float::valid_preset_name(name) => Some(name.to_string()),
+        Some(_) => {
+            return Err(ApiError::param(
+                "preset",
+                "preset must be <namespace>.<name>",
+            ))
+        }
+        None => None,
+    };
+    let title = match p.opt_str("title") {
+        Some(t) if valid_title(t) => Some(t.to_string()),
+        Some(_) => {
+            return Err(ApiError::param(
+                "title",
+                "title must be 1-128 bytes without control characters",
+            ))
+        }
+        None => None,
+    };
+    Ok(FloatSpec {
+        preset,
+        width: length("width")?,
+        height: length("height")?,
+        anchor: choice("anchor", float::ANCHORS)?,
+        x: p.opt_int("x", -4096, 4096)?.map(|n| n as i32),
+        y: p.opt_int("y", -4096, 4096)?.map(|n| n as i32),
+        min_cols: p.opt_int("min_cols", 1, 65535)?.map(|n| n as u16),
+        min_rows: p.opt_int("min_rows", 1, 65535)?.map(|n| n as u16),
+        border: choice("border", float::BORDERS)?,
+        title,
+    })
+}

@@ -1,0 +1,191 @@
+//! Session and window verbs.
+
+use super::panes::merged_spec;
+use super::params::Params;
+use super::{Caller, State};
+use crate::auth::{Resource, Right};
+use crate::errors::{ApiError, ApiResult};
+use crate::topology::tree::Node;
+use crate::topology::validate::valid_name;
+use crate::topology::{float, Layer};
+use serde_json::{json, Value};
+
+fn name_param(p: &Params<'_>) -> ApiResult<String> {
+    let name = p.str("name")?;
+    if valid_name(name) {
+        Ok(name.to_string())
+    } else {
+        Err(ApiError::param(
+            "name",
+            "name must be 1-255 bytes without control characters",
+        ))
+    }
+}
+
+fn exhausted() -> ApiError {
+    ApiError::new("unavailable.ids", "id counter exhausted")
+}
+
+impl State {
+    pub(super) fn session_create(&mut self, p: &Params<'_>) -> ApiResult<Value> {
+        let name = name_param(p)?;
+        let id = self.topology.create_session(name).ok_or_else(exhausted)?;
+        Ok(json!({"session": id.to_string()}))
+    }
+
+    pub(super) fn session_list(&self, caller: &Caller) -> Value {
+        let mut sessions = Vec::new();
+        for s in self.topology.sessions.values() {
+            let whole = self.can(caller, Right::Read, Resource::Session(s.id));
+            let windows: Vec<Value> = self
+                .topology
+                .windows_of(s.id)
+                .filter(|w| whole || self.can(caller, Right::Read, Resource::Window(w.id)))
+                .map(|w| self.topology.window_json(w))
+                .collect();
+            if whole || !windows.is_empty() {
+                sessions.push(self.topology.session_json(s, windows));
+            }
+        }
+        json!({"sessions": sessions})
+    }
+
+    pub(super) fn session_rename(&mut self, p: &Params<'_>) -> ApiResult<Value> {
+        let id = p.session("session")?;
+        let name = name_param(p)?;
+        let s = self
+            .topology
+            .sessions
+            .get_mut(&id)
+            .ok_or_else(|| ApiError::not_found("session"))?;
+        s.name = name;
+        Ok(json!({}))
+    }
+
+    pub(super) fn session_kill(&mut self, p: &Params<'_>) -> ApiResult<Value> {
+        let id = p.session("session")?;
+        if !self.topology.sessions.contains_key(&id) {
+            return Err(ApiError::not_found("session"));
+        }
+        let principals = self.principals_in(|pane| pane.session == id);
+        self.topology.remove_session(id);
+        self.retire_panes(&principals);
+        Ok(json!({}))
+    }
+
+    pub(super) fn window_create(&mut self, p: &Params<'_>) -> ApiResult<Value> {
+        let session = p.session("session")?;
+        let name = name_param(p)?;
+        let cols = p
+            .opt_int("cols", 1, 65535)?
+            .map_or(self.config.panes.default_cols, |n| n as u16);
+        let rows = p
+            .opt_int("rows", 1, 65535)?
+            .map_or(self.config.panes.default_rows, |n| n as u16);
+        if !self.topology.sessions.contains_key(&session) {
+            return Err(ApiError::not_found("session"));
+        }
+        let id = self
+            .topology
+            .create_window(session, name, cols, rows)
+            .ok_or_else(exhausted)?;
+        Ok(json!({"window": id.to_string()}))
+    }
+
+    pub(super) fn window_rename(&mut self, p: &Params<'_>) -> ApiResult<Value> {
+        let id = p.window("window")?;
+        let name = name_param(p)?;
+        let w = self
+            .topology
+            .windows
+            .get_mut(&id)
+            .ok_or_else(|| ApiError::not_found("window"))?;
+        w.name = name;
+        Ok(json!({}))
+    }
+
+    pub(super) fn window_kill(&mut self, p: &Params<'_>) -> ApiResult<Value> {
+        let id = p.window("window")?;
+        if !self.topology.windows.contains_key(&id) {
+            return Err(ApiError::not_found("window"));
+        }
+        let principals = self.principals_in(|pane| pane.window == id);
+        self.topology.remove_window(id);
+        self.retire_panes(&principals);
+        Ok(json!({}))
+    }
+
+    pub(super) fn window_resize(&mut self, p: &Params<'_>) -> ApiResult<Value> {
+        let id = p.window("window")?;
+        let cols = p.int("cols", 1, 65535)? as u16;
+        let rows = p.int("rows", 1, 65535)? as u16;
+        let w = self
+            .topology
+            .windows
+            .get_mut(&id)
+            .ok_or_else(|| ApiError::not_found("window"))?;
+        w.cols = cols;
+        w.rows = rows;
+        w.revision += 1;
+        let revision = w.revision;
+        let floats = w.floats.clone();
+        let mut resized = self.topology.relayout(id);
+        // Floats given in percent follow the window.
+        for f in floats {
+            if let Some(pane) = self.topology.panes.get_mut(&f) {
+                if let Layer::Float { spec, geometry, .. } = &mut pane.layer {
+                    *geometry = float::resolve(&merged_spec(&self.config, spec), cols, rows);
+                    if (pane.cols, pane.rows) != (geometry.cols, geometry.rows) {
+                        pane.cols = geometry.cols;
+                        pane.rows = geometry.rows;
+                        resized.push((f, geometry.cols, geometry.rows));
+                    }
+                }
+            }
+        }
+        self.apply_resizes(&resized);
+        Ok(json!({"revision": revision}))
+    }
+
+    pub(super) fn window_ratio(&mut self, p: &Params<'_>) -> ApiResult<Value> {
+        let id = p.window("window")?;
+        let index = p.int("node", 0, i64::from(u32::MAX))? as usize;
+        let ratio = p.opt_int("ratio", 1, 9999)?.map(|r| r as u16);
+        let expected = p.opt_int("revision", 1, crate::ids::MAX_SAFE_INTEGER as i64)?;
+        let w = self
+            .topology
+            .windows
+            .get_mut(&id)
+            .ok_or_else(|| ApiError::not_found("window"))?;
+        if expected.is_some_and(|r| r as u64 != w.revision) {
+            return Err(ApiError::conflict("revision", "window revision changed"));
+        }
+        match w.tree.as_mut().and_then(|t| t.node_mut(index)) {
+            Some(Node::Split { ratio: r, .. }) => *r = ratio,
+            _ => {
+                return Err(ApiError::param(
+                    "node",
+                    "node is not a split of this window",
+                ))
+            }
+        }
+        w.revision += 1;
+        let revision = w.revision;
+        let resized = self.topology.relayout(id);
+        self.apply_resizes(&resized);
+        Ok(json!({"revision": revision}))
+    }
+
+    /// Panes matching `filter`, with their principals (for retirement).
+    pub(super) fn principals_in(
+        &self,
+        filter: impl Fn(&crate::topology::Pane) -> bool,
+    ) -> Vec<(crate::ids::PaneId, Option<String>)> {
+        self.topology
+            .panes
+            .values()
+            .filter(|p| filter(p))
+            .map(|p| (p.id, p.principal.clone()))
+            .collect()
+    }
+}
