@@ -31,7 +31,7 @@ use std::fs;
 use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus};
+use std::process::{Command, ExitStatus, Output};
 
 use serde::Deserialize;
 
@@ -443,6 +443,21 @@ impl Injector {
 
     /// Runs `cmd` to completion under the plan (stdio as configured on `cmd`).
     pub fn run(&self, cmd: &mut Command) -> io::Result<Outcome> {
+        let prep = self.prepare(cmd)?;
+        let status = cmd.status()?;
+        self.finish(prep, status)
+    }
+
+    /// Runs `cmd` under the plan capturing its stdout and stderr.
+    pub fn output(&self, cmd: &mut Command) -> io::Result<(Outcome, Output)> {
+        let prep = self.prepare(cmd)?;
+        let out = cmd.output()?;
+        Ok((self.finish(prep, out.status)?, out))
+    }
+
+    /// The environment for `cmd`: `LD_PRELOAD`, `VXFAULT_PLAN`, `VXFAULT_TRACE`,
+    /// `VXFAULT_SHM` (a fresh counter file) and `VXFAULT_SEED`.
+    fn prepare(&self, cmd: &mut Command) -> io::Result<Prepared> {
         let dir = tempfile::Builder::new().prefix("vxfault-run-").tempdir()?;
         let lib = match &self.lib {
             Some(l) => l.clone(),
@@ -476,8 +491,16 @@ impl Injector {
             .env("VXFAULT_TRACE", &trace)
             .env("VXFAULT_SHM", &shm)
             .env("VXFAULT_SEED", seed.to_string());
-        let status = cmd.status()?;
-        let bytes = fs::read(&shm)?;
+        Ok(Prepared {
+            dir,
+            trace,
+            shm,
+            seed,
+        })
+    }
+
+    fn finish(&self, prep: Prepared, status: ExitStatus) -> io::Result<Outcome> {
+        let bytes = fs::read(&prep.shm)?;
         let w = |i: usize| -> u64 {
             bytes
                 .get(i * 8..i * 8 + 8)
@@ -504,11 +527,18 @@ impl Injector {
             plan_errors: w(planlang::SHM_PLAN_ERROR),
             trace_errors: w(planlang::SHM_TRACE_ERRORS),
             rules,
-            seed,
-            trace_path: trace,
-            _dir: dir,
+            seed: prep.seed,
+            trace_path: prep.trace,
+            _dir: prep.dir,
         })
     }
+}
+
+struct Prepared {
+    dir: tempfile::TempDir,
+    trace: PathBuf,
+    shm: PathBuf,
+    seed: u64,
 }
 
 fn words_to_bytes(words: &[u64]) -> Vec<u8> {
