@@ -101,9 +101,24 @@ fn errno() -> c_int {
 fn report(step: &str, ret: i64, err: c_int) {
     let pid = unsafe { libc::getpid() };
     let e = if ret < 0 { err } else { 0 };
-    let step = step.replace('\\', "\\\\").replace('"', "\\\"");
+    let step = json_escape(step);
     let line = format!("{{\"pid\":{pid},\"step\":\"{step}\",\"ret\":{ret},\"errno\":{e}}}\n");
     raw_write_all(1, line.as_bytes());
+}
+
+fn json_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn fail(msg: &str) -> ! {

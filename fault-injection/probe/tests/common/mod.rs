@@ -93,7 +93,7 @@ pub fn run_with(inj: Injector, dir: &Path, steps: &[String]) -> Run {
 /// `format!` for step lists.
 #[macro_export]
 macro_rules! steps {
-    ($($s:expr),* $(,)?) => { vec![$($s.to_string()),*] };
+    ($($s:expr),* $(,)?) => { <[String]>::into_vec(Box::new([$($s.to_string()),*])) };
 }
 
 pub fn glob(p: &Path) -> String {
