@@ -90,6 +90,8 @@ pub const ERROR_CODES: &[(&str, &str)] = &[
     ("unavailable.shutdown", "the daemon is shutting down and refuses mutations"),
     ("unavailable.spawn", "the program could not be started (for example, executable not found)"),
     ("unavailable.daemon", "CLI only: no daemon answers on the socket"),
+    ("unavailable.owner_token", "CLI only: `VENOMX_TOKEN=@owner` but `<socket>.owner` cannot be read"),
+    ("unavailable.ids", "an ID counter reached 2^53-1"),
     ("unavailable.config_io", "the config file could not be read or written"),
     ("unavailable.locked", "`serve`: another daemon holds the socket's lock"),
 ];

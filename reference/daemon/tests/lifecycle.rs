@@ -160,3 +160,28 @@ fn mutations_are_refused_while_stopping_but_reads_work() {
     let status = poll("exit", || child.try_wait().unwrap());
     assert!(status.success());
 }
+
+#[test]
+fn on_demand_daemon_stops_after_the_last_session_and_the_grace() {
+    let mut d = Daemon::start();
+    let (status, _) = d.stop();
+    assert!(status.success());
+    let mut child = d.spawn_serve(&["--on-demand"]);
+    d.wait_ready();
+    d.ok(&["session", "create", "--name", "keep"]);
+    // With a session it outlives the grace.
+    std::thread::sleep(Duration::from_millis(5600));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "stopped while a session existed"
+    );
+    d.ok(&["session", "kill", "--session", "s0"]);
+    let start = std::time::Instant::now();
+    let status = poll("on-demand exit", || child.try_wait().unwrap());
+    assert!(status.success());
+    assert!(
+        start.elapsed() >= Duration::from_millis(4500),
+        "grace not honoured"
+    );
+    assert!(!d.socket.exists());
+}

@@ -1,0 +1,109 @@
+//! The CLI generated from the manifest: docs, completions, usage errors, no daemon.
+
+mod common;
+use common::*;
+use std::process::Command;
+
+fn run(args: &[&str]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(BIN);
+    env_for(&mut cmd, dir.path());
+    cmd.args(args).output().unwrap()
+}
+
+fn doc(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/spec")
+        .join(name);
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn spec_docs_embed_the_generated_tables() {
+    let verbs = String::from_utf8(run(&["manifest", "--markdown"]).stdout).unwrap();
+    assert!(
+        doc("verbs.md").contains(&verbs),
+        "docs/spec/verbs.md is stale: regenerate with `vxref manifest --markdown`"
+    );
+    let errors = String::from_utf8(run(&["manifest", "--errors"]).stdout).unwrap();
+    assert!(
+        doc("errors.md").contains(&errors),
+        "docs/spec/errors.md is stale: regenerate with `vxref manifest --errors`"
+    );
+}
+
+#[test]
+fn manifest_json_lists_every_verb() {
+    let out = run(&["manifest"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = v["verbs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["verb"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"pane.capture") && names.contains(&"config.reload"));
+}
+
+#[test]
+fn completions_cover_verbs_and_flags() {
+    let out = run(&["completions", "bash"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("capture") && text.contains("--min-cols"));
+}
+
+#[test]
+fn usage_errors_exit_2_and_no_daemon_exits_6() {
+    assert_eq!(run(&["pane", "capture"]).status.code(), Some(2));
+    assert_eq!(
+        run(&[
+            "pane",
+            "split",
+            "--pane",
+            "p0",
+            "--axis",
+            "cols",
+            "--argv",
+            "[not json"
+        ])
+        .status
+        .code(),
+        Some(2)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(BIN);
+    env_for(&mut cmd, dir.path());
+    let out = cmd
+        .args([
+            "--socket",
+            dir.path().join("none.sock").to_str().unwrap(),
+            "session",
+            "list",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(6));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "unavailable.daemon");
+}
+
+#[test]
+fn default_socket_comes_from_xdg_runtime_dir_and_venomx_socket() {
+    let d = Daemon::start();
+    // VENOMX_SOCKET selects the socket when --socket is absent.
+    let mut cmd = Command::new(BIN);
+    env_for(&mut cmd, d.dir.path());
+    let out = cmd
+        .env("VENOMX_SOCKET", &d.socket)
+        .args(["server", "info", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    // Without either, $XDG_RUNTIME_DIR/venomx/default.sock is used (nothing there).
+    let mut cmd = Command::new(BIN);
+    env_for(&mut cmd, d.dir.path());
+    let out = cmd.args(["server", "info", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(6));
+}
