@@ -15,6 +15,7 @@ pub mod config;
 pub mod docs_gen;
 pub mod emulator;
 pub mod errors;
+pub mod fuzzing;
 pub mod ids;
 pub mod manifest;
 pub mod paths;

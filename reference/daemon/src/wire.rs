@@ -94,6 +94,11 @@ pub fn encode_request(id: u64, verb: &str, params: &Map<String, Value>) -> Vec<u
     line(json!({"id": id, "verb": verb, "params": params}))
 }
 
+/// Encodes a decoded request again, newline-terminated.
+pub fn encode_request_frame(request: &Request) -> Vec<u8> {
+    line(json!({"id": request.id, "verb": request.verb, "params": request.params}))
+}
+
 fn line(value: Value) -> Vec<u8> {
     let mut out = serde_json::to_vec(&value).unwrap_or_else(|_| b"{}".to_vec());
     out.push(b'\n');

@@ -1,0 +1,49 @@
+//! Invariants the fuzz targets check (`fuzz/fuzz_targets/wire_frame.rs`,
+//! `zon_config.rs`). Each function takes arbitrary bytes and panics only when an
+//! invariant breaks; the corpus test runs the seeds through them on stable.
+
+use crate::config::{schema::Config, zon};
+use crate::wire;
+
+/// The wire decoder: never panics; refusals are `invalid_request.*` with no input
+/// echoed; an accepted request re-encodes to a frame that decodes to the same request.
+pub fn wire_frame(data: &[u8]) {
+    match wire::decode_request(data) {
+        Ok(request) => {
+            let frame = wire::encode_request_frame(&request);
+            assert_eq!(frame.last(), Some(&b'\n'));
+            let again = wire::decode_request(&frame[..frame.len() - 1])
+                .expect("re-encoded request decodes");
+            assert_eq!(again, request);
+        }
+        Err(refusal) => {
+            assert!(refusal.error.code.starts_with("invalid_request."));
+            let reply = wire::encode_error(&refusal.id, &refusal.error);
+            // The reply is itself a strict-JSON frame.
+            crate::strict_json::parse_strict(&reply).expect("error reply is strict JSON");
+            assert!(refusal.error.data.keys().all(|k| k == "limit"));
+        }
+    }
+}
+
+/// The ZON reader: never panics; the writer's output reads back to the same value;
+/// a document the schema accepts round-trips through the schema unchanged.
+pub fn zon_config(data: &[u8]) {
+    let Ok(value) = zon::parse(data) else {
+        return;
+    };
+    let text = zon::write(&value);
+    assert_eq!(
+        zon::parse(text.as_bytes()).as_ref(),
+        Ok(&value),
+        "writer output reads back"
+    );
+    if let Ok(config) = Config::from_zon(&value) {
+        let rewritten = config.to_zon();
+        assert_eq!(
+            Config::from_zon(&rewritten).as_ref(),
+            Ok(&config),
+            "schema round trip"
+        );
+    }
+}
