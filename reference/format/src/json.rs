@@ -27,20 +27,76 @@ static STRING_STOP: [u8; 256] = {
     t
 };
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Nonzero when some byte of `x` is zero (the classic SWAR test).
+#[inline]
+fn zero_byte(x: u64) -> u64 {
+    x.wrapping_sub(ONES) & !x & HIGHS
+}
+
+/// Index of the first byte at or after `i` that is `"`, `\` or a control character,
+/// eight bytes at a time.
+#[inline]
+fn string_stop(b: &[u8], mut i: usize) -> usize {
+    while let Some(chunk) = b.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        let hits = zero_byte(x ^ (ONES * u64::from(b'"')))
+            | zero_byte(x ^ (ONES * u64::from(b'\\')))
+            | (x.wrapping_sub(ONES * 0x20) & !x & HIGHS);
+        if hits != 0 {
+            break;
+        }
+        i += 8;
+    }
+    while i < b.len() && STRING_STOP[b[i] as usize] == 0 {
+        i += 1;
+    }
+    i
+}
+
+/// Index of the first backslash at or after `i`, or `b.len()`.
+#[inline]
+fn backslash(b: &[u8], mut i: usize) -> usize {
+    while let Some(chunk) = b.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        if zero_byte(x ^ (ONES * u64::from(b'\\'))) != 0 {
+            break;
+        }
+        i += 8;
+    }
+    while i < b.len() && b[i] != b'\\' {
+        i += 1;
+    }
+    i
+}
+
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
 /// Pass one: everything pins.md asks of a JSON text, for one document.
-pub fn check_document(bytes: &[u8], doc: Doc) -> Result<()> {
-    if bytes.starts_with(b"\xEF\xBB\xBF") {
+pub fn check_document(bytes: &[u8], doc: Doc) -> Result<Checked<'_>> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => check_text(text, doc),
+        Err(_) if bytes.starts_with(b"\xEF\xBB\xBF") => Err(FormatError::at_offset(Rule::Bom, doc, 0)),
+        Err(e) => Err(FormatError::at_offset(Rule::Utf8, doc, e.valid_up_to())),
+    }
+}
+
+/// [`check_document`] for text already known to be UTF-8.
+pub fn check_text(text: &str, doc: Doc) -> Result<Checked<'_>> {
+    if text.starts_with('\u{feff}') {
         return Err(FormatError::at_offset(Rule::Bom, doc, 0));
     }
-    if let Err(e) = std::str::from_utf8(bytes) {
-        return Err(FormatError::at_offset(Rule::Utf8, doc, e.valid_up_to()));
-    }
-    Scanner { b: bytes, pos: 0, doc }.run()
+    Scanner { b: text.as_bytes(), pos: 0, doc }.run()?;
+    Ok(Checked(text))
 }
+
+/// Proof that a text passed [`check_document`]: the only way to build a [`Cursor`].
+#[derive(Clone, Copy, Debug)]
+pub struct Checked<'a>(&'a str);
 
 struct Frame<'a> {
     object: bool,
@@ -175,9 +231,7 @@ impl<'a> Scanner<'a> {
         let mut i = start;
         let b = self.b;
         loop {
-            while i < b.len() && STRING_STOP[b[i] as usize] == 0 {
-                i += 1;
-            }
+            i = string_stop(b, i);
             match b.get(i) {
                 None => {
                     self.pos = i;
@@ -313,7 +367,7 @@ fn unescape_bytes(raw: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(raw.len());
     let mut i = 0;
     while i < raw.len() {
-        let run_end = raw[i..].iter().position(|&c| c == b'\\').map_or(raw.len(), |p| i + p);
+        let run_end = backslash(raw, i);
         out.extend_from_slice(&raw[i..run_end]);
         i = run_end;
         if i >= raw.len() {
@@ -321,25 +375,28 @@ fn unescape_bytes(raw: &[u8]) -> Vec<u8> {
         }
         let esc = raw.get(i + 1).copied().unwrap_or(b'\\');
         i += 2;
-        let ch = match esc {
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => {
-                let unit = hex4(raw, i).unwrap_or(0xFFFD);
-                i += 4;
-                if (0xD800..0xDC00).contains(&unit) {
-                    let low = hex4(raw, i + 2).unwrap_or(0xDC00);
-                    i += 6;
-                    char::from_u32(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))
-                        .unwrap_or('\u{FFFD}')
-                } else {
-                    char::from_u32(unit).unwrap_or('\u{FFFD}')
-                }
-            }
-            other => other as char,
+        let simple = match esc {
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'u' => 0,
+            other => other,
+        };
+        if simple != 0 {
+            out.push(simple);
+            continue;
+        }
+        let unit = hex4(raw, i).unwrap_or(0xFFFD);
+        i += 4;
+        let ch = if (0xD800..0xDC00).contains(&unit) {
+            let low = hex4(raw, i + 2).unwrap_or(0xDC00);
+            i += 6;
+            char::from_u32(0x10000 + ((unit - 0xD800) << 10) + (low.wrapping_sub(0xDC00) & 0x3ff))
+                .unwrap_or('\u{FFFD}')
+        } else {
+            char::from_u32(unit).unwrap_or('\u{FFFD}')
         };
         let mut buf = [0u8; 4];
         out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
@@ -349,6 +406,7 @@ fn unescape_bytes(raw: &[u8]) -> Vec<u8> {
 
 /// Decodes a checked string's raw bytes as text, borrowing when it has no escapes.
 pub fn unescape(raw: &[u8]) -> Cow<'_, str> {
+    // Escapes decode to whole characters, so valid input stays valid UTF-8.
     if raw.contains(&b'\\') {
         Cow::Owned(String::from_utf8(unescape_bytes(raw)).unwrap_or_default())
     } else {
@@ -371,6 +429,7 @@ pub enum Kind {
 ///
 /// It never panics on any input, but its answers are only meaningful for checked text.
 pub struct Cursor<'a> {
+    text: &'a str,
     b: &'a [u8],
     pos: usize,
 }
@@ -398,8 +457,8 @@ impl NumberToken<'_> {
 }
 
 impl<'a> Cursor<'a> {
-    pub fn new(bytes: &'a [u8]) -> Self {
-        Cursor { b: bytes, pos: 0 }
+    pub fn new(checked: Checked<'a>) -> Self {
+        Cursor { text: checked.0, b: checked.0.as_bytes(), pos: 0 }
     }
 
     fn skip_ws(&mut self) {
@@ -443,7 +502,17 @@ impl<'a> Cursor<'a> {
         let key = self.raw_string();
         self.skip_ws();
         self.pos += 1; // ':'
-        Some(unescape(key))
+        Some(self.decode(key))
+    }
+
+    /// Decodes a raw string slice of this text. Slices end at ASCII quotes of valid
+    /// UTF-8, so borrowing needs no second UTF-8 validation.
+    fn decode(&self, raw: &'a [u8]) -> Cow<'a, str> {
+        if raw.contains(&b'\\') {
+            return unescape(raw);
+        }
+        let start = raw.as_ptr() as usize - self.b.as_ptr() as usize;
+        Cow::Borrowed(self.text.get(start..start + raw.len()).unwrap_or_default())
     }
 
     /// True when an entered array has another element; consumes `]` otherwise.
@@ -466,11 +535,13 @@ impl<'a> Cursor<'a> {
         self.skip_ws();
         let start = self.pos + 1;
         let mut i = start;
-        while i < self.b.len() {
-            match self.b[i] {
-                b'"' => break,
-                b'\\' => i += 2,
-                _ => i += 1,
+        loop {
+            i = string_stop(self.b, i);
+            match self.b.get(i) {
+                Some(b'\\') => i += 2,
+                // Control bytes cannot occur in checked text; step over them anyway.
+                Some(c) if *c != b'"' => i += 1,
+                _ => break,
             }
         }
         let end = i.min(self.b.len());
@@ -480,7 +551,8 @@ impl<'a> Cursor<'a> {
 
     /// Reads a string value (the caller checked the kind).
     pub fn string(&mut self) -> Cow<'a, str> {
-        unescape(self.raw_string())
+        let raw = self.raw_string();
+        self.decode(raw)
     }
 
     /// Reads a string value without decoding escapes.

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use sha2::{Digest, Sha256};
 
 use crate::error::{Doc, FormatError, Result, Rule};
-use crate::json::{check_document, Cursor, Kind};
+use crate::json::{check_document, check_text, Cursor, Kind};
 use crate::limits::{
     effective_max_bytes, DEFAULT_MAX_CHECKPOINT_BYTES, MAX_CELLS, MAX_EXIT_CODE,
     MAX_FLOAT_OFFSET, MAX_RATIO, MAX_SAFE_INTEGER, MAX_TAGS, MAX_TOPOLOGY_ITEMS, MIN_RATIO,
@@ -68,8 +68,7 @@ fn envelope_err(rule: Rule, key: Option<&'static str>) -> FormatError {
 /// Checks 1–5 of pins.md's envelope order.
 pub fn read_envelope(bytes: &[u8], ctx: &ReadContext) -> Result<Envelope> {
     check_length(bytes.len() as u64, ctx.max_bytes)?;
-    check_document(bytes, Doc::Envelope)?;
-    let mut cur = Cursor::new(bytes);
+    let mut cur = Cursor::new(check_document(bytes, Doc::Envelope)?);
     if cur.kind() != Kind::Object {
         return Err(envelope_err(Rule::EnvelopeNotObject, None));
     }
@@ -154,10 +153,9 @@ fn parse_sha256_hex(raw: &[u8]) -> Option<[u8; 32]> {
 /// Reads and fully validates one checkpoint file's bytes.
 pub fn read(bytes: &[u8], ctx: &ReadContext) -> Result<Decoded> {
     let envelope = read_envelope(bytes, ctx)?;
-    let payload = envelope.payload.as_bytes();
-    check_document(payload, Doc::Payload)?;
-    let checkpoint = PayloadDecoder { cur: Cursor::new(payload), format: envelope.format, items: 0 }
-        .checkpoint()?;
+    let checked = check_text(&envelope.payload, Doc::Payload)?;
+    let checkpoint =
+        PayloadDecoder { cur: Cursor::new(checked), format: envelope.format, items: 0 }.checkpoint()?;
     validate(&checkpoint, envelope.format)?;
     validate_context(&checkpoint, ctx)?;
     Ok(Decoded { format: envelope.format, checkpoint })

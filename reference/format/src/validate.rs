@@ -19,8 +19,16 @@ fn at(rule: Rule, outer: &'static str, index: usize, key: &'static str) -> Forma
 }
 
 /// C0, DEL and C1 control characters are never allowed in durable strings.
+/// Works on bytes: C1 characters are exactly the two-byte sequences `C2 80`–`C2 9F`.
 pub(crate) fn has_control(text: &str) -> bool {
-    text.chars().any(|c| (c as u32) < 0x20 || (0x7f..=0x9f).contains(&(c as u32)))
+    let b = text.as_bytes();
+    // A branch-free pass the compiler vectorizes; the exact check runs only on a hit.
+    if !b.iter().fold(false, |hit, &c| hit | (c < 0x20) | (c == 0x7f) | (c == 0xc2)) {
+        return false;
+    }
+    b.iter().enumerate().any(|(i, &c)| {
+        c < 0x20 || c == 0x7f || (c == 0xc2 && matches!(b.get(i + 1), Some(0x80..=0x9f)))
+    })
 }
 
 fn is_name(text: &str) -> bool {

@@ -1,0 +1,16 @@
+//! An arbitrary valid state → canonical writer → reader → the same state.
+#![no_main]
+
+use libfuzzer_sys::{arbitrary::Unstructured, fuzz_target};
+use vx_format::{generate, read, write, ReadContext};
+
+fuzz_target!(|data: &[u8]| {
+    let mut u = Unstructured::new(data);
+    let Ok((format, state)) = generate::any(&mut u) else { return };
+    let bytes = write(&state, format).expect("generated states are valid");
+    let name = state.file_name();
+    let ctx = ReadContext { file_name: Some(&name), ..ReadContext::default() };
+    let decoded = read(&bytes, &ctx).expect("writer output reads back");
+    assert_eq!(decoded.format, format);
+    assert_eq!(decoded.checkpoint, state);
+});

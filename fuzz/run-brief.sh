@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs every fuzz target briefly (CI). For an overnight run use, per target:
+#   cargo +nightly fuzz run format_reader fuzz/corpus/format_reader corpus/checkpoints \
+#     -- -dict=corpus/fuzz/checkpoint.dict -max_total_time=28800 -rss_limit_mb=2048
+# SECONDS_PER_TARGET overrides the brief run's length (default 20).
+set -euo pipefail
+cd "$(dirname "$0")"
+secs=${SECONDS_PER_TARGET:-20}
+
+# cargo-fuzz needs nightly flags; use the nightly toolchain when the machine has
+# one, else let the stable compiler accept them.
+if cargo +nightly --version >/dev/null 2>&1; then
+  toolchain=(+nightly)
+else
+  toolchain=()
+  export RUSTC_BOOTSTRAP=1
+fi
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  cargo install cargo-fuzz --locked
+fi
+
+seed_corpus() {
+  # Seeds: every checkpoint fixture small enough to be a useful fuzz input.
+  local target=$1 dir=corpus/$1
+  mkdir -p "$dir"
+  case $target in
+    format_*) find ../corpus/checkpoints -name '*.json' -size -64k -exec cp -t "$dir" {} + ;;
+    wire_*) [ -d ../corpus/wire ] && cp -r ../corpus/wire/. "$dir" ;;
+    zon_*) [ -d ../corpus/config ] && cp -r ../corpus/config/. "$dir" ;;
+  esac
+  return 0
+}
+
+for target in $(cargo "${toolchain[@]}" fuzz list); do
+  seed_corpus "$target"
+  dict=()
+  case $target in format_*) dict=(-dict=../corpus/fuzz/checkpoint.dict) ;; esac
+  echo "== fuzz $target (${secs}s)"
+  cargo "${toolchain[@]}" fuzz run "$target" "corpus/$target" -- \
+    -max_total_time="$secs" -rss_limit_mb=2048 -malloc_limit_mb=512 -print_final_stats=1 "${dict[@]}" 2>&1 \
+    | grep -E '^(stat::|INFO: Running|.*(ERROR|panicked|SUMMARY|Done))' || true
+  # grep may hide the output; the exit status of cargo fuzz is what counts.
+  test "${PIPESTATUS[0]}" -eq 0
+done
