@@ -8,6 +8,7 @@
 //! may or may not survive power loss) and is still a failure.
 
 use std::os::fd::{AsFd, OwnedFd};
+use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use vx_format::limits::MAX_SAFE_INTEGER;
@@ -35,6 +36,10 @@ pub struct Published {
     pub checkpoint: String,
     pub generation: u64,
     pub bytes: u64,
+    /// Time spent in the caller's encoding (monotonic clock; for doctor and benches).
+    pub encode_time: Duration,
+    /// Time from allocation to the directory fsync, encoding excluded.
+    pub store_time: Duration,
 }
 
 /// Temporary-name collisions are astronomically unlikely; a few retries bound the loop.
@@ -88,8 +93,11 @@ impl Store {
         &mut self,
         encode: impl FnOnce(&Allocation) -> Result<Vec<u8>>,
     ) -> Result<Published> {
+        let started = Instant::now();
         let alloc = self.allocate()?;
+        let encode_started = Instant::now();
         let bytes = encode(&alloc)?;
+        let encode_time = encode_started.elapsed();
         // Size overflow fails before anything is written.
         if bytes.len() as u64 > self.config.max_bytes() {
             return Err(StoreError::new(
@@ -116,6 +124,8 @@ impl Store {
             checkpoint: alloc.checkpoint,
             generation: alloc.generation,
             bytes: bytes.len() as u64,
+            encode_time,
+            store_time: started.elapsed().saturating_sub(encode_time),
         })
     }
 
