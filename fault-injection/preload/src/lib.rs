@@ -25,6 +25,7 @@ mod plan;
 
 use core::cell::{Cell, UnsafeCell};
 use core::ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void};
+use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use line::Line;
@@ -70,6 +71,8 @@ extern "C" {
         child: Option<unsafe extern "C" fn()>,
     ) -> c_int;
     fn _exit(code: c_int) -> !;
+    fn fileno(fp: *mut c_void) -> c_int;
+    fn dirfd(dir: *mut c_void) -> c_int;
 }
 
 const RTLD_NEXT: *mut c_void = -1isize as *mut c_void;
@@ -218,6 +221,12 @@ reals! {
     Ftruncate = "ftruncate": unsafe extern "C" fn(c_int, i64) -> c_int;
     Ftruncate64 = "ftruncate64": unsafe extern "C" fn(c_int, i64) -> c_int;
     Syscall = "syscall": unsafe extern "C" fn(c_long, ...) -> c_long;
+    Dup2 = "dup2": unsafe extern "C" fn(c_int, c_int) -> c_int;
+    Dup3 = "dup3": unsafe extern "C" fn(c_int, c_int, c_int) -> c_int;
+    CloseRange = "close_range": unsafe extern "C" fn(c_uint, c_uint, c_int) -> c_int;
+    Closefrom = "closefrom": unsafe extern "C" fn(c_int);
+    Fclose = "fclose": unsafe extern "C" fn(*mut c_void) -> c_int;
+    Closedir = "closedir": unsafe extern "C" fn(*mut c_void) -> c_int;
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
@@ -442,6 +451,11 @@ unsafe fn init() {
         mask |= (1 << NUM_OPS) - 1;
         st.needs_path = [true; NUM_OPS];
     }
+    if st.needs_path.iter().any(|&b| b) {
+        // Paths are needed: keep the fd cache, which needs to see opens and closes.
+        CACHE_ON.store(true, Ordering::Relaxed);
+        mask |= (1 << Op::Open as u32) | (1 << Op::Close as u32);
+    }
     pthread_atfork(None, None, Some(atfork_child));
 
     shm(plan::SHM_LOADED).fetch_add(1, Ordering::Relaxed);
@@ -450,7 +464,7 @@ unsafe fn init() {
         trace_event(b"plan-error", e.msg.as_bytes(), e.rule as i64);
     }
     let mut exe = PathBuf::new();
-    exe.len = readlink_into(b"/proc/self/exe\0", &mut exe.buf);
+    readlink_into(b"/proc/self/exe\0", &mut exe);
     trace_event(b"loaded", exe.as_bytes(), st.plan.rules().len() as i64);
     FLAGS.store(INIT | mask, Ordering::Release);
 }
@@ -550,39 +564,66 @@ unsafe fn open_trace() {
 
 const PATH_CAP: usize = 4352;
 
+/// A path in a stack buffer that is never zeroed: only `buf[..len]` is initialised.
 struct PathBuf {
-    buf: [u8; PATH_CAP],
-    pub len: usize,
+    buf: [MaybeUninit<u8>; PATH_CAP],
+    len: usize,
 }
 
 impl PathBuf {
     #[inline(always)]
     fn new() -> PathBuf {
         PathBuf {
-            buf: [0; PATH_CAP],
+            buf: [MaybeUninit::uninit(); PATH_CAP],
             len: 0,
         }
     }
 
     fn as_bytes(&self) -> &[u8] {
-        &self.buf[..self.len.min(PATH_CAP)]
+        // SAFETY: every writer initialises buf[..len] before setting len.
+        unsafe {
+            core::slice::from_raw_parts(self.buf.as_ptr().cast::<u8>(), self.len.min(PATH_CAP))
+        }
+    }
+
+    fn as_mut_bytes(&mut self) -> &mut [u8] {
+        // SAFETY: as above.
+        unsafe {
+            core::slice::from_raw_parts_mut(
+                self.buf.as_mut_ptr().cast::<u8>(),
+                self.len.min(PATH_CAP),
+            )
+        }
+    }
+
+    fn ptr(&mut self) -> *mut u8 {
+        self.buf.as_mut_ptr().cast()
+    }
+
+    /// Appends as much of `s` as fits.
+    fn push(&mut self, s: &[u8]) {
+        let n = s.len().min(PATH_CAP - self.len.min(PATH_CAP));
+        // SAFETY: in bounds; source and destination do not overlap.
+        unsafe { core::ptr::copy_nonoverlapping(s.as_ptr(), self.ptr().add(self.len), n) };
+        self.len += n;
     }
 }
 
-/// `readlink` of a NUL-terminated path into `buf`; 0 on failure.
-unsafe fn readlink_into(link: &[u8], buf: &mut [u8]) -> usize {
-    let n = readlink(link.as_ptr().cast(), buf.as_mut_ptr().cast(), buf.len());
-    if n <= 0 {
+/// `readlink` of a NUL-terminated path into `out` (replacing it); len 0 on failure.
+unsafe fn readlink_into(link: &[u8], out: &mut PathBuf) {
+    let n = readlink(link.as_ptr().cast(), out.ptr().cast(), PATH_CAP);
+    out.len = if n <= 0 {
         0
     } else {
-        (n as usize).min(buf.len())
-    }
+        (n as usize).min(PATH_CAP)
+    };
 }
 
-/// The path of open fd `fd` (`/proc/self/fd/N`), or 0 bytes.
-unsafe fn fd_path(fd: c_int, buf: &mut [u8]) -> usize {
+/// `readlink("/proc/self/fd/N")` into `out`.
+unsafe fn proc_fd_path(fd: c_int, out: &mut PathBuf) {
+    out.len = 0;
     if fd < 0 {
-        return 0;
+        return;
     }
     let mut link = *b"/proc/self/fd/\0\0\0\0\0\0\0\0\0\0\0\0";
     let mut digits = [0u8; 10];
@@ -600,7 +641,136 @@ unsafe fn fd_path(fd: c_int, buf: &mut [u8]) -> usize {
         link[14 + i] = digits[n - 1 - i];
     }
     link[14 + n] = 0;
-    readlink_into(&link, buf)
+    readlink_into(&link, out)
+}
+
+/// The path of open fd `fd`: from the fd cache, else from /proc.
+unsafe fn fd_path(fd: c_int, out: &mut PathBuf) {
+    if !cache_load(fd, out) {
+        proc_fd_path(fd, out);
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// The fd -> path cache.
+//
+// `readlink("/proc/self/fd/N")` costs microseconds, too much for every write that a
+// globbed rule has to look at. So when one of our open hooks returns fd N, the fd's
+// canonical path (read once from /proc) is stored in slot N; every close we see (close,
+// dup2/dup3 onto N, close_range, closefrom, fclose, closedir) clears it before and
+// after the real call. Slots are seqlocks: readers never wait; a reader that sees a
+// write in progress falls back to /proc. Only fds opened through our hooks are ever
+// cached, so fds from fopen/socket/pipe… are always looked up in /proc.
+
+const FD_CACHE: usize = 1024;
+const SLOT_CAP: usize = 244;
+
+struct Slot {
+    /// Even: stable; odd: being written.
+    seq: AtomicU32,
+    /// 0: empty.
+    len: AtomicU32,
+    path: UnsafeCell<[u8; SLOT_CAP]>,
+}
+
+// Concurrent access to `path` is guarded by the seqlock protocol in `seq`.
+unsafe impl Sync for Slot {}
+
+#[allow(clippy::declare_interior_mutable_const)]
+const EMPTY_SLOT: Slot = Slot {
+    seq: AtomicU32::new(0),
+    len: AtomicU32::new(0),
+    path: UnsafeCell::new([0; SLOT_CAP]),
+};
+static CACHE: [Slot; FD_CACHE] = [EMPTY_SLOT; FD_CACHE];
+/// Whether fd paths are needed at all (some fd-call rule has a glob, or tracing).
+static CACHE_ON: AtomicBool = AtomicBool::new(false);
+
+fn slot(fd: c_int) -> Option<&'static Slot> {
+    if fd < 0 {
+        return None;
+    }
+    CACHE.get(fd as usize)
+}
+
+/// Takes the slot's write side (spinning only against another writer of the same fd).
+fn slot_lock(s: &Slot) -> u32 {
+    loop {
+        let v = s.seq.load(Ordering::Relaxed);
+        if v & 1 == 0
+            && s.seq
+                .compare_exchange_weak(v, v.wrapping_add(1), Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+        {
+            return v;
+        }
+        core::hint::spin_loop();
+    }
+}
+
+fn cache_clear(fd: c_int) {
+    if let Some(s) = slot(fd) {
+        if s.len.load(Ordering::Relaxed) == 0 && s.seq.load(Ordering::Relaxed) & 1 == 0 {
+            return;
+        }
+        let v = slot_lock(s);
+        s.len.store(0, Ordering::Relaxed);
+        s.seq.store(v.wrapping_add(2), Ordering::Release);
+    }
+}
+
+fn cache_store(fd: c_int, path: &[u8]) {
+    let Some(s) = slot(fd) else { return };
+    let v = slot_lock(s);
+    if path.is_empty() || path.len() > SLOT_CAP {
+        s.len.store(0, Ordering::Relaxed);
+    } else {
+        // SAFETY: we hold the write side; readers validate with `seq`.
+        unsafe {
+            core::ptr::copy_nonoverlapping(path.as_ptr(), (*s.path.get()).as_mut_ptr(), path.len())
+        };
+        s.len.store(path.len() as u32, Ordering::Relaxed);
+    }
+    s.seq.store(v.wrapping_add(2), Ordering::Release);
+}
+
+fn cache_load(fd: c_int, out: &mut PathBuf) -> bool {
+    let Some(s) = slot(fd) else { return false };
+    let v1 = s.seq.load(Ordering::Acquire);
+    if v1 & 1 == 1 {
+        return false;
+    }
+    let len = (s.len.load(Ordering::Relaxed) as usize).min(SLOT_CAP);
+    if len == 0 {
+        return false;
+    }
+    // SAFETY: bytes may be torn by a concurrent writer; `seq` tells, and then they are
+    // discarded. Volatile reads keep the compiler from assuming they are stable.
+    unsafe {
+        let src = (*s.path.get()).as_ptr();
+        let dst = out.ptr();
+        for i in 0..len {
+            dst.add(i).write(src.add(i).read_volatile());
+        }
+    }
+    core::sync::atomic::fence(Ordering::Acquire);
+    if s.seq.load(Ordering::Relaxed) != v1 {
+        return false;
+    }
+    out.len = len;
+    true
+}
+
+/// After one of our open hooks returned `fd`: cache its canonical path.
+unsafe fn cache_opened(fd: c_int) {
+    if fd < 0 || fd as usize >= FD_CACHE || !CACHE_ON.load(Ordering::Relaxed) {
+        return;
+    }
+    let saved = errno();
+    let mut p = PathBuf::new();
+    proc_fd_path(fd, &mut p);
+    cache_store(fd, p.as_bytes());
+    set_errno(saved);
 }
 
 /// The absolute path that `path` names relative to `dirfd`, lexically normalised.
@@ -610,44 +780,30 @@ unsafe fn abs_path(dirfd: c_int, path: *const c_char, out: &mut PathBuf) {
         return;
     }
     let rel = core::ffi::CStr::from_ptr(path).to_bytes();
-    let cap = out.buf.len();
-    if rel.first() == Some(&b'/') {
-        let n = rel.len().min(cap);
-        out.buf[..n].copy_from_slice(&rel[..n]);
-        out.len = n;
-    } else {
-        let base = if dirfd == AT_FDCWD {
-            let p = getcwd(out.buf.as_mut_ptr().cast(), cap);
-            if p.is_null() {
-                0
-            } else {
-                core::ffi::CStr::from_ptr(p).to_bytes().len()
+    if rel.first() != Some(&b'/') {
+        if dirfd == AT_FDCWD {
+            if !getcwd(out.ptr().cast(), PATH_CAP).is_null() {
+                out.len = core::ffi::CStr::from_ptr(out.ptr().cast()).to_bytes().len();
             }
         } else {
-            fd_path(dirfd, &mut out.buf)
-        };
-        if base == 0 || out.buf[0] != b'/' {
+            fd_path(dirfd, out);
+        }
+        if out.len == 0 || out.as_bytes()[0] != b'/' {
             // Unknown base: keep the relative path as given.
-            let n = rel.len().min(cap);
-            out.buf[..n].copy_from_slice(&rel[..n]);
-            out.len = n;
+            out.len = 0;
+            out.push(rel);
             return;
         }
-        let mut n = base;
-        if n < cap {
-            out.buf[n] = b'/';
-            n += 1;
-        }
-        let take = rel.len().min(cap - n);
-        out.buf[n..n + take].copy_from_slice(&rel[..take]);
-        out.len = n + take;
+        out.push(b"/");
     }
-    out.len = normalize(&mut out.buf, out.len);
+    out.push(rel);
+    let n = normalize(out.as_mut_bytes());
+    out.len = n;
 }
 
 /// Removes empty and `.` components and applies `..` lexically, in place.
-fn normalize(buf: &mut [u8], len: usize) -> usize {
-    let len = len.min(buf.len());
+fn normalize(buf: &mut [u8]) -> usize {
+    let len = buf.len();
     if len == 0 || buf[0] != b'/' {
         return len;
     }
@@ -716,11 +872,11 @@ struct Paths {
 
 static NO_PATHS: Paths = Paths {
     p1: PathBuf {
-        buf: [0; PATH_CAP],
+        buf: [MaybeUninit::new(0); PATH_CAP],
         len: 0,
     },
     p2: PathBuf {
-        buf: [0; PATH_CAP],
+        buf: [MaybeUninit::new(0); PATH_CAP],
         len: 0,
     },
 };
@@ -831,7 +987,7 @@ impl Call {
 unsafe fn resolve_target(t: &Target, out: &mut PathBuf) {
     match *t {
         Target::None => out.len = 0,
-        Target::Fd(fd) => out.len = fd_path(fd, &mut out.buf),
+        Target::Fd(fd) => fd_path(fd, out),
         Target::At(dirfd, p) => abs_path(dirfd, p, out),
     }
 }
@@ -1137,7 +1293,9 @@ unsafe fn open_like(
     real: impl FnMut(usize) -> i64,
 ) -> c_int {
     let mut c = Call::new(Op::Open, name, Target::At(dirfd, path));
-    run(&mut c, 0, 0, real) as c_int
+    let fd = run(&mut c, 0, 0, real) as c_int;
+    cache_opened(fd);
+    fd
 }
 
 #[no_mangle]
@@ -1386,9 +1544,111 @@ pub unsafe extern "C" fn close(fd: c_int) -> c_int {
         // Closing every fd (daemonising): keep the trace open, pretend it closed.
         return 0;
     }
-    let _g = guard!(f(fd));
-    let mut c = Call::new(Op::Close, "close", Target::Fd(fd));
-    run(&mut c, 0, 0, |_| i64::from(f(fd))) as c_int
+    cache_clear(fd);
+    let r = match Guard::enter() {
+        None => f(fd),
+        Some(_g) => {
+            let mut c = Call::new(Op::Close, "close", Target::Fd(fd));
+            run(&mut c, 0, 0, |_| i64::from(f(fd))) as c_int
+        }
+    };
+    cache_clear(fd);
+    r
+}
+
+// Calls that close or replace fds without being injection points: they only keep the
+// fd cache true.
+
+#[no_mangle]
+pub unsafe extern "C" fn dup2(old: c_int, new: c_int) -> c_int {
+    let Some(f) = real!(Dup2) else {
+        return enosys();
+    };
+    if !CACHE_ON.load(Ordering::Relaxed) || old == new {
+        return f(old, new);
+    }
+    cache_clear(new);
+    let r = f(old, new);
+    cache_clear(new);
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn dup3(old: c_int, new: c_int, flags: c_int) -> c_int {
+    let Some(f) = real!(Dup3) else {
+        return enosys();
+    };
+    if !CACHE_ON.load(Ordering::Relaxed) {
+        return f(old, new, flags);
+    }
+    cache_clear(new);
+    let r = f(old, new, flags);
+    cache_clear(new);
+    r
+}
+
+fn cache_clear_range(first: c_uint, last: c_uint) {
+    let last = (last as usize).min(FD_CACHE - 1);
+    let mut fd = first as usize;
+    while fd <= last {
+        cache_clear(fd as c_int);
+        fd += 1;
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn close_range(first: c_uint, last: c_uint, flags: c_int) -> c_int {
+    let Some(f) = real!(CloseRange) else {
+        return enosys();
+    };
+    const CLOSE_RANGE_CLOEXEC: c_int = 4;
+    if !CACHE_ON.load(Ordering::Relaxed) || flags & CLOSE_RANGE_CLOEXEC != 0 {
+        return f(first, last, flags);
+    }
+    let r = f(first, last, flags);
+    let saved = errno();
+    cache_clear_range(first, last);
+    set_errno(saved);
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn closefrom(low: c_int) {
+    let Some(f) = real!(Closefrom) else { return };
+    f(low);
+    if CACHE_ON.load(Ordering::Relaxed) && low >= 0 {
+        cache_clear_range(low as c_uint, c_uint::MAX);
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fclose(fp: *mut c_void) -> c_int {
+    let Some(f) = real!(Fclose) else {
+        return enosys();
+    };
+    if !CACHE_ON.load(Ordering::Relaxed) || fp.is_null() {
+        return f(fp);
+    }
+    let fd = fileno(fp);
+    cache_clear(fd);
+    let r = f(fp);
+    cache_clear(fd);
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn closedir(dir: *mut c_void) -> c_int {
+    let Some(f) = real!(Closedir) else {
+        return enosys();
+    };
+    if !CACHE_ON.load(Ordering::Relaxed) || dir.is_null() {
+        return f(dir);
+    }
+    let fd = dirfd(dir);
+    cache_clear(fd);
+    let r = f(dir);
+    cache_clear(fd);
+    r
 }
 
 fn is_lock_cmd(cmd: c_int) -> bool {
@@ -1530,7 +1790,6 @@ pub unsafe extern "C" fn syscall(
     let Some(f) = real!(Syscall) else {
         return enosys();
     };
-    let raw = move |x1: c_long, x3: c_long| f(n, x1, a2, x3, a4, a5, a6);
     let fd = a1 as c_int;
     let p1 = a1 as *const c_char;
     let p2 = a2 as *const c_char;
@@ -1581,7 +1840,33 @@ pub unsafe extern "C" fn syscall(
         _ => return f(n, a1, a2, a3, a4, a5, a6),
     };
     fast!(op, f(n, a1, a2, a3, a4, a5, a6));
-    let _g = guard!(f(n, a1, a2, a3, a4, a5, a6));
+    if op == Op::Close {
+        cache_clear(fd);
+    }
+    let r = match Guard::enter() {
+        None => f(n, a1, a2, a3, a4, a5, a6),
+        Some(_g) => syscall_slow(f, n, [a1, a2, a3, a4, a5, a6], op, name, target, second),
+    };
+    match op {
+        Op::Close => cache_clear(fd),
+        Op::Open if r >= 0 && r <= c_long::from(c_int::MAX) => cache_opened(r as c_int),
+        _ => {}
+    }
+    r
+}
+
+#[inline(never)]
+unsafe fn syscall_slow(
+    f: ty::Syscall,
+    n: c_long,
+    a: [c_long; 6],
+    op: Op,
+    name: &'static str,
+    target: Target,
+    second: Option<Target>,
+) -> c_long {
+    let [a1, a2, a3, a4, a5, a6] = a;
+    let raw = move |x1: c_long, x3: c_long| f(n, x1, a2, x3, a4, a5, a6);
     let mut c = Call::new(op, name, target);
     if let Some(t) = second {
         c = c.with_second(t);

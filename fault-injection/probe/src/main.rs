@@ -24,6 +24,9 @@
 //! sys:NAME:… the same through `syscall(SYS_…)` for write, pwrite64, writev, open,
 //! openat, creat, close, fsync, fdatasync, sync_file_range, syncfs, rename, renameat,
 //! renameat2, unlink, unlinkat, mkdir, mkdirat, flock, fcntl, ftruncate;
+//! fclose (fdopen + fclose of the current fd); fopen (PATH, sets the current fd);
+//! dup2 (NEWFD: the current fd onto NEWFD, which becomes current); close_range (LO:HI);
+//! symlink (TARGET:LINK);
 //! raw:write:TEXT, raw:fsync, raw:rename:A:B — a raw syscall instruction (invisible to
 //! any LD_PRELOAD library);
 //! fork:N (the child runs the next N steps and exits; the parent skips them, waits and
@@ -386,6 +389,45 @@ fn step(p: &mut Probe, name: &str, a: &[&str], rest: &[String]) -> i64 {
                 -1
             }
             "exit" => libc::_exit(num(arg(a, 0, name)) as c_int),
+            "fclose" => {
+                // fdopen + fclose: glibc closes the fd internally, not through close().
+                let fp = libc::fdopen(p.fd, c"w".as_ptr());
+                if fp.is_null() {
+                    -1
+                } else {
+                    i64::from(libc::fclose(fp))
+                }
+            }
+            "fopen" => {
+                // fopen opens internally, not through open().
+                let path = cstr(arg(a, 0, name));
+                let fp = libc::fopen(path.as_ptr(), c"w".as_ptr());
+                if fp.is_null() {
+                    -1
+                } else {
+                    p.fd = libc::fileno(fp);
+                    i64::from(p.fd)
+                }
+            }
+            "dup2" => {
+                let new = num(arg(a, 0, name)) as c_int;
+                let r = libc::dup2(p.fd, new);
+                if r >= 0 {
+                    p.fd = r;
+                }
+                i64::from(r)
+            }
+            "close_range" => {
+                let (lo, hi) = (
+                    num(arg(a, 0, name)) as libc::c_uint,
+                    num(arg(a, 1, name)) as libc::c_uint,
+                );
+                i64::from(libc::close_range(lo, hi, 0))
+            }
+            "symlink" => {
+                let (x, y) = (cstr(arg(a, 0, name)), cstr(arg(a, 1, name)));
+                i64::from(libc::symlink(x.as_ptr(), y.as_ptr()))
+            }
             "threads" => threads(
                 p.fd,
                 num(arg(a, 0, name)) as usize,
