@@ -24,7 +24,12 @@ seed_corpus() {
   local target=$1 dir=corpus/$1
   mkdir -p "$dir"
   case $target in
-    format_*) find ../corpus/checkpoints -name '*.json' -size -64k -exec cp -t "$dir" {} + ;;
+    format_*)
+      # Every fixture has its checkpoint's file name; name seeds after their case.
+      find ../corpus/checkpoints -name '*.json' -size -64k -print0 |
+        while IFS= read -r -d '' f; do
+          cp "$f" "$dir/$(basename "$(dirname "$f")")-$(basename "$f")"
+        done ;;
     wire_*) [ -d ../corpus/wire ] && cp -r ../corpus/wire/. "$dir" ;;
     zon_*) [ -d ../corpus/config ] && cp -r ../corpus/config/. "$dir" ;;
   esac
