@@ -1131,16 +1131,20 @@ unsafe fn run(c: &mut Call, len: usize, lie: i64, real: impl FnMut(usize) -> i64
         .copied()
         .unwrap_or(true)
     {
-        let mut paths = Paths {
-            p1: PathBuf::new(),
-            p2: PathBuf::new(),
-        };
+        // Built in place without zeroing its 8.7 KB: only the lengths are set; the
+        // buffers are MaybeUninit and read only up to their length.
+        let mut slot = MaybeUninit::<Paths>::uninit();
+        let pp = slot.as_mut_ptr();
+        core::ptr::addr_of_mut!((*pp).p1.len).write(0);
+        core::ptr::addr_of_mut!((*pp).p2.len).write(0);
+        // SAFETY: every field that is not MaybeUninit is now initialised.
+        let paths = &mut *pp;
         resolve_target(&c.target, &mut paths.p1);
         if c.has_path2 {
             resolve_target(&c.target2, &mut paths.p2);
         }
         set_errno(c.entry_errno);
-        act(c, &paths, len, lie, real)
+        act(c, paths, len, lie, real)
     } else {
         act(c, &NO_PATHS, len, lie, real)
     }
