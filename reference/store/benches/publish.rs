@@ -108,10 +108,11 @@ impl Setup {
 
     /// One store publish: (end-to-end time, encode time reported by publish).
     fn publish(&mut self) -> (Duration, Duration) {
-        let input = self.state.clone();
+        let mut input = self.state.clone();
         let start = Instant::now();
-        let done = self.store.publish(common::T0, input).unwrap();
+        let done = self.store.publish(common::T0, &mut input).unwrap();
         let elapsed = start.elapsed();
+        drop(input);
         self.published.push_back(done.checkpoint);
         while self.published.len() > RETAINED {
             self.store

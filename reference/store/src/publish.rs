@@ -49,7 +49,10 @@ impl Store {
     /// Publishes `state` in the current format. The store owns four fields and
     /// overwrites them: `checkpoint` and `generation` (allocated here), `socket` and
     /// `uid` (the store's identity). `now` is recorded as the attempt time for doctor.
-    pub fn publish(&mut self, now: Timestamp, mut state: Checkpoint) -> Result<Published> {
+    ///
+    /// `state` is borrowed, not consumed: the caller keeps it (with the four fields
+    /// now set to what was written) and frees it outside the publish latency.
+    pub fn publish(&mut self, now: Timestamp, state: &mut Checkpoint) -> Result<Published> {
         let Some(socket) = self.socket.clone() else {
             return Err(StoreError::io(
                 "store opened without a socket identity cannot publish",
@@ -62,7 +65,7 @@ impl Store {
             state.generation = alloc.generation;
             state.socket = socket;
             state.uid = uid;
-            let bytes = vx_format::write(&state, Format::CURRENT)?;
+            let bytes = vx_format::write(state, Format::CURRENT)?;
             summary = Some(Summary {
                 generation: alloc.generation,
                 captured_at: state.captured_at,

@@ -125,7 +125,10 @@ fn uuid_breaks_generation_ties_and_both_duplicates_are_refused() {
     assert!(cleanup.deleted.is_empty(), "{:?}", cleanup.deleted);
     // A new publish never reuses the duplicated generation.
     assert_eq!(
-        t.store.publish(T0, state(1, T0, false)).unwrap().generation,
+        t.store
+            .publish(T0, &mut state(1, T0, false))
+            .unwrap()
+            .generation,
         6
     );
 }
@@ -133,8 +136,8 @@ fn uuid_breaks_generation_ties_and_both_duplicates_are_refused() {
 #[test]
 fn a_corrupt_newest_file_never_selects_an_older_one() {
     let mut t = TestStore::new();
-    let older = t.store.publish(T0, state(2, T0, false)).unwrap();
-    let newest = t.store.publish(T0, state(2, T0, false)).unwrap();
+    let older = t.store.publish(T0, &mut state(2, T0, false)).unwrap();
+    let newest = t.store.publish(T0, &mut state(2, T0, false)).unwrap();
     // Flip one byte inside the payload: checksum mismatch.
     let path = t.path_of(&newest.checkpoint);
     let mut bytes = std::fs::read(&path).unwrap();
@@ -313,7 +316,7 @@ fn socket_and_uid_are_checked_only_with_an_identity() {
 #[test]
 fn a_file_changed_in_place_is_read_again() {
     let mut t = TestStore::new();
-    let published = t.store.publish(T0, state(2, T0, false)).unwrap();
+    let published = t.store.publish(T0, &mut state(2, T0, false)).unwrap();
     assert_eq!(t.store.list(T0).unwrap().entries[0].status, Status::Valid);
     let path = t.path_of(&published.checkpoint);
     let mut bytes = std::fs::read(&path).unwrap();

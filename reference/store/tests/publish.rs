@@ -15,8 +15,8 @@ use vx_store::{ErrorCode, Status, StoreConfig};
 #[test]
 fn publish_allocates_fresh_ids_and_increasing_generations() {
     let mut t = TestStore::new();
-    let a = t.store.publish(T0, state(3, T0, false)).unwrap();
-    let b = t.store.publish(T0, state(3, T0, false)).unwrap();
+    let a = t.store.publish(T0, &mut state(3, T0, false)).unwrap();
+    let b = t.store.publish(T0, &mut state(3, T0, false)).unwrap();
     assert_eq!((a.generation, b.generation), (1, 2));
     assert_ne!(a.checkpoint, b.checkpoint);
     assert!(vx_format::ids::is_checkpoint_id(&a.checkpoint));
@@ -69,17 +69,23 @@ fn next_generation_follows_the_largest_retained_valid_one() {
         b"{\"format\":3}",
     );
     assert_eq!(
-        t.store.publish(T0, state(1, T0, false)).unwrap().generation,
+        t.store
+            .publish(T0, &mut state(1, T0, false))
+            .unwrap()
+            .generation,
         8
     );
 
     // Forgetting the newest lowers the next generation again.
     let mut u = TestStore::new();
-    let first = u.store.publish(T0, state(1, T0, false)).unwrap();
-    let second = u.store.publish(T0, state(1, T0, false)).unwrap();
+    let first = u.store.publish(T0, &mut state(1, T0, false)).unwrap();
+    let second = u.store.publish(T0, &mut state(1, T0, false)).unwrap();
     u.store.forget(&second.checkpoint).unwrap();
     assert_eq!(
-        u.store.publish(T0, state(1, T0, false)).unwrap().generation,
+        u.store
+            .publish(T0, &mut state(1, T0, false))
+            .unwrap()
+            .generation,
         first.generation + 1
     );
 }
@@ -89,7 +95,7 @@ fn generation_exhaustion_refuses_without_writing() {
     let mut t = TestStore::new();
     t.plant(MAX_SAFE_INTEGER, T0);
     let before = t.entries();
-    let err = t.store.publish(T0, state(1, T0, false)).unwrap_err();
+    let err = t.store.publish(T0, &mut state(1, T0, false)).unwrap_err();
     assert_eq!(err.code, ErrorCode::RecoveryIo);
     assert!(err.reason.contains("exhausted"));
     assert_eq!(t.entries(), before);
@@ -102,7 +108,10 @@ fn generation_exhaustion_refuses_without_writing() {
     let mut u = TestStore::new();
     u.plant(MAX_SAFE_INTEGER - 1, T0);
     assert_eq!(
-        u.store.publish(T0, state(1, T0, false)).unwrap().generation,
+        u.store
+            .publish(T0, &mut state(1, T0, false))
+            .unwrap()
+            .generation,
         MAX_SAFE_INTEGER
     );
 }
@@ -113,8 +122,8 @@ fn oversized_checkpoint_fails_before_writing() {
         max_checkpoint_bytes: 65_536,
         ..Default::default()
     });
-    let ok = t.store.publish(T0, state(1, T0, false)).unwrap();
-    let err = t.store.publish(T0, state(100, T0, true)).unwrap_err();
+    let ok = t.store.publish(T0, &mut state(1, T0, false)).unwrap();
+    let err = t.store.publish(T0, &mut state(100, T0, true)).unwrap_err();
     assert_eq!(err.code, ErrorCode::CheckpointSize);
     assert_eq!(t.entries(), vec![format!("{}.json", ok.checkpoint)]);
 }
@@ -124,7 +133,7 @@ fn an_invalid_state_is_refused_with_the_readers_verdict() {
     let mut t = TestStore::new();
     let mut bad = state(2, T0, false);
     bad.panes.swap(0, 1); // unsorted pane ids
-    let err = t.store.publish(T0, bad).unwrap_err();
+    let err = t.store.publish(T0, &mut bad).unwrap_err();
     assert_eq!(err.code, ErrorCode::CheckpointCorrupt);
     assert!(t.entries().is_empty());
 }
@@ -146,11 +155,14 @@ fn a_failure_at_every_publish_step_leaves_the_previous_checkpoint() {
         (Step::FsyncDir, Errno::EIO),
     ] {
         let mut t = TestStore::new();
-        let previous = t.store.publish(T0, state(4, T0, false)).unwrap();
+        let previous = t.store.publish(T0, &mut state(4, T0, false)).unwrap();
         let previous_bytes = std::fs::read(t.path_of(&previous.checkpoint)).unwrap();
         let log = t.use_io(FaultyIo::failing(step, 1, errno));
 
-        let err = t.store.publish(at(1), state(4, T0, false)).unwrap_err();
+        let err = t
+            .store
+            .publish(at(1), &mut state(4, T0, false))
+            .unwrap_err();
         assert_eq!(err.code, ErrorCode::RecoveryIo, "{step:?}");
         assert_eq!(err.errno, Some(errno), "{step:?}");
         let text = err.to_string();
@@ -218,7 +230,7 @@ fn a_failure_at_every_publish_step_leaves_the_previous_checkpoint() {
 fn step_order_is_create_write_fsync_close_rename_fsync_dir() {
     let mut t = TestStore::new();
     let log = t.use_io(FaultyIo::new());
-    t.store.publish(T0, state(2, T0, false)).unwrap();
+    t.store.publish(T0, &mut state(2, T0, false)).unwrap();
     let log = log.lock().unwrap().clone();
     assert_eq!(
         log,
@@ -240,7 +252,7 @@ fn short_writes_are_continued_and_interrupted_writes_retried() {
     io.short_writes = Some(7);
     io.interrupt_writes = true;
     let log = t.use_io(io);
-    let published = t.store.publish(T0, state(10, T0, true)).unwrap();
+    let published = t.store.publish(T0, &mut state(10, T0, true)).unwrap();
     let bytes = std::fs::read(t.path_of(&published.checkpoint)).unwrap();
     assert_eq!(bytes.len() as u64, published.bytes);
     let writes = log
@@ -265,11 +277,11 @@ fn short_writes_are_continued_and_interrupted_writes_retried() {
 #[test]
 fn a_failure_in_the_middle_of_a_short_write_sequence_is_reported() {
     let mut t = TestStore::new();
-    let previous = t.store.publish(T0, state(1, T0, false)).unwrap();
+    let previous = t.store.publish(T0, &mut state(1, T0, false)).unwrap();
     let mut io = FaultyIo::failing(Step::Write, 3, Errno::ENOSPC);
     io.short_writes = Some(100);
     t.use_io(io);
-    let err = t.store.publish(T0, state(10, T0, false)).unwrap_err();
+    let err = t.store.publish(T0, &mut state(10, T0, false)).unwrap_err();
     assert_eq!(err.errno, Some(Errno::ENOSPC));
     assert_eq!(t.entries(), vec![format!("{}.json", previous.checkpoint)]);
 }
@@ -277,11 +289,11 @@ fn a_failure_in_the_middle_of_a_short_write_sequence_is_reported() {
 #[test]
 fn a_temp_file_that_could_not_be_removed_is_never_a_candidate() {
     let mut t = TestStore::new();
-    let previous = t.store.publish(T0, state(1, T0, false)).unwrap();
+    let previous = t.store.publish(T0, &mut state(1, T0, false)).unwrap();
     let mut io = FaultyIo::failing(Step::FsyncFile, 1, Errno::EIO);
     io.fails.push((Step::Unlink, 1, Errno::EIO));
     t.use_io(io);
-    t.store.publish(T0, state(1, T0, false)).unwrap_err();
+    t.store.publish(T0, &mut state(1, T0, false)).unwrap_err();
     assert_eq!(
         t.entries()
             .iter()
@@ -297,7 +309,10 @@ fn a_temp_file_that_could_not_be_removed_is_never_a_candidate() {
     assert_eq!(listing.entries[0].status, Status::Valid);
     // The next publish still allocates from the durable checkpoint.
     assert_eq!(
-        t.store.publish(T0, state(1, T0, false)).unwrap().generation,
+        t.store
+            .publish(T0, &mut state(1, T0, false))
+            .unwrap()
+            .generation,
         previous.generation + 1
     );
 }
@@ -305,9 +320,9 @@ fn a_temp_file_that_could_not_be_removed_is_never_a_candidate() {
 #[test]
 fn enospc_on_fsync_keeps_previous_and_reports() {
     let mut t = TestStore::new();
-    let previous = t.store.publish(T0, state(3, T0, false)).unwrap();
+    let previous = t.store.publish(T0, &mut state(3, T0, false)).unwrap();
     t.use_io(FaultyIo::failing(Step::FsyncFile, 1, Errno::ENOSPC));
-    let err = t.store.publish(T0, state(3, T0, false)).unwrap_err();
+    let err = t.store.publish(T0, &mut state(3, T0, false)).unwrap_err();
     assert_eq!(err.errno, Some(Errno::ENOSPC));
     let loaded = t.store.load(&previous.checkpoint, T0).unwrap();
     assert_eq!(loaded.checkpoint.generation, previous.generation);
@@ -332,7 +347,7 @@ fn an_alternate_socket_never_uses_the_default_store() {
     assert_ne!(a.dir(), b.dir());
     let mut sa = vx_store::Store::open(&a, uid(), StoreConfig::default()).unwrap();
     let mut sb = vx_store::Store::open(&b, uid(), StoreConfig::default()).unwrap();
-    let published = sa.publish(T0, state(1, T0, false)).unwrap();
+    let published = sa.publish(T0, &mut state(1, T0, false)).unwrap();
     assert!(sb.list(T0).unwrap().entries.is_empty());
     assert_eq!(
         sb.load(&published.checkpoint, T0).unwrap_err().code,

@@ -26,7 +26,12 @@ fn prune_by_count_keeps_the_newest_generations_and_syncs_the_directory() {
     let mut t = TestStore::new();
     let mut published = Vec::new();
     for _ in 0..5 {
-        published.push(t.store.publish(T0, state(1, T0, false)).unwrap().checkpoint);
+        published.push(
+            t.store
+                .publish(T0, &mut state(1, T0, false))
+                .unwrap()
+                .checkpoint,
+        );
     }
     let log = t.use_io(FaultyIo::new());
     let cleanup = t.store.prune(T0).unwrap();
@@ -78,7 +83,7 @@ fn prune_by_age_removes_expired_even_the_newest() {
 fn a_stricter_count_under_a_prospective_config_prunes_before_activation() {
     let mut t = TestStore::new();
     for _ in 0..3 {
-        t.store.publish(T0, state(1, T0, false)).unwrap();
+        t.store.publish(T0, &mut state(1, T0, false)).unwrap();
     }
     let stricter = StoreConfig {
         max_checkpoints: 1,
@@ -100,10 +105,10 @@ fn the_last_durable_checkpoint_survives_a_failed_write() {
         max_checkpoints: 1,
         ..Default::default()
     });
-    let durable = t.store.publish(T0, state(1, T0, false)).unwrap();
+    let durable = t.store.publish(T0, &mut state(1, T0, false)).unwrap();
     // The next publish renames its file into place but the directory fsync fails.
     t.use_io(FaultyIo::failing(Step::FsyncDir, 1, Errno::EIO));
-    let err = t.store.publish(T0, state(1, T0, false)).unwrap_err();
+    let err = t.store.publish(T0, &mut state(1, T0, false)).unwrap_err();
     assert_eq!(err.code, ErrorCode::RecoveryIo);
     let listing = ids_in(&mut t);
     assert_eq!(listing.len(), 2, "the failed write's file is visible");
@@ -117,7 +122,7 @@ fn the_last_durable_checkpoint_survives_a_failed_write() {
 
     // Once a later directory fsync succeeds, everything renamed is durable and
     // ordinary count pruning resumes.
-    let next = t.store.publish(T0, state(1, T0, false)).unwrap();
+    let next = t.store.publish(T0, &mut state(1, T0, false)).unwrap();
     let cleanup = t.store.prune(T0).unwrap();
     let mut want = vec![durable.checkpoint, failed];
     want.sort();
@@ -131,9 +136,17 @@ fn prune_failures_are_reported_with_what_was_and_was_not_deleted() {
         max_checkpoints: 1,
         ..Default::default()
     });
-    let a = t.store.publish(T0, state(1, T0, false)).unwrap().checkpoint;
-    let b = t.store.publish(T0, state(1, T0, false)).unwrap().checkpoint;
-    t.store.publish(T0, state(1, T0, false)).unwrap();
+    let a = t
+        .store
+        .publish(T0, &mut state(1, T0, false))
+        .unwrap()
+        .checkpoint;
+    let b = t
+        .store
+        .publish(T0, &mut state(1, T0, false))
+        .unwrap()
+        .checkpoint;
+    t.store.publish(T0, &mut state(1, T0, false)).unwrap();
     t.use_io(FaultyIo::failing(Step::Unlink, 1, Errno::EIO));
     let err = t.store.prune(T0).unwrap_err();
     assert_eq!(err.error.code, ErrorCode::RecoveryIo);
@@ -164,8 +177,16 @@ fn text_purge_deletes_every_text_bearing_checkpoint() {
         terminal_text: TextMode::Plain,
         ..Default::default()
     });
-    let with_text = t.store.publish(T0, state(3, T0, true)).unwrap().checkpoint;
-    let without = t.store.publish(T0, state(3, T0, false)).unwrap().checkpoint;
+    let with_text = t
+        .store
+        .publish(T0, &mut state(3, T0, true))
+        .unwrap()
+        .checkpoint;
+    let without = t
+        .store
+        .publish(T0, &mut state(3, T0, false))
+        .unwrap()
+        .checkpoint;
     let mut expired_with_text = state(2, at(-30 * DAY_MS), true);
     let expired_with_text = t.plant_state(3, &mut expired_with_text);
     let corrupt = "c33333333-3333-4333-8333-333333333333";
@@ -193,8 +214,16 @@ fn text_purge_deletes_every_text_bearing_checkpoint() {
 #[test]
 fn text_purge_fails_and_says_which_when_it_cannot_delete() {
     let mut t = TestStore::new();
-    let with_text = t.store.publish(T0, state(1, T0, true)).unwrap().checkpoint;
-    let hard = t.store.publish(T0, state(1, T0, true)).unwrap().checkpoint;
+    let with_text = t
+        .store
+        .publish(T0, &mut state(1, T0, true))
+        .unwrap()
+        .checkpoint;
+    let hard = t
+        .store
+        .publish(T0, &mut state(1, T0, true))
+        .unwrap()
+        .checkpoint;
     std::fs::hard_link(t.path_of(&hard), t.tmp.path().join("second-link")).unwrap();
     let err = t.store.purge_text().unwrap_err();
     assert_eq!(err.error.code, ErrorCode::RecoveryIo);
@@ -204,7 +233,11 @@ fn text_purge_fails_and_says_which_when_it_cannot_delete() {
 
     // An unlink failure names the checkpoint too.
     let mut u = TestStore::new();
-    let a = u.store.publish(T0, state(1, T0, true)).unwrap().checkpoint;
+    let a = u
+        .store
+        .publish(T0, &mut state(1, T0, true))
+        .unwrap()
+        .checkpoint;
     u.use_io(FaultyIo::failing(Step::Unlink, 1, Errno::EROFS));
     let err = u.store.purge_text().unwrap_err();
     assert_eq!(err.not_deleted, vec![a]);
@@ -214,7 +247,11 @@ fn text_purge_fails_and_says_which_when_it_cannot_delete() {
 #[test]
 fn startup_cleanup_removes_only_safe_owned_regular_temp_files() {
     let mut t = TestStore::new();
-    let kept = t.store.publish(T0, state(1, T0, false)).unwrap().checkpoint;
+    let kept = t
+        .store
+        .publish(T0, &mut state(1, T0, false))
+        .unwrap()
+        .checkpoint;
     let safe = ".tmp-11111111-1111-4111-8111-111111111111";
     write_private(&t.dir().join(safe), b"interrupted");
     let permissive = ".tmp-22222222-2222-4222-8222-222222222222";

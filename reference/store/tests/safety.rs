@@ -310,13 +310,13 @@ fn recovery_parent(t: &TestStore) -> std::path::PathBuf {
 #[test]
 fn the_held_handle_survives_substitution_of_the_path() {
     let mut t = TestStore::new();
-    let first = t.store.publish(T0, state(1, T0, false)).unwrap();
+    let first = t.store.publish(T0, &mut state(1, T0, false)).unwrap();
     let moved = t.tmp.path().join("moved");
     std::fs::rename(t.dir(), &moved).unwrap();
     std::fs::create_dir(t.dir()).unwrap();
     std::fs::set_permissions(t.dir(), std::fs::Permissions::from_mode(0o700)).unwrap();
 
-    let second = t.store.publish(T0, state(1, T0, false)).unwrap();
+    let second = t.store.publish(T0, &mut state(1, T0, false)).unwrap();
     assert_eq!(second.generation, first.generation + 1);
     assert!(
         moved.join(format!("{}.json", second.checkpoint)).exists(),
