@@ -195,3 +195,13 @@ impl Health {
         self.last_error.as_ref().map(|e| e.code)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The daemon moves its store to a recovery worker thread.
+    #[test]
+    fn store_is_send() {
+        fn assert_send<T: Send>() {}
+        assert_send::<super::Store>();
+    }
+}
