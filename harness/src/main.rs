@@ -6,7 +6,11 @@ mod store_cmd;
 mod validate_cmd;
 
 #[derive(Parser, Debug)]
-#[command(name = "vxcert", version, about = "Conformance kit for durable terminal-session recovery")]
+#[command(
+    name = "vxcert",
+    version,
+    about = "Conformance kit for durable terminal-session recovery"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

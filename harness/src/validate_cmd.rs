@@ -39,7 +39,11 @@ struct Verdict {
 const IO_ERROR: &str = "unavailable.recovery_io";
 
 fn validate_file(path: &Path, args: &ValidateArgs) -> Verdict {
-    let fail = |result: &str, reason: String| Verdict { result: result.into(), reason: Some(reason), canonical: false };
+    let fail = |result: &str, reason: String| Verdict {
+        result: result.into(),
+        reason: Some(reason),
+        canonical: false,
+    };
     let mut file = match File::open(path) {
         Ok(f) => f,
         Err(e) => return fail(IO_ERROR, format!("cannot open file: {}", e.kind())),
@@ -81,7 +85,8 @@ pub fn run_validate(args: &ValidateArgs) -> i32 {
         all_valid &= verdict.result == "valid";
         let shown = path.display().to_string();
         if args.json {
-            let mut line = json!({"file": shown, "result": verdict.result, "reason": verdict.reason});
+            let mut line =
+                json!({"file": shown, "result": verdict.result, "reason": verdict.reason});
             if args.canonical {
                 line["canonical"] = json!(verdict.canonical);
             }

@@ -15,7 +15,16 @@ use std::time::{Duration, Instant};
 use vx_format::*;
 
 fn line(i: usize) -> String {
-    let words = ["build", "ok", "✓", "naïve", "\"quoted\"", "path/to/file.rs:42", "漢字", "warning:"];
+    let words = [
+        "build",
+        "ok",
+        "✓",
+        "naïve",
+        "\"quoted\"",
+        "path/to/file.rs:42",
+        "漢字",
+        "warning:",
+    ];
     let mut s = String::new();
     let mut j = i;
     while s.len() < 72 {
@@ -34,8 +43,17 @@ fn state(target_bytes: usize) -> (Checkpoint, Vec<u8>) {
         uid: 1000,
         captured_at: time::parse_timestamp("2026-11-29T10:00:00.000Z").unwrap(),
         shutdown: Shutdown::Open,
-        sessions: vec![Session { id: 0, name: "work".into() }],
-        windows: vec![Window { id: 0, session: 0, name: "main".into(), revision: 1, nodes: vec![] }],
+        sessions: vec![Session {
+            id: 0,
+            name: "work".into(),
+        }],
+        windows: vec![Window {
+            id: 0,
+            session: 0,
+            name: "main".into(),
+            revision: 1,
+            nodes: vec![],
+        }],
         panes: vec![],
     };
     let saved_at = cp.captured_at;
@@ -50,7 +68,10 @@ fn state(target_bytes: usize) -> (Checkpoint, Vec<u8>) {
             state: PaneState::Running,
             previous_state: None,
             float: None,
-            tags: vec![Tag { key: "owner".into(), value: "venomx".into() }],
+            tags: vec![Tag {
+                key: "owner".into(),
+                value: "venomx".into(),
+            }],
             text: Text::Plain(PlainText {
                 saved_at,
                 expires_at: Timestamp(saved_at.0 + 86_400_000),
@@ -79,7 +100,12 @@ fn build_chain(n: usize, nodes: &mut Vec<Node>) {
     for p in 0..n {
         if p + 1 < n {
             let i = nodes.len();
-            nodes.push(Node::Split { axis: Axis::Rows, first: i + 1, second: i + 2, ratio: None });
+            nodes.push(Node::Split {
+                axis: Axis::Rows,
+                first: i + 1,
+                second: i + 2,
+                ratio: None,
+            });
         }
         nodes.push(Node::Pane { pane: p as u64 });
     }
@@ -100,40 +126,90 @@ fn median(mut f: impl FnMut(), budget: Duration) -> Duration {
 fn main() {
     // `cargo test --benches` runs this with --test-ish flags; keep that instant.
     let quick = std::env::args().any(|a| a == "--test" || a == "--quick");
-    let budget = if quick { Duration::from_millis(1) } else { Duration::from_secs(3) };
+    let budget = if quick {
+        Duration::from_millis(1)
+    } else {
+        Duration::from_secs(3)
+    };
     if std::env::args().any(|a| a == "--profile-read") {
         // For `perf record`: only the reader, on the large file.
         let (_, bytes) = state(16_777_216);
         let ctx = ReadContext::default();
         let env = read_envelope(&bytes, &ctx).unwrap();
         let stages = [
-            ("envelope scan", median(|| drop(black_box(json::check_document(&bytes, Doc::Envelope).unwrap())), budget)),
-            ("envelope read (scan+unescape+sha)", median(|| drop(black_box(read_envelope(&bytes, &ctx).unwrap())), budget)),
-            ("sha256 of payload", median(|| drop(black_box(<sha2::Sha256 as sha2::Digest>::digest(env.payload.as_bytes()))), budget)),
-            ("payload scan", median(|| drop(black_box(json::check_text(&env.payload, Doc::Payload).unwrap())), budget)),
-            ("whole read", median(|| drop(black_box(read(&bytes, &ctx).unwrap())), budget)),
+            (
+                "envelope scan",
+                median(
+                    || {
+                        black_box(json::check_document(&bytes, Doc::Envelope).unwrap());
+                    },
+                    budget,
+                ),
+            ),
+            (
+                "envelope read (scan+unescape+sha)",
+                median(
+                    || drop(black_box(read_envelope(&bytes, &ctx).unwrap())),
+                    budget,
+                ),
+            ),
+            (
+                "sha256 of payload",
+                median(
+                    || {
+                        black_box(<sha2::Sha256 as sha2::Digest>::digest(
+                            env.payload.as_bytes(),
+                        ));
+                    },
+                    budget,
+                ),
+            ),
+            (
+                "payload scan",
+                median(
+                    || {
+                        black_box(json::check_text(&env.payload, Doc::Payload).unwrap());
+                    },
+                    budget,
+                ),
+            ),
+            (
+                "whole read",
+                median(|| drop(black_box(read(&bytes, &ctx).unwrap())), budget),
+            ),
         ];
         for (name, d) in stages {
             println!("{name}: {:.1} ms", d.as_secs_f64() * 1e3);
         }
         return;
     }
-    println!("| file | bytes | vx_format::read | serde envelope | ratio | serde env+payload | ratio |");
+    println!(
+        "| file | bytes | vx_format::read | serde envelope | ratio | serde env+payload | ratio |"
+    );
     println!("|---|---|---|---|---|---|---|");
     for (label, target) in [("1 MiB", 1usize << 20), ("16 MiB", 16_777_216)] {
         let (_, bytes) = state(target);
         let ctx = ReadContext::default();
         read(&bytes, &ctx).expect("benchmark file is valid");
-        let ours = median(|| drop(black_box(read(black_box(&bytes), &ctx).unwrap())), budget);
+        let ours = median(
+            || drop(black_box(read(black_box(&bytes), &ctx).unwrap())),
+            budget,
+        );
         let envelope_only = median(
-            || drop(black_box(serde_json::from_slice::<serde_json::Value>(black_box(&bytes)).unwrap())),
+            || {
+                drop(black_box(
+                    serde_json::from_slice::<serde_json::Value>(black_box(&bytes)).unwrap(),
+                ))
+            },
             budget,
         );
         let both = median(
             || {
                 let env: serde_json::Value = serde_json::from_slice(black_box(&bytes)).unwrap();
                 let payload = env["payload"].as_str().unwrap();
-                drop(black_box(serde_json::from_str::<serde_json::Value>(payload).unwrap()));
+                drop(black_box(
+                    serde_json::from_str::<serde_json::Value>(payload).unwrap(),
+                ));
             },
             budget,
         );

@@ -164,11 +164,21 @@ pub struct FormatError {
 
 impl FormatError {
     pub fn new(rule: Rule, doc: Doc) -> Self {
-        FormatError { rule, doc, path: Vec::new(), offset: None }
+        FormatError {
+            rule,
+            doc,
+            path: Vec::new(),
+            offset: None,
+        }
     }
 
     pub fn at_offset(rule: Rule, doc: Doc, offset: usize) -> Self {
-        FormatError { rule, doc, path: Vec::new(), offset: Some(offset) }
+        FormatError {
+            rule,
+            doc,
+            path: Vec::new(),
+            offset: Some(offset),
+        }
     }
 
     pub fn code(&self) -> Code {
@@ -218,7 +228,12 @@ impl FormatError {
             None if self.doc == Doc::File => doc.to_string(),
             None => format!("{doc} {}", self.path_string()),
         };
-        format!("{}: {} at {}", self.rule.id(), self.rule.description(), place)
+        format!(
+            "{}: {} at {}",
+            self.rule.id(),
+            self.rule.description(),
+            place
+        )
     }
 }
 

@@ -13,7 +13,8 @@ use crate::time::{MAX_TIMESTAMP, MIN_TIMESTAMP};
 /// multi-byte UTF-8 and astral code points (no control characters).
 const PALETTE: &[char] = &[
     'a', 'b', 'z', 'A', 'Z', '0', '9', ' ', '"', '\\', '/', '\'', '{', '}', '[', ']', ':', ',',
-    '%', '.', '-', '_', 'é', 'ß', 'ω', '—', '✓', '漢', '字', '🙂', '\u{a0}', '\u{200b}', '\u{fffd}',
+    '%', '.', '-', '_', 'é', 'ß', 'ω', '—', '✓', '漢', '字', '🙂', '\u{a0}', '\u{200b}',
+    '\u{fffd}',
 ];
 
 fn text(u: &mut Unstructured, min: usize, max_chars: usize, max_bytes: usize) -> Result<String> {
@@ -34,10 +35,18 @@ fn text(u: &mut Unstructured, min: usize, max_chars: usize, max_bytes: usize) ->
 
 fn ascending_ids(u: &mut Unstructured, count: usize) -> Result<Vec<u64>> {
     let mut ids = Vec::with_capacity(count);
-    let mut next: u64 = if u.ratio(1, 8)? { u.int_in_range(0..=MAX_SAFE_INTEGER - 64)? } else { 0 };
+    let mut next: u64 = if u.ratio(1, 8)? {
+        u.int_in_range(0..=MAX_SAFE_INTEGER - 64)?
+    } else {
+        0
+    };
     for _ in 0..count {
         ids.push(next);
-        let step = if u.ratio(1, 4)? { u.int_in_range(1..=1000)? } else { 1 };
+        let step = if u.ratio(1, 4)? {
+            u.int_in_range(1..=1000)?
+        } else {
+            1
+        };
         next = (next + step).min(MAX_SAFE_INTEGER);
         if ids.last() == Some(&next) {
             break;
@@ -51,19 +60,30 @@ fn timestamp(u: &mut Unstructured) -> Result<Timestamp> {
         return Ok(*u.choose(&[MIN_TIMESTAMP, MAX_TIMESTAMP, Timestamp(0)])?);
     }
     // Mostly recent instants, where real checkpoints live.
-    Ok(Timestamp(u.int_in_range(1_700_000_000_000i64..=1_900_000_000_000)?))
+    Ok(Timestamp(
+        u.int_in_range(1_700_000_000_000i64..=1_900_000_000_000)?,
+    ))
 }
 
 /// A state valid under `format`, using only what that format can hold.
 pub fn checkpoint(u: &mut Unstructured, format: Format) -> Result<Checkpoint> {
-    let shutdown = if u.ratio(1, 4)? { Shutdown::Clean } else { Shutdown::Open };
+    let shutdown = if u.ratio(1, 4)? {
+        Shutdown::Clean
+    } else {
+        Shutdown::Open
+    };
     let session_ids = {
         let n = u.int_in_range(0..=4)?;
         ascending_ids(u, n)?
     };
     let sessions = session_ids
         .iter()
-        .map(|&id| Ok(Session { id, name: text(u, 1, 12, 255)? }))
+        .map(|&id| {
+            Ok(Session {
+                id,
+                name: text(u, 1, 12, 255)?,
+            })
+        })
         .collect::<Result<Vec<_>>>()?;
     let window_ids = if sessions.is_empty() {
         Vec::new()
@@ -74,8 +94,18 @@ pub fn checkpoint(u: &mut Unstructured, format: Format) -> Result<Checkpoint> {
     let mut windows = Vec::new();
     for id in window_ids {
         let session = u.choose(&sessions)?.id;
-        let revision = if u.ratio(1, 8)? { MAX_SAFE_INTEGER } else { u.int_in_range(1..=100)? };
-        windows.push(Window { id, session, name: text(u, 1, 12, 255)?, revision, nodes: Vec::new() });
+        let revision = if u.ratio(1, 8)? {
+            MAX_SAFE_INTEGER
+        } else {
+            u.int_in_range(1..=100)?
+        };
+        windows.push(Window {
+            id,
+            session,
+            name: text(u, 1, 12, 255)?,
+            revision,
+            nodes: Vec::new(),
+        });
     }
     let pane_ids = if windows.is_empty() {
         Vec::new()
@@ -89,8 +119,11 @@ pub fn checkpoint(u: &mut Unstructured, format: Format) -> Result<Checkpoint> {
         panes.push(pane(u, id, &windows[w], format, shutdown)?);
     }
     for window in &mut windows {
-        let mut leaves: Vec<u64> =
-            panes.iter().filter(|p| p.window == window.id && p.float.is_none()).map(|p| p.id).collect();
+        let mut leaves: Vec<u64> = panes
+            .iter()
+            .filter(|p| p.window == window.id && p.float.is_none())
+            .map(|p| p.id)
+            .collect();
         // Any order of leaves is a valid tree; shuffle so trees don't mirror ID order.
         for i in (1..leaves.len()).rev() {
             let j = u.int_in_range(0..=i)?;
@@ -102,9 +135,17 @@ pub fn checkpoint(u: &mut Unstructured, format: Format) -> Result<Checkpoint> {
     u.fill_buffer(&mut id)?;
     Ok(Checkpoint {
         checkpoint: checkpoint_id_from_bytes(id),
-        generation: if u.ratio(1, 8)? { MAX_SAFE_INTEGER } else { u.int_in_range(1..=1000)? },
+        generation: if u.ratio(1, 8)? {
+            MAX_SAFE_INTEGER
+        } else {
+            u.int_in_range(1..=1000)?
+        },
         socket: format!("/{}", text(u, 0, 16, 4000)?.replace('\0', "")),
-        uid: if u.ratio(1, 8)? { MAX_SAFE_INTEGER } else { u.int_in_range(0..=70000)? },
+        uid: if u.ratio(1, 8)? {
+            MAX_SAFE_INTEGER
+        } else {
+            u.int_in_range(0..=70000)?
+        },
         captured_at: timestamp(u)?,
         shutdown,
         sessions,
@@ -124,9 +165,22 @@ fn tree(u: &mut Unstructured, leaves: &[u64], format: Format, nodes: &mut Vec<No
         _ => {
             let at = u.int_in_range(1..=leaves.len() - 1)?;
             let me = nodes.len();
-            let axis = if u.arbitrary()? { Axis::Cols } else { Axis::Rows };
-            let ratio = if format.has_ratios() && u.arbitrary()? { Some(u.int_in_range(1..=9999)?) } else { None };
-            nodes.push(Node::Split { axis, first: me + 1, second: 0, ratio });
+            let axis = if u.arbitrary()? {
+                Axis::Cols
+            } else {
+                Axis::Rows
+            };
+            let ratio = if format.has_ratios() && u.arbitrary()? {
+                Some(u.int_in_range(1..=9999)?)
+            } else {
+                None
+            };
+            nodes.push(Node::Split {
+                axis,
+                first: me + 1,
+                second: 0,
+                ratio,
+            });
             tree(u, &leaves[..at], format, nodes)?;
             let second = nodes.len();
             if let Node::Split { second: s, .. } = &mut nodes[me] {
@@ -137,7 +191,13 @@ fn tree(u: &mut Unstructured, leaves: &[u64], format: Format, nodes: &mut Vec<No
     }
 }
 
-fn pane(u: &mut Unstructured, id: u64, window: &Window, format: Format, shutdown: Shutdown) -> Result<Pane> {
+fn pane(
+    u: &mut Unstructured,
+    id: u64,
+    window: &Window,
+    format: Format,
+    shutdown: Shutdown,
+) -> Result<Pane> {
     let running = shutdown == Shutdown::Open && u.arbitrary()?;
     let state = if running {
         PaneState::Running
@@ -145,7 +205,10 @@ fn pane(u: &mut Unstructured, id: u64, window: &Window, format: Format, shutdown
         let exit = match u.int_in_range(0..=2)? {
             0 => None,
             1 => Some(Exit::Code(u.arbitrary()?)),
-            _ => Some(Exit::Signal(u.choose(&["SIGTERM", "SIGKILL", "SIGHUP", "SIGRTMIN1", "SIGX"])?.to_string())),
+            _ => Some(Exit::Signal(
+                u.choose(&["SIGTERM", "SIGKILL", "SIGHUP", "SIGRTMIN1", "SIGX"])?
+                    .to_string(),
+            )),
         };
         PaneState::Exited { exit }
     };
@@ -155,7 +218,11 @@ fn pane(u: &mut Unstructured, id: u64, window: &Window, format: Format, shutdown
         _ => None,
     };
     let text_kind = u.int_in_range(0..=2)?;
-    let rows: u16 = if text_kind == 2 { u.int_in_range(1..=6)? } else { u.int_in_range(1..=65535)? };
+    let rows: u16 = if text_kind == 2 {
+        u.int_in_range(1..=6)?
+    } else {
+        u.int_in_range(1..=65535)?
+    };
     let text = match text_kind {
         0 => Text::Omitted,
         1 => Text::Expired,
@@ -163,14 +230,27 @@ fn pane(u: &mut Unstructured, id: u64, window: &Window, format: Format, shutdown
             let saved_at = timestamp(u)?;
             let room = (MAX_TIMESTAMP.0 - saved_at.0).min(MAX_TEXT_AGE_MS);
             let expires_at = Timestamp(saved_at.0 + u.int_in_range(0..=room)?);
-            let screen = (0..rows).map(|_| text(u, 0, 20, 4096)).collect::<Result<_>>()?;
+            let screen = (0..rows)
+                .map(|_| text(u, 0, 20, 4096))
+                .collect::<Result<_>>()?;
             let history_len = u.int_in_range(0..=4)?;
-            let history = (0..history_len).map(|_| text(u, 0, 20, 4096)).collect::<Result<_>>()?;
-            Text::Plain(PlainText { saved_at, expires_at, screen, history })
+            let history = (0..history_len)
+                .map(|_| text(u, 0, 20, 4096))
+                .collect::<Result<_>>()?;
+            Text::Plain(PlainText {
+                saved_at,
+                expires_at,
+                screen,
+                history,
+            })
         }
     };
     let (float, tags) = if format.has_floats_and_tags() {
-        let float = if u.ratio(1, 3)? { Some(float_spec(u)?) } else { None };
+        let float = if u.ratio(1, 3)? {
+            Some(float_spec(u)?)
+        } else {
+            None
+        };
         (float, tags(u)?)
     } else {
         (None, Vec::new())
@@ -190,7 +270,9 @@ fn pane(u: &mut Unstructured, id: u64, window: &Window, format: Format, shutdown
 }
 
 fn tags(u: &mut Unstructured) -> Result<Vec<Tag>> {
-    const KEYS: &[&str] = &["group", "owner", "role", "a", "a.b", "k-1", "z_9", "thread.7", "x"];
+    const KEYS: &[&str] = &[
+        "group", "owner", "role", "a", "a.b", "k-1", "z_9", "thread.7", "x",
+    ];
     let mut tags: Vec<Tag> = Vec::new();
     let n = u.int_in_range(0..=MAX_TAGS)?;
     for _ in 0..n {
@@ -200,7 +282,10 @@ fn tags(u: &mut Unstructured) -> Result<Vec<Tag>> {
             u.choose(KEYS)?.to_string()
         };
         if tags.iter().all(|t| t.key != key) {
-            tags.push(Tag { key, value: text(u, 1, 10, 256)? });
+            tags.push(Tag {
+                key,
+                value: text(u, 1, 10, 256)?,
+            });
         }
     }
     tags.sort_by(|a, b| a.key.as_bytes().cmp(b.key.as_bytes()));
@@ -216,27 +301,54 @@ fn float_spec(u: &mut Unstructured) -> Result<FloatSpec> {
         })
     };
     let offset = |u: &mut Unstructured| -> Result<Option<i16>> {
-        Ok(if u.arbitrary()? { Some(u.int_in_range(-4096..=4096)?) } else { None })
+        Ok(if u.arbitrary()? {
+            Some(u.int_in_range(-4096..=4096)?)
+        } else {
+            None
+        })
     };
     let cells = |u: &mut Unstructured| -> Result<Option<u16>> {
-        Ok(if u.arbitrary()? { Some(u.int_in_range(1..=65535)?) } else { None })
+        Ok(if u.arbitrary()? {
+            Some(u.int_in_range(1..=65535)?)
+        } else {
+            None
+        })
     };
     Ok(FloatSpec {
         preset: if u.arbitrary()? {
-            Some(u.choose(&["venom.settings", "a.b", "x-1.y_2", "floats.default"])?.to_string())
+            Some(
+                u.choose(&["venom.settings", "a.b", "x-1.y_2", "floats.default"])?
+                    .to_string(),
+            )
         } else {
             None
         },
         width: extent(u)?,
         height: extent(u)?,
-        anchor: if u.arbitrary()? { Some(*u.choose(Anchor::ALL)?) } else { None },
+        anchor: if u.arbitrary()? {
+            Some(*u.choose(Anchor::ALL)?)
+        } else {
+            None
+        },
         x: offset(u)?,
         y: offset(u)?,
         min_cols: cells(u)?,
         min_rows: cells(u)?,
-        border: if u.arbitrary()? { Some(*u.choose(Border::ALL)?) } else { None },
-        title: if u.arbitrary()? { Some(text(u, 1, 16, 128)?) } else { None },
-        z: if u.ratio(1, 8)? { MAX_SAFE_INTEGER } else { u.int_in_range(1..=1000)? },
+        border: if u.arbitrary()? {
+            Some(*u.choose(Border::ALL)?)
+        } else {
+            None
+        },
+        title: if u.arbitrary()? {
+            Some(text(u, 1, 16, 128)?)
+        } else {
+            None
+        },
+        z: if u.ratio(1, 8)? {
+            MAX_SAFE_INTEGER
+        } else {
+            u.int_in_range(1..=1000)?
+        },
     })
 }
 

@@ -96,8 +96,20 @@ mod tests {
     fn resource_ids() {
         assert_eq!(parse_resource_id("s0", b's'), Some(0));
         assert_eq!(parse_resource_id("p17", b'p'), Some(17));
-        assert_eq!(parse_resource_id("w9007199254740991", b'w'), Some(MAX_SAFE_INTEGER));
-        for bad in ["s01", "s", "s-1", "s9007199254740992", "p1", "s1 ", "s+1", "S1"] {
+        assert_eq!(
+            parse_resource_id("w9007199254740991", b'w'),
+            Some(MAX_SAFE_INTEGER)
+        );
+        for bad in [
+            "s01",
+            "s",
+            "s-1",
+            "s9007199254740992",
+            "p1",
+            "s1 ",
+            "s+1",
+            "S1",
+        ] {
             assert_eq!(parse_resource_id(bad, b's'), None, "{bad}");
         }
     }

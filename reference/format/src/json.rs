@@ -80,7 +80,9 @@ fn is_ws(b: u8) -> bool {
 pub fn check_document(bytes: &[u8], doc: Doc) -> Result<Checked<'_>> {
     match std::str::from_utf8(bytes) {
         Ok(text) => check_text(text, doc),
-        Err(_) if bytes.starts_with(b"\xEF\xBB\xBF") => Err(FormatError::at_offset(Rule::Bom, doc, 0)),
+        Err(_) if bytes.starts_with(b"\xEF\xBB\xBF") => {
+            Err(FormatError::at_offset(Rule::Bom, doc, 0))
+        }
         Err(e) => Err(FormatError::at_offset(Rule::Utf8, doc, e.valid_up_to())),
     }
 }
@@ -90,7 +92,12 @@ pub fn check_text(text: &str, doc: Doc) -> Result<Checked<'_>> {
     if text.starts_with('\u{feff}') {
         return Err(FormatError::at_offset(Rule::Bom, doc, 0));
     }
-    Scanner { b: text.as_bytes(), pos: 0, doc }.run()?;
+    Scanner {
+        b: text.as_bytes(),
+        pos: 0,
+        doc,
+    }
+    .run()?;
     Ok(Checked(text))
 }
 
@@ -145,7 +152,11 @@ impl<'a> Scanner<'a> {
                     if self.peek() == Some(close) {
                         self.pos += 1;
                     } else {
-                        stack.push(Frame { object, keys_start: keys.len(), set: None });
+                        stack.push(Frame {
+                            object,
+                            keys_start: keys.len(),
+                            set: None,
+                        });
                         if object {
                             self.member_key(&mut stack, &mut keys)?;
                         }
@@ -209,7 +220,11 @@ impl<'a> Scanner<'a> {
             None => keys[frame.keys_start..].contains(&key),
         };
         if duplicate {
-            return Err(FormatError::at_offset(Rule::DuplicateKey, self.doc, key_pos));
+            return Err(FormatError::at_offset(
+                Rule::DuplicateKey,
+                self.doc,
+                key_pos,
+            ));
         }
         if frame.set.is_none() {
             keys.push(key);
@@ -350,7 +365,9 @@ fn integer_magnitude(digits: &[u8]) -> Option<u64> {
     if digits.len() > 16 {
         return None;
     }
-    let n = digits.iter().fold(0u64, |acc, &d| acc * 10 + u64::from(d - b'0'));
+    let n = digits
+        .iter()
+        .fold(0u64, |acc, &d| acc * 10 + u64::from(d - b'0'));
     (n <= MAX_SAFE_INTEGER).then_some(n)
 }
 
@@ -458,7 +475,11 @@ impl NumberToken<'_> {
 
 impl<'a> Cursor<'a> {
     pub fn new(checked: Checked<'a>) -> Self {
-        Cursor { text: checked.0, b: checked.0.as_bytes(), pos: 0 }
+        Cursor {
+            text: checked.0,
+            b: checked.0.as_bytes(),
+            pos: 0,
+        }
     }
 
     fn skip_ws(&mut self) {
@@ -565,11 +586,16 @@ impl<'a> Cursor<'a> {
         self.skip_ws();
         let start = self.pos;
         while self.pos < self.b.len()
-            && matches!(self.b[self.pos], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+            && matches!(
+                self.b[self.pos],
+                b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'
+            )
         {
             self.pos += 1;
         }
-        NumberToken { text: &self.b[start..self.pos] }
+        NumberToken {
+            text: &self.b[start..self.pos],
+        }
     }
 
     /// Skips one value of any kind.

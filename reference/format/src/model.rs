@@ -89,9 +89,16 @@ pub enum Axis {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Node {
-    Pane { pane: u64 },
+    Pane {
+        pane: u64,
+    },
     /// `first`/`second` are indexes into the window's `nodes`; `ratio` is format 3 only.
-    Split { axis: Axis, first: usize, second: usize, ratio: Option<u16> },
+    Split {
+        axis: Axis,
+        first: usize,
+        second: usize,
+        ratio: Option<u16>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,7 +112,9 @@ pub enum Exit {
 pub enum PaneState {
     Running,
     /// `exit` is `None` when no exit status is known; that never means success.
-    Exited { exit: Option<Exit> },
+    Exited {
+        exit: Option<Exit>,
+    },
 }
 
 /// RFC §5's `previous_state`: an archive's historical process state.
@@ -215,12 +224,18 @@ pub struct PlainText {
 impl Checkpoint {
     /// The lowest format that can hold this state: what a fixture writer should pick.
     pub fn minimal_format(&self) -> Format {
-        let ratios = self.windows.iter().flat_map(|w| &w.nodes).any(|n| {
-            matches!(n, Node::Split { ratio: Some(_), .. })
-        });
+        let ratios = self
+            .windows
+            .iter()
+            .flat_map(|w| &w.nodes)
+            .any(|n| matches!(n, Node::Split { ratio: Some(_), .. }));
         if ratios {
             Format::V3
-        } else if self.panes.iter().any(|p| p.float.is_some() || !p.tags.is_empty()) {
+        } else if self
+            .panes
+            .iter()
+            .any(|p| p.float.is_some() || !p.tags.is_empty())
+        {
             Format::V2
         } else {
             Format::V1

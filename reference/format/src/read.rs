@@ -8,8 +8,8 @@ use sha2::{Digest, Sha256};
 use crate::error::{Doc, FormatError, Result, Rule};
 use crate::json::{check_document, check_text, Cursor, Kind};
 use crate::limits::{
-    effective_max_bytes, DEFAULT_MAX_CHECKPOINT_BYTES, MAX_CELLS, MAX_EXIT_CODE,
-    MAX_FLOAT_OFFSET, MAX_RATIO, MAX_SAFE_INTEGER, MAX_TAGS, MAX_TOPOLOGY_ITEMS, MIN_RATIO,
+    effective_max_bytes, DEFAULT_MAX_CHECKPOINT_BYTES, MAX_CELLS, MAX_EXIT_CODE, MAX_FLOAT_OFFSET,
+    MAX_RATIO, MAX_SAFE_INTEGER, MAX_TAGS, MAX_TOPOLOGY_ITEMS, MIN_RATIO,
 };
 use crate::model::*;
 use crate::time::parse_timestamp;
@@ -30,7 +30,12 @@ pub struct ReadContext<'a> {
 
 impl Default for ReadContext<'_> {
     fn default() -> Self {
-        ReadContext { file_name: None, socket: None, uid: None, max_bytes: DEFAULT_MAX_CHECKPOINT_BYTES }
+        ReadContext {
+            file_name: None,
+            socket: None,
+            uid: None,
+            max_bytes: DEFAULT_MAX_CHECKPOINT_BYTES,
+        }
     }
 }
 
@@ -131,7 +136,10 @@ pub fn read_envelope(bytes: &[u8], ctx: &ReadContext) -> Result<Envelope> {
     if actual != expected {
         return Err(envelope_err(Rule::Checksum, Some("sha256")));
     }
-    Ok(Envelope { format, payload: payload.into_owned() })
+    Ok(Envelope {
+        format,
+        payload: payload.into_owned(),
+    })
 }
 
 fn parse_sha256_hex(raw: &[u8]) -> Option<[u8; 32]> {
@@ -154,11 +162,18 @@ fn parse_sha256_hex(raw: &[u8]) -> Option<[u8; 32]> {
 pub fn read(bytes: &[u8], ctx: &ReadContext) -> Result<Decoded> {
     let envelope = read_envelope(bytes, ctx)?;
     let checked = check_text(&envelope.payload, Doc::Payload)?;
-    let checkpoint =
-        PayloadDecoder { cur: Cursor::new(checked), format: envelope.format, items: 0 }.checkpoint()?;
+    let checkpoint = PayloadDecoder {
+        cur: Cursor::new(checked),
+        format: envelope.format,
+        items: 0,
+    }
+    .checkpoint()?;
     validate(&checkpoint, envelope.format)?;
     validate_context(&checkpoint, ctx)?;
-    Ok(Decoded { format: envelope.format, checkpoint })
+    Ok(Decoded {
+        format: envelope.format,
+        checkpoint,
+    })
 }
 
 fn err(rule: Rule) -> FormatError {
@@ -203,7 +218,9 @@ impl<'a> PayloadDecoder<'a> {
     /// An integer in `lo..=hi`; a field with a rule of its own reports every
     /// failure, wrong type included, under that rule.
     fn integer_in(&mut self, lo: i64, hi: i64, rule: Rule) -> Result<i64> {
-        let n = self.integer().map_err(|e| if rule == Rule::Range { e } else { err(rule) })?;
+        let n = self
+            .integer()
+            .map_err(|e| if rule == Rule::Range { e } else { err(rule) })?;
         if n < lo || n > hi {
             return Err(err(rule));
         }
@@ -229,7 +246,9 @@ impl<'a> PayloadDecoder<'a> {
     }
 
     fn enum_value<T>(&mut self, parse: impl Fn(&str) -> Option<T>, rule: Rule) -> Result<T> {
-        let text = self.string().map_err(|e| if rule == Rule::Enum { e } else { err(rule) })?;
+        let text = self
+            .string()
+            .map_err(|e| if rule == Rule::Enum { e } else { err(rule) })?;
         parse(&text).ok_or_else(|| err(rule))
     }
 
@@ -326,13 +345,17 @@ impl<'a> PayloadDecoder<'a> {
                 _ => return Err(err(Rule::UnknownField)),
             }
         }
-        Ok(Session { id: required(id, "session")?, name: required(name, "name")? })
+        Ok(Session {
+            id: required(id, "session")?,
+            name: required(name, "name")?,
+        })
     }
 
     fn window(&mut self) -> Result<Window> {
         self.count_item()?;
         self.enter_object()?;
-        let (mut id, mut session, mut name, mut revision, mut nodes) = (None, None, None, None, None);
+        let (mut id, mut session, mut name, mut revision, mut nodes) =
+            (None, None, None, None, None);
         while let Some(key) = self.cur.next_key() {
             match key.as_ref() {
                 "window" => id = Some(self.resource_id(b'w').map_err(|e| e.in_key("window"))?),
@@ -341,8 +364,10 @@ impl<'a> PayloadDecoder<'a> {
                 }
                 "name" => name = Some(self.string().map_err(|e| e.in_key("name"))?.into_owned()),
                 "revision" => {
-                    revision =
-                        Some(self.unsigned(1, MAX_SAFE_INTEGER).map_err(|e| e.in_key("revision"))?)
+                    revision = Some(
+                        self.unsigned(1, MAX_SAFE_INTEGER)
+                            .map_err(|e| e.in_key("revision"))?,
+                    )
                 }
                 "nodes" => nodes = Some(self.array(Self::node).map_err(|e| e.in_key("nodes"))?),
                 _ => return Err(err(Rule::UnknownField)),
@@ -407,7 +432,9 @@ impl<'a> PayloadDecoder<'a> {
                 if axis.is_some() || first.is_some() || second.is_some() || ratio.is_some() {
                     return Err(err(Rule::UnknownField));
                 }
-                Ok(Node::Pane { pane: required(pane, "pane")? })
+                Ok(Node::Pane {
+                    pane: required(pane, "pane")?,
+                })
             }
             false => {
                 if pane.is_some() {
@@ -454,7 +481,11 @@ impl<'a> PayloadDecoder<'a> {
         }
         let state = required(f.state, "state")?;
         if state && (f.exit_code.is_some() || f.signal.is_some()) {
-            let key = if f.exit_code.is_some() { "exit_code" } else { "signal" };
+            let key = if f.exit_code.is_some() {
+                "exit_code"
+            } else {
+                "signal"
+            };
             return Err(err(Rule::ExitNotExited).in_key(key));
         }
         if state && f.previous_state.is_some() {
@@ -475,7 +506,11 @@ impl<'a> PayloadDecoder<'a> {
             session: required(f.session, "session")?,
             cols: required(f.cols, "cols")?,
             rows: required(f.rows, "rows")?,
-            state: if state { PaneState::Running } else { PaneState::Exited { exit } },
+            state: if state {
+                PaneState::Running
+            } else {
+                PaneState::Exited { exit }
+            },
             previous_state: f.previous_state,
             float: f.float,
             tags: f.tags.unwrap_or_default(),
@@ -558,7 +593,10 @@ impl<'a> PayloadDecoder<'a> {
                 _ => return Err(err(Rule::UnknownField)),
             }
         }
-        Ok(Tag { key: required(k, "key")?, value: required(v, "value")? })
+        Ok(Tag {
+            key: required(k, "key")?,
+            value: required(v, "value")?,
+        })
     }
 
     fn float_spec(&mut self) -> Result<FloatSpec> {
@@ -585,14 +623,26 @@ impl<'a> PayloadDecoder<'a> {
                     "preset" => spec.preset = Some(self.string()?.into_owned()),
                     "width" => spec.width = Some(self.extent()?),
                     "height" => spec.height = Some(self.extent()?),
-                    "anchor" => spec.anchor = Some(self.enum_value(Anchor::parse, Rule::FloatAnchor)?),
+                    "anchor" => {
+                        spec.anchor = Some(self.enum_value(Anchor::parse, Rule::FloatAnchor)?)
+                    }
                     "x" => spec.x = Some(self.offset()?),
                     "y" => spec.y = Some(self.offset()?),
-                    "min_cols" => spec.min_cols = Some(self.integer_in(1, MAX_CELLS as i64, Rule::FloatMin)? as u16),
-                    "min_rows" => spec.min_rows = Some(self.integer_in(1, MAX_CELLS as i64, Rule::FloatMin)? as u16),
-                    "border" => spec.border = Some(self.enum_value(Border::parse, Rule::FloatBorder)?),
+                    "min_cols" => {
+                        spec.min_cols =
+                            Some(self.integer_in(1, MAX_CELLS as i64, Rule::FloatMin)? as u16)
+                    }
+                    "min_rows" => {
+                        spec.min_rows =
+                            Some(self.integer_in(1, MAX_CELLS as i64, Rule::FloatMin)? as u16)
+                    }
+                    "border" => {
+                        spec.border = Some(self.enum_value(Border::parse, Rule::FloatBorder)?)
+                    }
                     "title" => spec.title = Some(self.string()?.into_owned()),
-                    _ => z = Some(self.integer_in(1, MAX_SAFE_INTEGER as i64, Rule::FloatZ)? as u64),
+                    _ => {
+                        z = Some(self.integer_in(1, MAX_SAFE_INTEGER as i64, Rule::FloatZ)? as u64)
+                    }
                 }
                 Ok(())
             })()
@@ -635,12 +685,14 @@ impl<'a> PayloadDecoder<'a> {
                 }
                 "screen" => {
                     screen = Some(
-                        self.array(|d| Ok(d.string()?.into_owned())).map_err(|e| e.in_key("screen"))?,
+                        self.array(|d| Ok(d.string()?.into_owned()))
+                            .map_err(|e| e.in_key("screen"))?,
                     )
                 }
                 "history" => {
                     history = Some(
-                        self.array(|d| Ok(d.string()?.into_owned())).map_err(|e| e.in_key("history"))?,
+                        self.array(|d| Ok(d.string()?.into_owned()))
+                            .map_err(|e| e.in_key("history"))?,
                     )
                 }
                 _ => return Err(err(Rule::UnknownField)),
@@ -685,7 +737,10 @@ struct PaneFields {
 pub(crate) fn is_signal_name(name: &str) -> bool {
     name.len() > 3
         && name.starts_with("SIG")
-        && name.bytes().skip(3).all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+        && name
+            .bytes()
+            .skip(3)
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
 }
 
 /// `"N"` (1–65535) or `"N%"` (1–100), no leading zero.

@@ -102,7 +102,9 @@ pub fn format_timestamp(ts: Timestamp) -> Option<String> {
         ms_of_day / 1000 % 60,
         ms_of_day % 1000,
     );
-    Some(format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{ms:03}Z"))
+    Some(format!(
+        "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{ms:03}Z"
+    ))
 }
 
 #[cfg(test)]
@@ -111,13 +113,22 @@ mod tests {
 
     #[test]
     fn known_instants() {
-        assert_eq!(parse_timestamp("1970-01-01T00:00:00.000Z"), Some(Timestamp(0)));
+        assert_eq!(
+            parse_timestamp("1970-01-01T00:00:00.000Z"),
+            Some(Timestamp(0))
+        );
         assert_eq!(
             parse_timestamp("2026-11-06T22:00:00.000Z"),
             Some(Timestamp(1_794_002_400_000))
         );
-        assert_eq!(parse_timestamp("0000-01-01T00:00:00.000Z"), Some(MIN_TIMESTAMP));
-        assert_eq!(parse_timestamp("9999-12-31T23:59:59.999Z"), Some(MAX_TIMESTAMP));
+        assert_eq!(
+            parse_timestamp("0000-01-01T00:00:00.000Z"),
+            Some(MIN_TIMESTAMP)
+        );
+        assert_eq!(
+            parse_timestamp("9999-12-31T23:59:59.999Z"),
+            Some(MAX_TIMESTAMP)
+        );
         assert!(parse_timestamp("2024-02-29T12:00:00.000Z").is_some());
     }
 

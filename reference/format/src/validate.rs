@@ -23,7 +23,9 @@ fn at(rule: Rule, outer: &'static str, index: usize, key: &'static str) -> Forma
 pub(crate) fn has_control(text: &str) -> bool {
     let b = text.as_bytes();
     // A branch-free pass the compiler vectorizes; the exact check runs only on a hit.
-    if !b.iter().fold(false, |hit, &c| hit | (c < 0x20) | (c == 0x7f) | (c == 0xc2)) {
+    if !b.iter().fold(false, |hit, &c| {
+        hit | (c < 0x20) | (c == 0x7f) | (c == 0xc2)
+    }) {
         return false;
     }
     b.iter().enumerate().any(|(i, &c)| {
@@ -39,14 +41,18 @@ fn is_tag_key(key: &str) -> bool {
     let b = key.as_bytes();
     (1..=MAX_TAG_KEY_BYTES).contains(&b.len())
         && b[0].is_ascii_lowercase()
-        && b[1..].iter().all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || b"_.-".contains(&c))
+        && b[1..]
+            .iter()
+            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || b"_.-".contains(&c))
 }
 
 fn is_preset_part(part: &str) -> bool {
     let b = part.as_bytes();
     (1..=MAX_PRESET_PART_BYTES).contains(&b.len())
         && b[0].is_ascii_lowercase()
-        && b[1..].iter().all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_' || c == b'-')
+        && b[1..]
+            .iter()
+            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_' || c == b'-')
 }
 
 fn is_preset(preset: &str) -> bool {
@@ -150,7 +156,11 @@ fn check_windows(cp: &Checkpoint) -> Result<()> {
         return Err(at(Rule::Unsorted, "windows", i, "window"));
     }
     for (i, w) in cp.windows.iter().enumerate() {
-        if cp.sessions.binary_search_by_key(&w.session, |s| s.id).is_err() {
+        if cp
+            .sessions
+            .binary_search_by_key(&w.session, |s| s.id)
+            .is_err()
+        {
             return Err(at(Rule::SessionMissing, "windows", i, "session"));
         }
     }
@@ -201,7 +211,9 @@ fn check_pane(cp: &Checkpoint, p: &Pane, format: Format) -> Result<()> {
                 return Err(err(Rule::CleanWithRunning).in_key("state"));
             }
         }
-        PaneState::Exited { exit: Some(Exit::Signal(name)) } if !is_signal_name(name) => {
+        PaneState::Exited {
+            exit: Some(Exit::Signal(name)),
+        } if !is_signal_name(name) => {
             return Err(err(Rule::SignalSyntax).in_key("signal"));
         }
         PaneState::Exited { .. } => {}
@@ -281,14 +293,17 @@ fn check_tags(tags: &[Tag]) -> Result<()> {
 }
 
 fn check_text(text: &Text, rows: u16) -> Result<()> {
-    let Text::Plain(plain) = text else { return Ok(()) };
+    let Text::Plain(plain) = text else {
+        return Ok(());
+    };
     if !is_timestamp(plain.saved_at) {
         return Err(err(Rule::Timestamp).in_key("saved_at"));
     }
     if !is_timestamp(plain.expires_at) {
         return Err(err(Rule::Timestamp).in_key("expires_at"));
     }
-    if plain.expires_at < plain.saved_at || plain.expires_at.0 - plain.saved_at.0 > MAX_TEXT_AGE_MS {
+    if plain.expires_at < plain.saved_at || plain.expires_at.0 - plain.saved_at.0 > MAX_TEXT_AGE_MS
+    {
         return Err(err(Rule::TextTimes).in_key("expires_at"));
     }
     if plain.screen.len() != usize::from(rows) {
@@ -325,7 +340,12 @@ fn check_trees(cp: &Checkpoint, format: Format) -> Result<()> {
             }
         }
     }
-    if let Some(pi) = cp.panes.iter().zip(&placed).position(|(p, &seen)| p.float.is_none() && !seen) {
+    if let Some(pi) = cp
+        .panes
+        .iter()
+        .zip(&placed)
+        .position(|(p, &seen)| p.float.is_none() && !seen)
+    {
         return Err(at(Rule::PaneNotInTree, "panes", pi, "pane"));
     }
     Ok(())

@@ -64,7 +64,9 @@ fn push_json_string(out: &mut String, text: &str) {
 /// The payload text alone, validated first.
 pub fn write_payload(cp: &Checkpoint, format: Format) -> Result<String> {
     validate(cp, format)?;
-    let mut w = PayloadWriter { out: String::with_capacity(estimate(cp)) };
+    let mut w = PayloadWriter {
+        out: String::with_capacity(estimate(cp)),
+    };
     w.checkpoint(cp);
     Ok(w.out)
 }
@@ -167,7 +169,12 @@ impl PayloadWriter {
                 w.str_field("pane", &pane_id(pane));
                 w.out.push('}');
             }
-            Node::Split { axis, first, second, ratio } => {
+            Node::Split {
+                axis,
+                first,
+                second,
+                ratio,
+            } => {
                 w.out.push_str("{\"kind\":\"split\",");
                 w.str_field("axis", if axis == Axis::Cols { "cols" } else { "rows" });
                 w.out.push(',');

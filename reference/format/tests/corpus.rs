@@ -23,7 +23,10 @@ fn every_corpus_verdict_matches() {
             file_name: Some(name),
             socket: row.get("socket").and_then(|s| s.as_str()),
             uid: row.get("uid").and_then(|u| u.as_u64()),
-            max_bytes: row.get("max_bytes").and_then(|m| m.as_u64()).unwrap_or(16_777_216),
+            max_bytes: row
+                .get("max_bytes")
+                .and_then(|m| m.as_u64())
+                .unwrap_or(16_777_216),
         };
         let (result, rule) = match read(&bytes, &ctx) {
             Ok(_) => ("valid".to_string(), None),
@@ -39,7 +42,12 @@ fn every_corpus_verdict_matches() {
         count += 1;
     }
     assert!(count >= 150, "corpus has only {count} cases");
-    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -50,5 +58,8 @@ fn corpus_names_every_rule_of_the_reader() {
         .map(|r| r.id())
         .filter(|id| !expected.contains(&format!("\"rule\":\"{id}\"")))
         .collect();
-    assert!(missing.is_empty(), "rules without a corpus case: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "rules without a corpus case: {missing:?}"
+    );
 }

@@ -13,7 +13,8 @@ fn corpus() -> PathBuf {
 const ID_FILE: &str = "c01234567-89ab-4cde-8fab-0123456789ab.json";
 
 fn rfc_payload(n: u64) -> String {
-    let text = std::fs::read_to_string(corpus().join(format!("rfc/payload-format{n}.json"))).unwrap();
+    let text =
+        std::fs::read_to_string(corpus().join(format!("rfc/payload-format{n}.json"))).unwrap();
     text.trim_end_matches('\n').to_string()
 }
 
@@ -23,7 +24,10 @@ fn python_envelope(n: u64) -> Vec<u8> {
 }
 
 fn ctx() -> ReadContext<'static> {
-    ReadContext { file_name: Some(ID_FILE), ..ReadContext::default() }
+    ReadContext {
+        file_name: Some(ID_FILE),
+        ..ReadContext::default()
+    }
 }
 
 #[test]
@@ -33,9 +37,20 @@ fn each_example_decodes_under_its_own_format_and_writes_back_byte_for_byte() {
         let file = python_envelope(n);
         let decoded = read(&file, &ctx()).unwrap_or_else(|e| panic!("format {n}: {e}"));
         assert_eq!(decoded.format, format);
-        assert_eq!(decoded.checkpoint.minimal_format(), format, "format {n} example uses its format");
-        assert_eq!(write_payload(&decoded.checkpoint, format).unwrap(), rfc_payload(n));
-        assert_eq!(write(&decoded.checkpoint, format).unwrap(), file, "envelope of format {n}");
+        assert_eq!(
+            decoded.checkpoint.minimal_format(),
+            format,
+            "format {n} example uses its format"
+        );
+        assert_eq!(
+            write_payload(&decoded.checkpoint, format).unwrap(),
+            rfc_payload(n)
+        );
+        assert_eq!(
+            write(&decoded.checkpoint, format).unwrap(),
+            file,
+            "envelope of format {n}"
+        );
         assert_eq!(wrap_envelope(n, &rfc_payload(n)), file);
     }
 }
@@ -46,7 +61,11 @@ fn each_example_is_corrupt_under_a_lower_format() {
         for lower in 1..n {
             let file = wrap_envelope(lower, &rfc_payload(n));
             let err = read(&file, &ctx()).unwrap_err();
-            assert_eq!(err.code().as_str(), "conflict.checkpoint_corrupt", "{n} as {lower}");
+            assert_eq!(
+                err.code().as_str(),
+                "conflict.checkpoint_corrupt",
+                "{n} as {lower}"
+            );
             assert_eq!(err.rule, Rule::UnknownField, "{n} as {lower}");
         }
     }
@@ -59,7 +78,10 @@ fn lower_formats_read_under_higher_ones_and_write_the_same_payload() {
             let file = wrap_envelope(higher, &rfc_payload(n));
             let decoded = read(&file, &ctx()).unwrap();
             let format = Format::from_number(higher).unwrap();
-            assert_eq!(write_payload(&decoded.checkpoint, format).unwrap(), rfc_payload(n));
+            assert_eq!(
+                write_payload(&decoded.checkpoint, format).unwrap(),
+                rfc_payload(n)
+            );
         }
     }
 }
@@ -67,9 +89,15 @@ fn lower_formats_read_under_higher_ones_and_write_the_same_payload() {
 #[test]
 fn writer_refuses_features_a_lower_format_cannot_hold() {
     let decoded = read(&python_envelope(3), &ctx()).unwrap();
-    assert_eq!(write(&decoded.checkpoint, Format::V2).unwrap_err().rule, Rule::UnknownField);
+    assert_eq!(
+        write(&decoded.checkpoint, Format::V2).unwrap_err().rule,
+        Rule::UnknownField
+    );
     let decoded = read(&python_envelope(2), &ctx()).unwrap();
-    assert_eq!(write(&decoded.checkpoint, Format::V1).unwrap_err().rule, Rule::UnknownField);
+    assert_eq!(
+        write(&decoded.checkpoint, Format::V1).unwrap_err().rule,
+        Rule::UnknownField
+    );
 }
 
 #[test]

@@ -11,8 +11,17 @@ fn base() -> Checkpoint {
         uid: 1000,
         captured_at: time::parse_timestamp("2026-11-29T10:00:00.123Z").unwrap(),
         shutdown: Shutdown::Open,
-        sessions: vec![Session { id: 0, name: "work".into() }],
-        windows: vec![Window { id: 0, session: 0, name: "main".into(), revision: 1, nodes: vec![] }],
+        sessions: vec![Session {
+            id: 0,
+            name: "work".into(),
+        }],
+        windows: vec![Window {
+            id: 0,
+            session: 0,
+            name: "main".into(),
+            revision: 1,
+            nodes: vec![],
+        }],
         panes: vec![],
     }
 }
@@ -39,7 +48,10 @@ fn payload(cp: &Checkpoint, format: Format) -> String {
 #[test]
 fn empty_window_and_session() {
     let mut cp = base();
-    cp.sessions.push(Session { id: 3, name: "naïve \"quoted\" \\ name".into() });
+    cp.sessions.push(Session {
+        id: 3,
+        name: "naïve \"quoted\" \\ name".into(),
+    });
     insta::assert_snapshot!(payload(&cp, Format::V1));
 }
 
@@ -48,7 +60,9 @@ fn archive_with_plain_text_and_exits() {
     let mut cp = base();
     cp.shutdown = Shutdown::Clean;
     let mut a = pane(0);
-    a.state = PaneState::Exited { exit: Some(Exit::Signal("SIGTERM".into())) };
+    a.state = PaneState::Exited {
+        exit: Some(Exit::Signal("SIGTERM".into())),
+    };
     a.text = Text::Plain(PlainText {
         saved_at: time::parse_timestamp("2026-11-29T09:00:00.000Z").unwrap(),
         expires_at: time::parse_timestamp("2026-11-30T09:00:00.000Z").unwrap(),
@@ -61,7 +75,12 @@ fn archive_with_plain_text_and_exits() {
     b.text = Text::Expired;
     cp.panes = vec![a, b];
     cp.windows[0].nodes = vec![
-        Node::Split { axis: Axis::Rows, first: 1, second: 2, ratio: None },
+        Node::Split {
+            axis: Axis::Rows,
+            first: 1,
+            second: 2,
+            ratio: None,
+        },
         Node::Pane { pane: 1 },
         Node::Pane { pane: 0 },
     ];
@@ -73,8 +92,14 @@ fn floats_tags_and_ratios() {
     let mut cp = base();
     let mut tiled = pane(2);
     tiled.tags = vec![
-        Tag { key: "owner".into(), value: "venomx".into() },
-        Tag { key: "role".into(), value: "agent".into() },
+        Tag {
+            key: "owner".into(),
+            value: "venomx".into(),
+        },
+        Tag {
+            key: "role".into(),
+            value: "agent".into(),
+        },
     ];
     let mut float = pane(5);
     float.float = Some(FloatSpec {
@@ -91,10 +116,17 @@ fn floats_tags_and_ratios() {
         z: 9,
     });
     let mut other = pane(9);
-    other.state = PaneState::Exited { exit: Some(Exit::Code(3)) };
+    other.state = PaneState::Exited {
+        exit: Some(Exit::Code(3)),
+    };
     cp.panes = vec![tiled, float, other];
     cp.windows[0].nodes = vec![
-        Node::Split { axis: Axis::Cols, first: 1, second: 2, ratio: Some(3333) },
+        Node::Split {
+            axis: Axis::Cols,
+            first: 1,
+            second: 2,
+            ratio: Some(3333),
+        },
         Node::Pane { pane: 9 },
         Node::Pane { pane: 2 },
     ];
