@@ -178,7 +178,8 @@ fn feed(emulator: &Mutex<Emulator>, bytes: &[u8]) {
 }
 
 async fn supervise(mut s: Supervisor) {
-    let mut buf = vec![0u8; 64 * 1024];
+    // PTY reads return at most a few KiB; a larger buffer only costs idle memory.
+    let mut buf = vec![0u8; 16 * 1024];
     let mut eof = false;
     let mut control_open = true;
     let mut kill_at: Option<Instant> = None;
