@@ -155,11 +155,19 @@ pub fn glob_match(glob: &str, path: &[u8]) -> bool {
 }
 
 /// Escapes a path into a glob that matches exactly it and is safe inside a rule.
+/// Plans are text: a byte that is not part of valid UTF-8 becomes `?` (any one byte),
+/// so the glob still matches the path (and any path differing only in those bytes).
 pub fn escape_glob(path: &[u8]) -> String {
-    let mut out = vec![0u8; path.len() * 2];
-    let n = planlang::escape_glob(path, &mut out).unwrap_or(0);
-    out.truncate(n);
-    String::from_utf8_lossy(&out).into_owned()
+    let mut out = String::with_capacity(path.len() + 8);
+    for chunk in path.utf8_chunks() {
+        let valid = chunk.valid().as_bytes();
+        let mut buf = vec![0u8; valid.len() * 2];
+        let n = planlang::escape_glob(valid, &mut buf).unwrap_or(0);
+        buf.truncate(n);
+        out.push_str(&String::from_utf8_lossy(&buf));
+        out.extend(std::iter::repeat_n('?', chunk.invalid().len()));
+    }
+    out
 }
 
 /// The path of `libvxfault.so` to preload: `$VXFAULT_LIB` if set, else the copy built

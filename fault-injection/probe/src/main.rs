@@ -13,7 +13,7 @@
 //! plan that fails every `write` does not hide them. Each line is
 //! `{"pid":P,"step":"…","ret":R,"errno":E}`.
 //!
-//! Steps: open, open64, open_2, open64_2 (PATH:FLAGS); openat, openat64, openat_2,
+//! Steps: open, open64, open_2, open64_2 (PATH:FLAGS); openhex (HEXPATH:FLAGS); openat, openat64, openat_2,
 //! openat64_2 (DIR:PATH:FLAGS); creat, creat64 (PATH); opendir (PATH);
 //! write (TEXT); pwrite, pwrite64 (TEXT:OFF); writev (T1,T2,…); pwritev, pwritev64,
 //! pwritev2 (T1,T2,…:OFF); fsync, fdatasync, sync_file_range, syncfs ([dir]);
@@ -269,6 +269,21 @@ fn step(p: &mut Probe, name: &str, a: &[&str], rest: &[String]) -> i64 {
                     _ => __openat64_2(d, path.as_ptr(), fl),
                 };
                 set_fd(p, r)
+            }
+            "openhex" => {
+                // A path given in hex, so it can hold bytes that are not UTF-8.
+                let hex = arg(a, 0, name);
+                let bytes: Vec<u8> = (0..hex.len() / 2)
+                    .map(|i| {
+                        u8::from_str_radix(&hex[2 * i..2 * i + 2], 16)
+                            .unwrap_or_else(|_| fail("bad hex"))
+                    })
+                    .collect();
+                let path = CString::new(bytes).unwrap_or_else(|_| fail("NUL in path"));
+                set_fd(
+                    p,
+                    libc::open(path.as_ptr(), flags(arg(a, 1, name)), 0o644 as libc::c_uint),
+                )
             }
             "creat" => {
                 let path = cstr(arg(a, 0, name));

@@ -594,3 +594,28 @@ fn fd_paths_stay_true_when_fds_are_reused() {
     assert_eq!(run.step("write:x").ret, 1);
     assert_eq!(run.outcome.rules[1].fired, 1);
 }
+
+#[test]
+fn non_utf8_paths_are_exact_in_the_trace_and_selectable() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempdir();
+    let d = dir.path();
+    let mut name = d.as_os_str().as_bytes().to_vec();
+    name.extend_from_slice(b"/bad\xff\xfename");
+    let hex: String = name.iter().map(|b| format!("{b:02x}")).collect();
+    let steps = steps![format!("openhex:{hex}:wc"), "write:x"];
+    let run = run_in("", d, &steps);
+    let w = run
+        .calls()
+        .into_iter()
+        .find(|r| r.op == "write")
+        .unwrap()
+        .clone();
+    assert_eq!(w.path_bytes(), name, "exact bytes via path_hex");
+    assert!(w.path.contains('\u{fffd}'));
+    let points = vxfault::points_from_trace(&run.trace, &vxfault::PointFilter::default());
+    let p = points.iter().find(|p| p.op == "write").unwrap();
+    assert_eq!(p.path, name);
+    let run = run_in(&format!("{}=EIO", p.rule), d, &steps);
+    assert_eq!((run.steps[1].ret, run.steps[1].errno), (-1, 5));
+}
