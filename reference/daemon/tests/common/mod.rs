@@ -193,12 +193,13 @@ impl Drop for Daemon {
 }
 
 pub fn signal(pid: u32, name: &str) {
-    let status = Command::new("kill")
-        .arg(format!("-{name}"))
-        .arg(pid.to_string())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let sig = match name {
+        "TERM" => nix::sys::signal::Signal::SIGTERM,
+        "INT" => nix::sys::signal::Signal::SIGINT,
+        "KILL" => nix::sys::signal::Signal::SIGKILL,
+        other => panic!("unsupported signal {other}"),
+    };
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig).expect("signal");
 }
 
 pub fn parse(out: Output) -> (i32, Value) {
