@@ -381,15 +381,20 @@ fn reentrant_calls_pass_through_and_the_guard_resets() {
     let dir = tempdir();
     let d = dir.path();
     let f = glob(&d.join("f"));
-    // The alarm's handler writes "S" while the hooked write sleeps (delay:400): the
-    // nested write is not delayed, injected or traced; the next write is again.
+    // The alarm's handler writes "S" while the hooked write sleeps (delay:1500; the
+    // alarm comes 300 ms after it is armed, right before the write): the nested write
+    // is not delayed, injected or traced; the next write is again.
     let steps = steps![
         format!("open:{}/f:wc", d.display()),
-        "alarmwrite:100:S",
+        "alarmwrite:300:S",
         "write:hello",
         "write:!"
     ];
-    let run = run_in(&format!("write@{f}#1=delay:400;write@{f}#2=EIO"), d, &steps);
+    let run = run_in(
+        &format!("write@{f}#1=delay:1500;write@{f}#2=EIO"),
+        d,
+        &steps,
+    );
     assert_eq!(run.steps[2].ret, 5);
     assert_eq!(
         (run.steps[3].ret, run.steps[3].errno),
