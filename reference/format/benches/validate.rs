@@ -187,8 +187,18 @@ fn main() {
         "| file | bytes | vx_format::read | serde envelope | ratio | serde env+payload | ratio |"
     );
     println!("|---|---|---|---|---|---|---|");
+    let mut writer_lines = Vec::new();
     for (label, target) in [("1 MiB", 1usize << 20), ("16 MiB", 16_777_216)] {
-        let (_, bytes) = state(target);
+        let (cp, bytes) = state(target);
+        let writing = median(
+            || drop(black_box(write(black_box(&cp), Format::V3).unwrap())),
+            budget,
+        );
+        writer_lines.push(format!(
+            "writer, {label}: {:.1} ms ({:.0} MiB/s)",
+            writing.as_secs_f64() * 1e3,
+            bytes.len() as f64 / writing.as_secs_f64() / (1 << 20) as f64
+        ));
         let ctx = ReadContext::default();
         read(&bytes, &ctx).expect("benchmark file is valid");
         let ours = median(
@@ -226,5 +236,8 @@ fn main() {
             mibs(both),
             both.as_secs_f64() / ours.as_secs_f64(),
         );
+    }
+    for line in writer_lines {
+        println!("{line}");
     }
 }

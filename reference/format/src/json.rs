@@ -39,7 +39,7 @@ fn zero_byte(x: u64) -> u64 {
 /// Index of the first byte at or after `i` that is `"`, `\` or a control character,
 /// eight bytes at a time.
 #[inline]
-fn string_stop(b: &[u8], mut i: usize) -> usize {
+pub(crate) fn string_stop(b: &[u8], mut i: usize) -> usize {
     while let Some(chunk) = b.get(i..i + 8) {
         let x = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
         let hits = zero_byte(x ^ (ONES * u64::from(b'"')))

@@ -36,28 +36,27 @@ pub fn wrap_envelope(format: u64, payload: &str) -> Vec<u8> {
 /// Python's `json.dumps(s, ensure_ascii=False)` string encoding.
 fn push_json_string(out: &mut String, text: &str) {
     out.push('"');
+    let bytes = text.as_bytes();
     let mut run_start = 0;
-    for (i, b) in text.bytes().enumerate() {
-        let escape = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            0x00..=0x1f => "",
-            _ => continue,
-        };
+    loop {
+        // Runs without `"`, `\` or control bytes are copied whole.
+        let i = crate::json::string_stop(bytes, run_start);
         out.push_str(&text[run_start..i]);
-        if escape.is_empty() {
-            let _ = write!(out, "\\u{b:04x}");
-        } else {
-            out.push_str(escape);
+        let Some(&b) = bytes.get(i) else { break };
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x08 => out.push_str("\\b"),
+            0x0c => out.push_str("\\f"),
+            _ => {
+                let _ = write!(out, "\\u{b:04x}");
+            }
         }
         run_start = i + 1;
     }
-    out.push_str(&text[run_start..]);
     out.push('"');
 }
 
@@ -316,5 +315,21 @@ impl PayloadWriter {
                 self.out.push('}');
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_escape_like_python_json_dumps() {
+        // python3 -c 'import json; print(json.dumps("a\x01\x1f\n\r\t\b\f\"\\/é\x7f", ensure_ascii=False))'
+        let mut out = String::new();
+        push_json_string(&mut out, "a\u{1}\u{1f}\n\r\t\u{8}\u{c}\"\\/é\u{7f}");
+        assert_eq!(out, "\"a\\u0001\\u001f\\n\\r\\t\\b\\f\\\"\\\\/é\u{7f}\"");
+        let mut long = String::new();
+        push_json_string(&mut long, "0123456789abcdef\"0123456789abcdef");
+        assert_eq!(long, "\"0123456789abcdef\\\"0123456789abcdef\"");
     }
 }
