@@ -41,9 +41,17 @@ for target in $(cargo "${toolchain[@]}" fuzz list); do
   dict=()
   case $target in format_*) dict=(-dict=../corpus/fuzz/checkpoint.dict) ;; esac
   echo "== fuzz $target (${secs}s)"
+  set +e
   cargo "${toolchain[@]}" fuzz run "$target" "corpus/$target" -- \
-    -max_total_time="$secs" -rss_limit_mb=2048 -malloc_limit_mb=512 -print_final_stats=1 "${dict[@]}" 2>&1 \
-    | grep -E '^(stat::|INFO: Running|.*(ERROR|panicked|SUMMARY|Done))' || true
-  # grep may hide the output; the exit status of cargo fuzz is what counts.
-  test "${PIPESTATUS[0]}" -eq 0
+    -max_total_time="$secs" -rss_limit_mb=2048 -malloc_limit_mb=512 -print_final_stats=1 "${dict[@]}" \
+    > "fuzz-$target.log" 2>&1
+  status=$?
+  set -e
+  grep -E '^(stat::|INFO: Running|.*(ERROR|panicked|SUMMARY|Done))' "fuzz-$target.log" || true
+  if [ "$status" -ne 0 ]; then
+    # The whole log: the panic message and the artifact to reproduce it with.
+    cat "fuzz-$target.log"
+    echo "fuzz target $target failed (exit $status)"
+    exit 1
+  fi
 done

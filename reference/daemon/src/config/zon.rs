@@ -412,7 +412,11 @@ impl Parser<'_> {
             return Err(self.error("malformed number"));
         }
         match i128::from_str_radix(&clean, radix) {
-            Ok(v) if clean.len() <= 38 => Ok(Zon::Int(if negative { -v } else { v })),
+            // Bounded by value, not digit count: a hex literal must not exceed what
+            // the writer's decimal form can read back.
+            Ok(v) if v.unsigned_abs() < 10u128.pow(38) => {
+                Ok(Zon::Int(if negative { -v } else { v }))
+            }
             _ => {
                 at_start(self);
                 Err(self.error("malformed or too large integer"))
