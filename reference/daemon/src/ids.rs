@@ -3,8 +3,7 @@
 
 use std::fmt;
 
-/// Largest JSON-safe integer (2^53 - 1).
-pub const MAX_SAFE_INTEGER: u64 = 9_007_199_254_740_991;
+pub use vx_format::limits::MAX_SAFE_INTEGER;
 
 macro_rules! id_type {
     ($name:ident, $prefix:literal, $kind:literal) => {
@@ -33,15 +32,7 @@ id_type!(WindowId, 'w', "window");
 id_type!(PaneId, 'p', "pane");
 
 fn parse_numbered(text: &str, prefix: char) -> Option<u64> {
-    let digits = text.strip_prefix(prefix)?;
-    if digits.is_empty() || digits.len() > 16 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    if digits.len() > 1 && digits.starts_with('0') {
-        return None;
-    }
-    let n: u64 = digits.parse().ok()?;
-    (n <= MAX_SAFE_INTEGER).then_some(n)
+    vx_format::ids::parse_resource_id(text, prefix as u8)
 }
 
 /// A monotonic counter that hands out each number once.

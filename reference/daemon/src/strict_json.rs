@@ -1,21 +1,18 @@
 //! Strict JSON reading for wire frames (pins.md "JSON reading").
 //!
-//! serde_json does the tokenizing; this visitor adds the rules it does not enforce:
-//! duplicate keys are errors, numbers must be safe integers (no fraction, no
-//! exponent, |n| <= 2^53-1), and nesting deeper than [`MAX_DEPTH`] is refused while
-//! scanning, before the value is built. serde_json already refuses invalid UTF-8, lone
-//! surrogate escapes and trailing data other than whitespace.
-//!
-//! Note for the lead: `vx_format::json` will be the project's one strict scanner; when
-//! it exposes a value type, this module should delegate to it.
+//! The project's one strict scanner, `vx_format::json`, checks the text first
+//! (UTF-8 without BOM, no lone surrogate escapes, no duplicate keys at any depth, safe
+//! integers, depth at most 32 counted while scanning, nothing after the value); only
+//! then does serde_json build the value. Frames add one rule of their own: every
+//! number is an integer, since no verb takes a fraction.
 
-use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Number, Value};
+use serde_json::Value;
 use std::fmt;
+use vx_format::json::check_document;
+use vx_format::{Doc, Rule};
 
 /// The top-level value is depth 1; each nested object or array adds one.
-pub const MAX_DEPTH: usize = 32;
-const MAX_SAFE: u64 = crate::ids::MAX_SAFE_INTEGER;
+pub const MAX_DEPTH: usize = vx_format::limits::MAX_JSON_DEPTH;
 
 /// Why a document is not strict JSON. No variant carries input bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,123 +42,28 @@ impl fmt::Display for StrictJsonError {
     }
 }
 
-// Markers carried through serde_json's error message so the kind survives the round trip.
-const TAG_DUP: &str = "\u{1}dup";
-const TAG_UNSAFE: &str = "\u{1}unsafe";
-const TAG_FLOAT: &str = "\u{1}float";
-const TAG_DEPTH: &str = "\u{1}depth";
-
 /// Parses `bytes` as one strict JSON document (trailing JSON whitespace allowed).
 pub fn parse_strict(bytes: &[u8]) -> Result<Value, StrictJsonError> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value = StrictSeed { depth: 1 }
-        .deserialize(&mut de)
-        .map_err(classify)?;
-    de.end().map_err(|_| StrictJsonError::Syntax)?;
+    check_document(bytes, Doc::Frame).map_err(|e| match e.rule {
+        Rule::DuplicateKey => StrictJsonError::DuplicateKey,
+        Rule::UnsafeInteger => StrictJsonError::UnsafeInteger,
+        Rule::Depth => StrictJsonError::TooDeep,
+        _ => StrictJsonError::Syntax,
+    })?;
+    let value: Value = serde_json::from_slice(bytes).map_err(|_| StrictJsonError::Syntax)?;
+    if has_fraction(&value) {
+        return Err(StrictJsonError::NotInteger);
+    }
     Ok(value)
 }
 
-fn classify(err: serde_json::Error) -> StrictJsonError {
-    let text = err.to_string();
-    if text.starts_with(TAG_DUP) {
-        StrictJsonError::DuplicateKey
-    } else if text.starts_with(TAG_UNSAFE) {
-        StrictJsonError::UnsafeInteger
-    } else if text.starts_with(TAG_FLOAT) {
-        StrictJsonError::NotInteger
-    } else if text.starts_with(TAG_DEPTH) || err.to_string().contains("recursion limit") {
-        StrictJsonError::TooDeep
-    } else {
-        StrictJsonError::Syntax
-    }
-}
-
-struct StrictSeed {
-    depth: usize,
-}
-
-impl<'de> DeserializeSeed<'de> for StrictSeed {
-    type Value = Value;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(StrictVisitor { depth: self.depth })
-    }
-}
-
-struct StrictVisitor {
-    depth: usize,
-}
-
-impl<'de> Visitor<'de> for StrictVisitor {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("strict JSON")
-    }
-
-    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
-        if v.unsigned_abs() > MAX_SAFE {
-            return Err(E::custom(TAG_UNSAFE));
-        }
-        Ok(Value::Number(Number::from(v)))
-    }
-
-    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
-        if v > MAX_SAFE {
-            return Err(E::custom(TAG_UNSAFE));
-        }
-        Ok(Value::Number(Number::from(v)))
-    }
-
-    fn visit_f64<E: serde::de::Error>(self, _v: f64) -> Result<Value, E> {
-        // serde_json reports integers beyond u64/i64 as floats too; both are refused.
-        Err(E::custom(TAG_FLOAT))
-    }
-
-    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_owned()))
-    }
-
-    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-
-    fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        if self.depth > MAX_DEPTH {
-            return Err(A::Error::custom(TAG_DEPTH));
-        }
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(StrictSeed {
-            depth: self.depth + 1,
-        })? {
-            items.push(item);
-        }
-        Ok(Value::Array(items))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        if self.depth > MAX_DEPTH {
-            return Err(A::Error::custom(TAG_DEPTH));
-        }
-        let mut out = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if out.contains_key(&key) {
-                return Err(A::Error::custom(TAG_DUP));
-            }
-            let value = map.next_value_seed(StrictSeed {
-                depth: self.depth + 1,
-            })?;
-            out.insert(key, value);
-        }
-        Ok(Value::Object(out))
+/// Depth is at most 32 here, so recursion is bounded.
+fn has_fraction(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => !(n.is_i64() || n.is_u64()),
+        Value::Array(items) => items.iter().any(has_fraction),
+        Value::Object(map) => map.values().any(has_fraction),
+        _ => false,
     }
 }
 
@@ -191,7 +93,10 @@ mod tests {
     fn refuses_non_integers_and_unsafe_integers() {
         assert_eq!(parse_strict(b"1.0"), Err(StrictJsonError::NotInteger));
         assert_eq!(parse_strict(b"1e0"), Err(StrictJsonError::NotInteger));
-        assert_eq!(parse_strict(b"9007199254740991"), Ok(Value::from(MAX_SAFE)));
+        assert_eq!(
+            parse_strict(b"9007199254740991"),
+            Ok(Value::from(vx_format::limits::MAX_SAFE_INTEGER))
+        );
         assert_eq!(
             parse_strict(b"9007199254740992"),
             Err(StrictJsonError::UnsafeInteger)
@@ -200,8 +105,13 @@ mod tests {
             parse_strict(b"-9007199254740992"),
             Err(StrictJsonError::UnsafeInteger)
         );
+        // An integer token outside the safe range is unsafe (pins.md), however long.
         assert_eq!(
             parse_strict(b"123456789012345678901234567890"),
+            Err(StrictJsonError::UnsafeInteger)
+        );
+        assert_eq!(
+            parse_strict(b"[1,{\"a\":2.5}]"),
             Err(StrictJsonError::NotInteger)
         );
     }

@@ -142,6 +142,8 @@ pub enum Doc {
     File,
     Envelope,
     Payload,
+    /// A wire frame (the daemon's protocol uses the same strict JSON rules).
+    Frame,
 }
 
 /// One step of a JSON path. Keys are the format's own field names, never file content.
@@ -222,6 +224,7 @@ impl FormatError {
             Doc::File => "file",
             Doc::Envelope => "envelope",
             Doc::Payload => "payload",
+            Doc::Frame => "frame",
         };
         let place = match self.offset {
             Some(off) => format!("{doc} byte {off}"),

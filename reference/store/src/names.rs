@@ -3,7 +3,7 @@
 
 use nix::errno::Errno;
 use nix::libc;
-use vx_format::ids::{is_checkpoint_id, is_uuid_v4};
+use vx_format::ids::{is_checkpoint_id, is_uuid_v4, uuid_v4_from_bytes};
 
 use crate::error::{Result, StoreError};
 
@@ -49,17 +49,7 @@ pub fn final_name(id: &str) -> String {
 pub fn new_uuid_v4() -> Result<String> {
     let mut bytes = [0u8; 16];
     fill_random(&mut bytes).map_err(|e| StoreError::os("getrandom for a new id", e))?;
-    bytes[6] = (bytes[6] & 0x0f) | 0x40;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    Ok(format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    ))
+    Ok(uuid_v4_from_bytes(bytes))
 }
 
 pub fn new_checkpoint_id() -> Result<String> {

@@ -1,7 +1,7 @@
 //! The config schema: sections, defaults, enums, ranges and cross-field rules.
 //!
-//! `.recovery` is RFC §2's section, with its defaults and ranges. The constants are
-//! defined here until `vx_format::limits::config` is available to depend on.
+//! `.recovery` is RFC §2's section; its defaults and ranges come from the kit's one
+//! limits table, `vx_format::limits::config`.
 //! Errors name the field (`.recovery.interval_ms`) and the rule broken, never a value.
 
 use super::zon::Zon;
@@ -33,16 +33,26 @@ fn err(field: &str, problem: &'static str) -> ConfigError {
 
 /// RFC §2 ranges, inclusive.
 pub mod limits {
-    pub const INTERVAL_MS: (i128, i128) = (1000, 3_600_000);
-    pub const MAX_CHECKPOINTS: (i128, i128) = (1, 100);
-    pub const MAX_CHECKPOINT_BYTES: (i128, i128) = (65_536, 67_108_864);
-    pub const MAX_AGE_SECONDS: (i128, i128) = (1, 2_592_000);
-    pub const TEXT_MAX_ROWS: (i128, i128) = (0, 100_000);
-    pub const TEXT_MAX_BYTES: (i128, i128) = (0, 16_777_216);
-    pub const TEXT_MAX_AGE_SECONDS: (i128, i128) = (1, 2_592_000);
+    use vx_format::limits::{self as rfc, config};
+
+    const fn wide((lo, hi): (u64, u64)) -> (i128, i128) {
+        (lo as i128, hi as i128)
+    }
+
+    pub const INTERVAL_MS: (i128, i128) = wide(config::INTERVAL_MS);
+    pub const MAX_CHECKPOINTS: (i128, i128) = wide(config::MAX_CHECKPOINTS);
+    pub const MAX_CHECKPOINT_BYTES: (i128, i128) = wide(config::MAX_CHECKPOINT_BYTES);
+    pub const MAX_AGE_SECONDS: (i128, i128) = wide(config::MAX_AGE_SECONDS);
+    pub const TEXT_MAX_ROWS: (i128, i128) = wide(config::TEXT_MAX_ROWS);
+    pub const TEXT_MAX_BYTES: (i128, i128) = wide(config::TEXT_MAX_BYTES);
+    pub const TEXT_MAX_AGE_SECONDS: (i128, i128) = wide(config::TEXT_MAX_AGE_SECONDS);
+    /// The daemon's own: retained scrollback per pane.
     pub const HISTORY_ROWS: (i128, i128) = (0, 1_000_000);
-    pub const PANE_SIZE: (i128, i128) = (1, 65_535);
-    pub const OFFSET: (i128, i128) = (-4096, 4096);
+    pub const PANE_SIZE: (i128, i128) = wide((rfc::MIN_CELLS, rfc::MAX_CELLS));
+    pub const OFFSET: (i128, i128) = (
+        -rfc::MAX_FLOAT_OFFSET as i128,
+        rfc::MAX_FLOAT_OFFSET as i128,
+    );
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,16 +76,17 @@ pub struct Recovery {
 
 impl Default for Recovery {
     fn default() -> Self {
+        use vx_format::limits::{config, DEFAULT_MAX_CHECKPOINT_BYTES};
         Recovery {
             enabled: false,
-            interval_ms: 30_000,
-            max_checkpoints: 3,
-            max_checkpoint_bytes: 16_777_216,
-            max_age_seconds: 604_800,
+            interval_ms: config::DEFAULT_INTERVAL_MS,
+            max_checkpoints: config::DEFAULT_MAX_CHECKPOINTS,
+            max_checkpoint_bytes: DEFAULT_MAX_CHECKPOINT_BYTES,
+            max_age_seconds: config::DEFAULT_MAX_AGE_SECONDS,
             terminal_text: TerminalText::Off,
-            text_max_rows: 10_000,
-            text_max_bytes: 1_048_576,
-            text_max_age_seconds: 86_400,
+            text_max_rows: config::DEFAULT_TEXT_MAX_ROWS,
+            text_max_bytes: config::DEFAULT_TEXT_MAX_BYTES,
+            text_max_age_seconds: config::DEFAULT_TEXT_MAX_AGE_SECONDS,
         }
     }
 }
