@@ -219,6 +219,12 @@ case("envelope-payload-object", b'{"format":1,"payload":{},"sha256":"%s"}\n' % (
 case("envelope-sha256-uppercase",
      raw_envelope("1", rfc_payload(1), hashlib.sha256(rfc_payload(1).encode()).hexdigest().upper()),
      CORRUPT, "envelope.sha256_syntax")
+_sha = hashlib.sha256(rfc_payload(1).encode()).hexdigest()
+# JSON strings are compared after unescaping: an escaped hex digit is still hex.
+case("envelope-escaped-sha256",
+     raw_envelope("1", rfc_payload(1)).replace(('"sha256":"' + _sha[0]).encode(),
+                                               ('"sha256":"\\u%04x' % ord(_sha[0])).encode(), 1),
+     VALID)
 case("envelope-bad-checksum", raw_envelope("1", rfc_payload(1), "0" * 64), CORRUPT, "envelope.checksum")
 case("envelope-checksum-of-newline-payload",
      raw_envelope("1", rfc_payload(1), hashlib.sha256((rfc_payload(1) + "\n").encode()).hexdigest()),

@@ -422,7 +422,7 @@ fn unescape_bytes(raw: &[u8]) -> Vec<u8> {
 }
 
 /// Decodes a checked string's raw bytes as text, borrowing when it has no escapes.
-pub fn unescape(raw: &[u8]) -> Cow<'_, str> {
+fn unescape(raw: &[u8]) -> Cow<'_, str> {
     // Escapes decode to whole characters, so valid input stays valid UTF-8.
     if raw.contains(&b'\\') {
         Cow::Owned(String::from_utf8(unescape_bytes(raw)).unwrap_or_default())
@@ -574,11 +574,6 @@ impl<'a> Cursor<'a> {
     pub fn string(&mut self) -> Cow<'a, str> {
         let raw = self.raw_string();
         self.decode(raw)
-    }
-
-    /// Reads a string value without decoding escapes.
-    pub fn string_raw(&mut self) -> &'a [u8] {
-        self.raw_string()
     }
 
     /// Reads a number token (the caller checked the kind).

@@ -80,7 +80,7 @@ pub fn read_envelope(bytes: &[u8], ctx: &ReadContext) -> Result<Envelope> {
     cur.enter();
     let mut format_value: Option<Option<i64>> = None;
     let mut payload: Option<Option<Cow<str>>> = None;
-    let mut sha256: Option<Option<&[u8]>> = None;
+    let mut sha256: Option<Option<Cow<str>>> = None;
     let mut other_keys = false;
     while let Some(key) = cur.next_key() {
         match key.as_ref() {
@@ -104,7 +104,7 @@ pub fn read_envelope(bytes: &[u8], ctx: &ReadContext) -> Result<Envelope> {
             }
             "sha256" => {
                 sha256 = Some(match cur.kind() {
-                    Kind::String => Some(cur.string_raw()),
+                    Kind::String => Some(cur.string()),
                     _ => {
                         cur.skip();
                         None
@@ -130,7 +130,7 @@ pub fn read_envelope(bytes: &[u8], ctx: &ReadContext) -> Result<Envelope> {
     };
     let payload = payload.ok_or_else(|| envelope_err(Rule::PayloadType, Some("payload")))?;
     let expected = sha256
-        .and_then(parse_sha256_hex)
+        .and_then(|hex| parse_sha256_hex(hex.as_bytes()))
         .ok_or_else(|| envelope_err(Rule::Sha256Syntax, Some("sha256")))?;
     let actual: [u8; 32] = Sha256::digest(payload.as_bytes()).into();
     if actual != expected {
