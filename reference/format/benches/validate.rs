@@ -131,6 +131,19 @@ fn main() {
     } else {
         Duration::from_secs(3)
     };
+    if std::env::args().any(|a| a == "--profile-write") {
+        // For `valgrind --tool=callgrind`: the writer `VX_WRITES` times (default 20) on
+        // the 1 MiB state; subtract a run with VX_WRITES=0 to drop the setup.
+        let (cp, _) = state(1 << 20);
+        let writes: usize = std::env::var("VX_WRITES")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(20);
+        for _ in 0..writes {
+            drop(black_box(write(black_box(&cp), Format::V3).unwrap()));
+        }
+        return;
+    }
     if std::env::args().any(|a| a == "--profile-read") {
         // For `perf record`: only the reader, on the large file.
         let (_, bytes) = state(16_777_216);

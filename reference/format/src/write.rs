@@ -7,7 +7,6 @@ use std::fmt::Write as _;
 use sha2::{Digest, Sha256};
 
 use crate::error::Result;
-use crate::ids::{pane_id, session_id, window_id};
 use crate::model::*;
 use crate::time::format_timestamp;
 use crate::validate::validate;
@@ -98,6 +97,14 @@ impl PayloadWriter {
         push_json_string(&mut self.out, value);
     }
 
+    /// `"key":"p17"`: resource IDs written without building a string first.
+    fn id_field(&mut self, key: &str, prefix: char, n: u64) {
+        self.key(key);
+        self.out.push('"');
+        self.out.push(prefix);
+        let _ = write!(self.out, "{n}\"");
+    }
+
     fn num_field(&mut self, key: &str, value: impl std::fmt::Display) {
         self.key(key);
         let _ = write!(self.out, "{value}");
@@ -140,7 +147,7 @@ impl PayloadWriter {
         self.out.push(',');
         self.list("sessions", &cp.sessions, |w, s| {
             w.out.push('{');
-            w.str_field("session", &session_id(s.id));
+            w.id_field("session", 's', s.id);
             w.out.push(',');
             w.str_field("name", &s.name);
             w.out.push('}');
@@ -154,9 +161,9 @@ impl PayloadWriter {
 
     fn window(&mut self, w: &Window) {
         self.out.push('{');
-        self.str_field("window", &window_id(w.id));
+        self.id_field("window", 'w', w.id);
         self.out.push(',');
-        self.str_field("session", &session_id(w.session));
+        self.id_field("session", 's', w.session);
         self.out.push(',');
         self.str_field("name", &w.name);
         self.out.push(',');
@@ -165,7 +172,7 @@ impl PayloadWriter {
         self.list("nodes", &w.nodes, |w, node| match *node {
             Node::Pane { pane } => {
                 w.out.push_str("{\"kind\":\"pane\",");
-                w.str_field("pane", &pane_id(pane));
+                w.id_field("pane", 'p', pane);
                 w.out.push('}');
             }
             Node::Split {
@@ -192,11 +199,11 @@ impl PayloadWriter {
 
     fn pane(&mut self, p: &Pane) {
         self.out.push('{');
-        self.str_field("pane", &pane_id(p.id));
+        self.id_field("pane", 'p', p.id);
         self.out.push(',');
-        self.str_field("window", &window_id(p.window));
+        self.id_field("window", 'w', p.window);
         self.out.push(',');
-        self.str_field("session", &session_id(p.session));
+        self.id_field("session", 's', p.session);
         self.out.push(',');
         self.num_field("cols", p.cols);
         self.out.push(',');
