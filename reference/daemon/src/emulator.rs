@@ -14,6 +14,23 @@ pub struct Emulator {
     terminal: avt::Terminal,
     /// Bytes of an incomplete UTF-8 sequence at the end of the last chunk.
     pending: Vec<u8>,
+    /// A restored archive's literal rows (RFC §5 hydration). avt 0.19 has no
+    /// literal-cell interface, only `feed` through its escape parser, so an archive's
+    /// text never goes to `terminal`: it is kept here as cell rows and read back by
+    /// [`Emulator::capture`]. An archive has no PTY, so nothing is ever fed to it.
+    literal: Option<Literal>,
+}
+
+/// Literal rows of an archive: `screen` has exactly `rows` entries, history is
+/// oldest first. Every row is plain cell text (no control characters) at most
+/// `cols` cells wide.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Literal {
+    cols: u16,
+    rows: u16,
+    history_rows: usize,
+    screen: Vec<String>,
+    history: Vec<String>,
 }
 
 /// Plain text of a pane.
@@ -35,12 +52,65 @@ impl Emulator {
         Emulator {
             terminal,
             pending: Vec::new(),
+            literal: None,
         }
+    }
+
+    /// A reset archive screen of `cols` x `rows` hydrated with literal rows, never
+    /// through an escape parser: default style, cursor home, primary screen. A row
+    /// wider than `cols` cells is cut at the last column and counted (RFC §5
+    /// `cut_rows`); control characters cannot occur (the durable reader rejects them)
+    /// and would be replaced by spaces if they did. Returns the emulator and the count
+    /// of cut rows.
+    pub fn literal(
+        cols: u16,
+        rows: u16,
+        history_rows: usize,
+        screen: &[String],
+        history: &[String],
+    ) -> (Self, u64) {
+        let cols = cols.max(1);
+        let rows = rows.max(1);
+        let mut cut = 0u64;
+        let mut clip = |row: &String| {
+            let (text, was_cut) = clip_row(row, usize::from(cols));
+            cut += u64::from(was_cut);
+            text
+        };
+        let mut screen: Vec<String> = screen.iter().map(&mut clip).collect();
+        let skip = history.len().saturating_sub(history_rows);
+        let mut history: Vec<String> = history[skip..].iter().map(&mut clip).collect();
+        // Exactly `rows` screen rows: extra top rows scroll into history, missing
+        // rows are blank at the bottom.
+        if screen.len() > usize::from(rows) {
+            let extra = screen.len() - usize::from(rows);
+            history.extend(screen.drain(..extra));
+        }
+        screen.resize(usize::from(rows), String::new());
+        let over = history.len().saturating_sub(history_rows);
+        history.drain(..over);
+        let mut e = Emulator::new(cols, rows, history_rows);
+        e.literal = Some(Literal {
+            cols,
+            rows,
+            history_rows,
+            screen,
+            history,
+        });
+        (e, cut)
+    }
+
+    /// Whether this is an archive's literal screen.
+    pub fn is_literal(&self) -> bool {
+        self.literal.is_some()
     }
 
     /// Feeds program output. Invalid UTF-8 becomes U+FFFD; a sequence split across
     /// chunks is completed by the next chunk.
     pub fn feed(&mut self, bytes: &[u8]) {
+        if self.literal.is_some() {
+            return;
+        }
         if self.pending.is_empty() {
             self.feed_bytes(bytes);
         } else {
@@ -78,6 +148,21 @@ impl Emulator {
     }
 
     pub fn resize(&mut self, cols: u16, rows: u16) {
+        if let Some(l) = &mut self.literal {
+            let (cols, rows) = (cols.max(1), rows.max(1));
+            // Rows are kept as saved (a narrower screen cuts them at display time);
+            // the screen keeps its bottom rows, like a terminal that shrinks.
+            if rows < l.rows {
+                let extra = usize::from(l.rows - rows);
+                l.history.extend(l.screen.drain(..extra));
+                let over = l.history.len().saturating_sub(l.history_rows);
+                l.history.drain(..over);
+            }
+            l.screen.resize(usize::from(rows), String::new());
+            l.cols = cols;
+            l.rows = rows;
+            return;
+        }
         self.terminal
             .resize(usize::from(cols.max(1)), usize::from(rows.max(1)));
     }
@@ -88,6 +173,13 @@ impl Emulator {
 
     /// The primary screen and its history as plain rows.
     pub fn capture(&self) -> Capture {
+        if let Some(l) = &self.literal {
+            let cols = usize::from(l.cols);
+            return Capture {
+                screen: l.screen.iter().map(|r| clip_row(r, cols).0).collect(),
+                history: l.history.iter().map(|r| clip_row(r, cols).0).collect(),
+            };
+        }
         let primary = self.terminal.primary_screen();
         let visible = primary.visible_lines().len();
         let all: Vec<String> = primary.all_lines().map(plain_row).collect();
@@ -101,6 +193,24 @@ impl Emulator {
 fn unreachable_size() -> avt::Terminal {
     // Sizes are clamped to at least 1x1 above, which avt always accepts.
     avt::Terminal::new(1, 1).expect("1x1 terminal")
+}
+
+/// A row cut to at most `cols` display cells, control characters replaced by
+/// spaces; true when something was cut.
+fn clip_row(row: &str, cols: usize) -> (String, bool) {
+    use unicode_width::UnicodeWidthChar as _;
+    let mut width = 0;
+    let mut out = String::with_capacity(row.len());
+    for c in row.chars() {
+        let c = if is_control(c) { ' ' } else { c };
+        let w = c.width().unwrap_or(0);
+        if width + w > cols {
+            return (out, true);
+        }
+        width += w;
+        out.push(c);
+    }
+    (out, false)
 }
 
 /// One row under RFC §4's text rules.
@@ -170,6 +280,31 @@ mod tests {
         assert!(e.alternate_active());
         e.feed(b"\x1b[?1049l");
         assert_eq!(e.capture().screen[0], "before");
+    }
+
+    #[test]
+    fn literal_hydration_keeps_rows_and_counts_cuts() {
+        let screen = vec!["$ echo hi".to_string(), "wide \u{754c}\u{754c}".into()];
+        let history = vec!["old".to_string(), "0123456789abc".to_string()];
+        let (e, cut) = Emulator::literal(10, 3, 100, &screen, &history);
+        assert_eq!(cut, 1, "only the 13-cell history row is cut");
+        let c = e.capture();
+        assert_eq!(c.screen, vec!["$ echo hi", "wide \u{754c}\u{754c}", ""]);
+        assert_eq!(c.history, vec!["old", "0123456789"]);
+        assert!(e.is_literal());
+    }
+
+    #[test]
+    fn literal_screen_never_parses_escapes_and_ignores_output() {
+        let screen = vec!["a\u{1b}[2Jb".to_string()];
+        let (mut e, _) = Emulator::literal(20, 1, 10, &screen, &[]);
+        e.feed(b"\x1b[2Jgone");
+        assert_eq!(e.capture().screen, vec!["a [2Jb"]);
+        e.resize(20, 2);
+        assert_eq!(e.capture().screen, vec!["a [2Jb", ""]);
+        e.resize(20, 1);
+        assert_eq!(e.capture().screen, vec![""]);
+        assert_eq!(e.capture().history, vec!["a [2Jb"]);
     }
 
     #[test]

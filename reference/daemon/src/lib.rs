@@ -21,6 +21,7 @@ pub mod manifest;
 pub mod paths;
 pub mod pty;
 pub mod reactor;
+pub mod recovery;
 pub mod server;
 pub mod strict_json;
 pub mod topology;

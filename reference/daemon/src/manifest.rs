@@ -345,7 +345,7 @@ pub const VERBS: &[Verb] = &[
         right: Read,
         target: Target::Filtered,
         mutation: false,
-        result: "{panes:[{pane,window,session,cols,rows,state,exit_code?,signal?,argv0?,layer?,float?,tags?}]}",
+        result: "{panes:[{pane,window,session,cols,rows,state,exit_code?,signal?,argv0?,layer?,float?,tags?,recovery?}]}",
     },
     Verb {
         name: "pane.capture",
@@ -354,7 +354,7 @@ pub const VERBS: &[Verb] = &[
         right: Read,
         target: Target::Param("pane"),
         mutation: false,
-        result: "{pane,cols,rows,screen:[string],history:[string],exited,exit_code?,signal?}",
+        result: "{pane,cols,rows,screen:[string],history:[string],exited,exit_code?,signal?,recovery?}",
     },
     Verb {
         name: "pane.send",
@@ -455,7 +455,54 @@ pub const VERBS: &[Verb] = &[
         mutation: true,
         result: "{}",
     },
+    Verb {
+        name: "recovery.checkpoint",
+        summary: "Capture and durably publish a checkpoint now (recovery must be enabled)",
+        params: &[],
+        right: Admin,
+        target: Target::Server,
+        mutation: true,
+        result: "{checkpoint,generation}",
+    },
+    Verb {
+        name: "recovery.list",
+        summary: "Every checkpoint file with its status; no payload of invalid files",
+        params: &[],
+        right: Admin,
+        target: Target::Server,
+        mutation: false,
+        result: "{checkpoints:[{checkpoint,status,generation?}]}",
+    },
+    Verb {
+        name: "recovery.inspect",
+        summary: "Counts of a valid checkpoint; no names or terminal content",
+        params: &[req("checkpoint", S, CHECKPOINT_HELP)],
+        right: Admin,
+        target: Target::Server,
+        mutation: false,
+        result: "{checkpoint,generation,shutdown,sessions,windows,panes,text_panes,expired_text_panes}",
+    },
+    Verb {
+        name: "recovery.restore",
+        summary: "Restore a checkpoint into an empty daemon as archives (no process is started)",
+        params: &[req("checkpoint", S, CHECKPOINT_HELP)],
+        right: Admin,
+        target: Target::Server,
+        mutation: true,
+        result: "{checkpoint,sessions:[{previous,current}],windows:[{previous,current}],panes:[{previous,current}]}",
+    },
+    Verb {
+        name: "recovery.forget",
+        summary: "Delete one checkpoint file (any status but unsafe) and sync the directory",
+        params: &[req("checkpoint", S, CHECKPOINT_HELP)],
+        right: Admin,
+        target: Target::Server,
+        mutation: true,
+        result: "{}",
+    },
 ];
+
+const CHECKPOINT_HELP: &str = "checkpoint id: c + lowercase UUID v4";
 
 pub fn find(name: &str) -> Option<&'static Verb> {
     VERBS.iter().find(|v| v.name == name)
@@ -505,6 +552,11 @@ mod tests {
             "config.set",
             "config.check",
             "config.reload",
+            "recovery.checkpoint",
+            "recovery.list",
+            "recovery.inspect",
+            "recovery.restore",
+            "recovery.forget",
         ] {
             assert!(find(name).is_some(), "{name}");
         }

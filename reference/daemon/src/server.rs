@@ -5,8 +5,9 @@
 //! `<socket>.owner` (0600); replace a stale socket; bind; accept. Nothing is printed
 //! on stdout. Shutdown (SIGINT/SIGTERM): mutations are refused, supervised process
 //! groups get SIGTERM, then SIGKILL at 1500 ms, all must be reaped by 2000 ms; then
-//! the socket and owner file are removed and the lock released. Exit status 0 means
-//! every step succeeded.
+//! with recovery enabled, the final `shutdown="clean"` checkpoint (its own 2000 ms);
+//! then the socket and owner file are removed and the lock released. Exit status 0
+//! means every step succeeded.
 
 use crate::config;
 use crate::paths::{lock_path, owner_path};
@@ -82,6 +83,12 @@ pub fn serve(opts: ServeOptions) -> i32 {
         Some(Err(e)) => return fail(&e.to_string(), EXIT_CONFIG),
         None => config::Config::default(),
     };
+    // RFC §2/§3: only the lock holder touches the store; with recovery enabled it
+    // is opened, cleaned of temporary files and pruned before readiness.
+    let store = match crate::recovery::open_at_startup(&socket, &config.recovery) {
+        Ok(s) => s,
+        Err(_) => return fail("cannot open the recovery store", EXIT_LOCKED),
+    };
     let owner_token = match crate::auth::fresh_token() {
         Ok(t) => t,
         Err(_) => return fail("no randomness for the owner token", EXIT_UNCLEAN),
@@ -117,7 +124,14 @@ pub fn serve(opts: ServeOptions) -> i32 {
         socket: socket.to_string_lossy().into_owned(),
         config_path,
     };
-    let reaped = runtime.block_on(run(&socket, identity, config, &owner_token, opts.on_demand));
+    let reaped = runtime.block_on(run(
+        &socket,
+        identity,
+        config,
+        &owner_token,
+        opts.on_demand,
+        store,
+    ));
     runtime.shutdown_timeout(Duration::from_millis(200));
     let removed_socket = remove_if_present(&socket);
     let removed_owner = remove_if_present(&owner_path(&socket));
@@ -161,6 +175,7 @@ async fn run(
     config: config::Config,
     owner_token: &str,
     on_demand: bool,
+    store: crate::recovery::StoreInit,
 ) -> Result<bool, &'static str> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut sigterm =
@@ -168,7 +183,7 @@ async fn run(
     let mut sigint =
         signal(SignalKind::interrupt()).map_err(|_| "cannot install signal handlers")?;
     let listener = UnixListener::bind(socket).map_err(|_| "cannot bind the socket")?;
-    let handle = reactor::start(identity, config, owner_token);
+    let handle = reactor::start(identity, config, owner_token, store);
     let accept_handle = handle.clone();
     tokio::spawn(async move {
         loop {
@@ -186,7 +201,29 @@ async fn run(
         _ = sigint.recv() => {}
         _ = on_demand_expiry(&handle, &mut sessions), if on_demand => {}
     }
-    Ok(shut_down(&handle).await)
+    if !shut_down(&handle).await {
+        return Ok(false);
+    }
+    Ok(final_checkpoint(&handle).await)
+}
+
+/// RFC §3: after every child is reaped, the final `shutdown="clean"` checkpoint
+/// (when recovery is enabled and this daemon became active), with its own deadline.
+/// The lock is held until `serve` has removed the socket and owner file.
+async fn final_checkpoint(handle: &ReactorHandle) -> bool {
+    let (tx, rx) = oneshot::channel();
+    if handle
+        .tx
+        .send(Msg::FinalCheckpoint { done: tx })
+        .await
+        .is_err()
+    {
+        return false;
+    }
+    matches!(
+        tokio::time::timeout(crate::recovery::FINAL_DEADLINE, rx).await,
+        Ok(Ok(true))
+    )
 }
 
 /// Resolves when an on-demand daemon has had no session for a whole grace period and

@@ -59,12 +59,4 @@ impl State {
         .map_err(|e| e.to_api())?;
         Ok(json!({"valid": true}))
     }
-
-    pub(super) fn config_reload(&mut self) -> ApiResult<Value> {
-        let (_, config) = config::load(&self.config_file()?).map_err(|e| e.to_api())?;
-        // Activation is infallible from here on.
-        self.registry.unknown_read = config.unknown_read;
-        self.config = config;
-        Ok(json!({}))
-    }
 }

@@ -6,6 +6,7 @@
 mod config_verbs;
 mod panes;
 pub mod params;
+mod recovery;
 mod topology_verbs;
 
 use crate::auth::{Registry, Resource};
@@ -46,6 +47,22 @@ pub enum Msg {
     /// On-demand grace ran out. If there is still no session, refuse mutations from now
     /// on and answer true; a session created before this message wins.
     GraceExpired { stop: oneshot::Sender<bool> },
+    /// The worker finished a publish job (`explicit`: a `recovery.checkpoint`).
+    Published { explicit: bool },
+    /// The worker read and validated a checkpoint for `recovery.restore`.
+    RestoreLoaded {
+        loaded: Box<vx_store::Loaded>,
+        principal: String,
+        reply: oneshot::Sender<Outcome>,
+    },
+    /// The worker finished reload's retention cleanup: activate `config`.
+    ReloadCleaned {
+        config: Box<Config>,
+        reply: oneshot::Sender<Outcome>,
+    },
+    /// Shutdown reaped every child: write the final clean checkpoint (if any is
+    /// due) and report whether it is durable.
+    FinalCheckpoint { done: oneshot::Sender<bool> },
 }
 
 /// Fixed facts of this daemon start.
@@ -67,6 +84,7 @@ pub struct State {
     /// Emulators of every pane in the topology (exited panes keep theirs).
     screens: HashMap<PaneId, Arc<Mutex<Emulator>>>,
     stopping: bool,
+    recovery: recovery::RecoveryState,
     exits: mpsc::UnboundedSender<Exited>,
     supervised: watch::Sender<usize>,
     sessions: watch::Sender<usize>,
@@ -83,8 +101,19 @@ pub struct ReactorHandle {
 }
 
 /// Starts the reactor task.
-pub fn start(identity: Identity, config: Config, owner_token: &str) -> ReactorHandle {
+pub fn start(
+    identity: Identity,
+    config: Config,
+    owner_token: &str,
+    store: crate::recovery::StoreInit,
+) -> ReactorHandle {
     let (tx, rx) = mpsc::channel(1024);
+    let jobs = crate::recovery::start_worker(
+        store,
+        crate::recovery::store_config(&config.recovery),
+        tx.clone(),
+    );
+    let recovery = recovery::RecoveryState::new(jobs, config.recovery.interval_ms);
     let (exits_tx, exits_rx) = mpsc::unbounded_channel();
     let (supervised_tx, supervised_rx) = watch::channel(0);
     let (sessions_tx, sessions_rx) = watch::channel(0);
@@ -96,6 +125,7 @@ pub fn start(identity: Identity, config: Config, owner_token: &str) -> ReactorHa
         live: HashMap::new(),
         screens: HashMap::new(),
         stopping: false,
+        recovery,
         exits: exits_tx,
         supervised: supervised_tx,
         sessions: sessions_tx,
@@ -120,15 +150,23 @@ async fn run(
                 Some(e) => state.on_exit(e),
                 None => break,
             },
+            _ = tokio::time::sleep_until(state.recovery.next_tick) => state.on_tick(),
             msg = rx.recv() => match msg {
                 Some(Msg::Request { principal, verb, params, reply }) => {
-                    let outcome = state.dispatch(&principal, verb, &params);
-                    let _ = reply.send(outcome);
-                    state.sessions.send_if_modified(|n| {
-                        let now = state.topology.sessions.len();
-                        std::mem::replace(n, now) != now
-                    });
+                    state.dispatch(&principal, verb, &params, reply);
+                    state.publish_sessions();
                 }
+                Some(Msg::Published { explicit }) => state.on_published(explicit),
+                Some(Msg::RestoreLoaded { loaded, principal, reply }) => {
+                    let result = state.restore_loaded(*loaded, &principal);
+                    let _ = reply.send(Outcome { result, principal: None, close: false });
+                    state.publish_sessions();
+                }
+                Some(Msg::ReloadCleaned { config, reply }) => {
+                    let result = Ok(state.reload_activate(*config));
+                    let _ = reply.send(Outcome { result, principal: None, close: false });
+                }
+                Some(Msg::FinalCheckpoint { done }) => state.final_checkpoint(done),
                 Some(Msg::GraceExpired { stop }) => {
                     let expired = state.topology.sessions.is_empty();
                     if expired {
@@ -149,7 +187,21 @@ pub struct Caller {
     pub principal: crate::auth::Principal,
 }
 
+/// What dispatch decided.
+enum Step {
+    Done(Outcome),
+    /// Authorized; the handler hands disk work to the recovery worker.
+    Deferred(Caller),
+}
+
 impl State {
+    fn publish_sessions(&self) {
+        self.sessions.send_if_modified(|n| {
+            let now = self.topology.sessions.len();
+            std::mem::replace(n, now) != now
+        });
+    }
+
     fn publish_supervised(&self) {
         let _ = self.supervised.send(self.live.len());
     }
@@ -157,6 +209,7 @@ impl State {
     fn on_exit(&mut self, e: Exited) {
         self.live.remove(&e.pane);
         if let Some(p) = self.topology.panes.get_mut(&e.pane) {
+            self.recovery.dirty = true;
             p.state = PaneState::Exited {
                 exit_code: e.exit_code,
                 signal: e.signal,
@@ -181,25 +234,50 @@ impl State {
         principal_id: &str,
         verb: &'static Verb,
         params: &Map<String, Value>,
-    ) -> Outcome {
-        let plain = |result| Outcome {
-            result,
-            principal: None,
-            close: false,
+        reply: oneshot::Sender<Outcome>,
+    ) {
+        match self.decide(principal_id, verb, params) {
+            Step::Done(outcome) => {
+                if outcome.result.is_ok()
+                    && verb.mutation
+                    && recovery::is_product_mutation(verb.name)
+                {
+                    self.note_mutation();
+                }
+                let _ = reply.send(outcome);
+            }
+            Step::Deferred(caller) => {
+                self.deferred_verb(&caller, verb.name, &Params(params), reply)
+            }
+        }
+    }
+
+    fn decide(
+        &mut self,
+        principal_id: &str,
+        verb: &'static Verb,
+        params: &Map<String, Value>,
+    ) -> Step {
+        let plain = |result| {
+            Step::Done(Outcome {
+                result,
+                principal: None,
+                close: false,
+            })
         };
         if let Err(e) = check_shape(verb, params) {
             return plain(Err(e));
         }
         let p = Params(params);
         if verb.name == "auth.login" {
-            return self.login(&p);
+            return Step::Done(self.login(&p));
         }
         let Some(principal) = self.registry.get(principal_id).cloned() else {
-            return Outcome {
+            return Step::Done(Outcome {
                 result: Err(ApiError::new("denied.token", "token is not valid")),
                 principal: None,
                 close: true,
-            };
+            });
         };
         let caller = Caller { principal };
         if let Err(e) = self.authorize(&caller, verb, &p) {
@@ -207,6 +285,9 @@ impl State {
         }
         if self.stopping && verb.mutation {
             return plain(Err(ApiError::shutdown()));
+        }
+        if recovery::is_deferred(verb.name) {
+            return Step::Deferred(caller);
         }
         plain(self.handle(&caller, verb, &p))
     }
@@ -296,7 +377,6 @@ impl State {
             "config.get" => self.config_get(p),
             "config.set" => self.config_set(p),
             "config.check" => self.config_check(p),
-            "config.reload" => self.config_reload(),
             _ => Err(ApiError::new(
                 "invalid_request.unknown_verb",
                 "unknown verb",
@@ -399,6 +479,7 @@ impl State {
                 self.registry.revoke(id);
             }
             self.screens.remove(pane);
+            self.recovery.archives.remove(pane);
         }
     }
 

@@ -238,7 +238,13 @@ impl State {
             .values()
             .filter(|pane| window.is_none_or(|w| pane.window == w))
             .filter(|pane| self.can(caller, Right::Read, Resource::Pane(pane.id)))
-            .map(|pane| self.topology.pane_json(pane))
+            .map(|pane| {
+                let mut v = self.topology.pane_json(pane);
+                if let Some(r) = self.archive_json(pane.id) {
+                    v["recovery"] = r;
+                }
+                v
+            })
             .collect();
         Ok(json!({"panes": panes}))
     }
@@ -266,6 +272,9 @@ impl State {
             if let Some(s) = signal {
                 out["signal"] = json!(s);
             }
+        }
+        if let Some(r) = self.archive_json(id) {
+            out["recovery"] = r;
         }
         Ok(out)
     }

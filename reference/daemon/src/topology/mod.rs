@@ -122,6 +122,62 @@ impl Topology {
         self.pane_ids.take().map(PaneId)
     }
 
+    /// Restore (RFC §5): consumes a session number without creating the session.
+    pub fn allocate_session(&mut self) -> Option<SessionId> {
+        self.session_ids.take().map(SessionId)
+    }
+
+    /// Restore: consumes a window number without creating the window.
+    pub fn allocate_window(&mut self) -> Option<WindowId> {
+        self.window_ids.take().map(WindowId)
+    }
+
+    /// Restore's commit: inserts prepared records as they are (no relayout: restored
+    /// panes keep their saved sizes).
+    pub fn insert_restored(
+        &mut self,
+        sessions: Vec<Session>,
+        windows: Vec<Window>,
+        panes: Vec<Pane>,
+    ) {
+        for s in sessions {
+            self.sessions.insert(s.id, s);
+        }
+        for w in windows {
+            self.windows.insert(w.id, w);
+        }
+        for p in panes {
+            self.panes.insert(p.id, p);
+        }
+    }
+
+    /// Relaunch (RFC §6): replaces pane `old` with the record `new` in the same place
+    /// (its tree leaf, or its float slot keeping spec and z). A tiled replacement
+    /// increments the window revision; a float one does not. Returns the old record.
+    pub fn replace_pane(&mut self, old: PaneId, new: Pane) -> Option<Pane> {
+        let removed = self.panes.remove(&old)?;
+        let new_id = new.id;
+        if let Some(w) = self.windows.get_mut(&removed.window) {
+            match &removed.layer {
+                Layer::Tiled => {
+                    if let Some(tree) = w.tree.as_mut() {
+                        tree.replace_leaf(old, new_id);
+                    }
+                    w.revision += 1;
+                }
+                Layer::Float { .. } => {
+                    for f in &mut w.floats {
+                        if *f == old {
+                            *f = new_id;
+                        }
+                    }
+                }
+            }
+        }
+        self.panes.insert(new_id, new);
+        Some(removed)
+    }
+
     pub fn next_z(&mut self) -> u64 {
         self.z_counter += 1;
         self.z_counter

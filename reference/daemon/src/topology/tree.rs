@@ -123,6 +123,28 @@ impl Node {
         }
     }
 
+    /// Renames the leaf `old` to `new`; true when found.
+    pub fn replace_leaf(&mut self, old: PaneId, new: PaneId) -> bool {
+        match self {
+            Node::Pane(p) if *p == old => {
+                *p = new;
+                true
+            }
+            Node::Pane(_) => false,
+            Node::Split { first, second, .. } => {
+                first.replace_leaf(old, new) || second.replace_leaf(old, new)
+            }
+        }
+    }
+
+    /// Depth of the tree (a leaf is 1).
+    pub fn depth(&self) -> usize {
+        match self {
+            Node::Pane(_) => 1,
+            Node::Split { first, second, .. } => 1 + first.depth().max(second.depth()),
+        }
+    }
+
     /// Removes the leaf `pane`; its parent split is replaced by the sibling (whose
     /// own ratio, if any, is kept; the removed split's ratio goes with it).
     /// Returns `None` when the tree becomes empty.

@@ -1,0 +1,517 @@
+//! Recovery against real daemons: checkpoints (explicit, periodic, final clean),
+//! SIGKILL and clean restarts on the same socket, list/inspect/forget, restore into
+//! archives, text capture and hydration, secret exclusion, grants and reload purge.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::time::Duration;
+
+const ENABLED: &str = ".{ .recovery = .{ .enabled = true, .interval_ms = 3600000 } }";
+const PLAIN: &str =
+    ".{ .recovery = .{ .enabled = true, .interval_ms = 3600000, .terminal_text = .plain } }";
+
+/// The store directory of the daemon's socket (XDG_STATE_HOME is `<dir>/state`).
+fn store_dir(d: &Daemon) -> PathBuf {
+    let loc = vx_store::StoreLocation::resolve(
+        Some(d.dir.path().join("state").as_os_str()),
+        None,
+        &d.socket,
+    )
+    .expect("store location");
+    loc.dir()
+}
+
+fn checkpoint_files(d: &Daemon) -> Vec<PathBuf> {
+    match std::fs::read_dir(store_dir(d)) {
+        Err(_) => Vec::new(),
+        Ok(rd) => {
+            let mut v: Vec<PathBuf> = rd
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                .collect();
+            v.sort();
+            v
+        }
+    }
+}
+
+/// Kills the daemon with SIGKILL (no cleanup at all) and starts a new one on the same
+/// socket and directories.
+fn crash_and_restart(d: &mut Daemon) {
+    let mut child = d.child.take().expect("running");
+    signal(child.id(), "KILL");
+    let _ = child.wait();
+    d.child = Some(d.spawn_serve(&[]));
+    d.wait_ready();
+}
+
+fn stop_and_restart(d: &mut Daemon) {
+    let (status, _) = d.stop();
+    assert!(status.success(), "clean stop: {status:?}");
+    d.child = Some(d.spawn_serve(&[]));
+    d.wait_ready();
+}
+
+fn err_code(v: &Value) -> &str {
+    v["error"]["code"].as_str().unwrap_or("")
+}
+
+/// A session with a tiled split (ratio 6250), an exited pane, a float with a preset
+/// and a tagged pane. Returns ([left, right, float], pids of the running ones).
+fn build_topology(d: &Daemon) -> (Vec<String>, Vec<i64>) {
+    let s = d.ok(&["session", "create", "--name", "work"])["session"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let w = d.ok(&["window", "create", "--session", &s, "--name", "agents"])["window"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let left = d.ok(&[
+        "pane",
+        "create",
+        "--window",
+        &w,
+        "--argv",
+        r#"["/bin/sh","-c","trap '' HUP; echo left-ready; exec sleep 600"]"#,
+    ]);
+    let left_pid = left["pid"].as_i64().unwrap();
+    let left = left["pane"].as_str().unwrap().to_string();
+    let right = d.ok(&[
+        "pane",
+        "split",
+        "--pane",
+        &left,
+        "--axis",
+        "cols",
+        "--ratio",
+        "6250",
+        "--argv",
+        r#"["/bin/sh","-c","exit 3"]"#,
+    ])["pane"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let float = d.ok(&[
+        "pane",
+        "float",
+        "--window",
+        &w,
+        "--preset",
+        "venom.settings",
+        "--argv",
+        r#"["/bin/sh","-c","trap '' HUP; exec sleep 600"]"#,
+    ]);
+    let float_pid = float["pid"].as_i64().unwrap();
+    let float = float["pane"].as_str().unwrap().to_string();
+    d.ok(&[
+        "pane", "tag", "--pane", &left, "--key", "role", "--value", "agent",
+    ]);
+    d.wait_exited(&right);
+    d.wait_text(&left, |r| r == "left-ready");
+    (vec![left, right, float], vec![left_pid, float_pid])
+}
+
+fn kill_pid(pid: i64) {
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+}
+
+#[test]
+fn disabled_recovery_refuses_checkpoint_and_restore_but_lists() {
+    let d = Daemon::start();
+    let (code, v) = d.owner(&["recovery", "checkpoint"]);
+    assert_eq!((code, err_code(&v)), (6, "unavailable.recovery_disabled"));
+    let id = "c01234567-89ab-4cde-8fab-0123456789ab";
+    let (code, v) = d.owner(&["recovery", "restore", "--checkpoint", id]);
+    assert_eq!((code, err_code(&v)), (6, "unavailable.recovery_disabled"));
+    assert_eq!(d.ok(&["recovery", "list"]), json!({"checkpoints": []}));
+    let (code, v) = d.owner(&["recovery", "inspect", "--checkpoint", id]);
+    assert_eq!((code, err_code(&v)), (3, "not_found.checkpoint"));
+    // A mutation on a disabled daemon writes nothing, not even at shutdown.
+    d.pane(r#"["/bin/sh","-c","exec sleep 600"]"#);
+    let mut d = d;
+    let (status, _) = d.stop();
+    assert!(status.success());
+    assert!(checkpoint_files(&d).is_empty());
+}
+
+#[test]
+fn recovery_verbs_need_admin_before_any_lookup_and_check_ids() {
+    let d = Daemon::start_with_config(Some(ENABLED));
+    let id = "c01234567-89ab-4cde-8fab-0123456789ab";
+    for args in [
+        vec!["recovery", "list"],
+        vec!["recovery", "checkpoint"],
+        vec!["recovery", "inspect", "--checkpoint", id],
+        vec!["recovery", "restore", "--checkpoint", id],
+        vec!["recovery", "forget", "--checkpoint", id],
+        vec!["recovery", "inspect", "--checkpoint", "../../etc/passwd"],
+    ] {
+        let (code, v) = d.anon(&args);
+        assert_eq!((code, err_code(&v)), (4, "denied.admin"), "{args:?}: {v}");
+        assert_eq!(v["error"]["data"]["resource"], "server:root");
+    }
+    for verb in ["inspect", "restore", "forget"] {
+        let (code, v) = d.owner(&["recovery", verb, "--checkpoint", "../x"]);
+        assert_eq!(
+            (code, err_code(&v)),
+            (2, "invalid_params.checkpoint"),
+            "{verb}"
+        );
+        assert_eq!(v["error"]["data"], json!({"param": "checkpoint"}));
+        let (code, v) = d.owner(&["recovery", verb, "--checkpoint", id]);
+        assert_eq!((code, err_code(&v)), (3, "not_found.checkpoint"), "{verb}");
+        assert_eq!(v["error"]["data"], json!({}));
+    }
+}
+
+#[test]
+fn a_fresh_empty_daemon_writes_nothing_even_with_ticks_and_shutdown() {
+    let config = ".{ .recovery = .{ .enabled = true, .interval_ms = 1000 } }";
+    let mut d = Daemon::start_with_config(Some(config));
+    std::thread::sleep(Duration::from_millis(2500));
+    let (status, _) = d.stop();
+    assert!(status.success());
+    assert!(checkpoint_files(&d).is_empty());
+}
+
+#[test]
+fn periodic_ticks_write_after_the_first_mutation() {
+    let config = ".{ .recovery = .{ .enabled = true, .interval_ms = 1000 } }";
+    let d = Daemon::start_with_config(Some(config));
+    d.ok(&["session", "create", "--name", "tick"]);
+    let list = poll("a periodic checkpoint", || {
+        let l = d.ok(&["recovery", "list"]);
+        (!l["checkpoints"].as_array().unwrap().is_empty()).then_some(l)
+    });
+    assert_eq!(list["checkpoints"][0]["status"], "valid");
+    let id = list["checkpoints"][0]["checkpoint"].as_str().unwrap();
+    let i = d.ok(&["recovery", "inspect", "--checkpoint", id]);
+    assert_eq!(i["shutdown"], "open");
+    assert_eq!(i["sessions"], 1);
+    // Unchanged topology: later ticks do not pile up generations.
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(checkpoint_files(&d).len(), 1);
+}
+
+#[test]
+fn sigkill_then_restore_reproduces_topology_as_archives() {
+    let mut d = Daemon::start_with_config(Some(ENABLED));
+    let (panes, pids) = build_topology(&d);
+    let cp = d.ok(&["recovery", "checkpoint"]);
+    assert_eq!(cp["generation"], 1);
+    let id = cp["checkpoint"].as_str().unwrap().to_string();
+    crash_and_restart(&mut d);
+
+    let list = d.ok(&["recovery", "list"]);
+    assert_eq!(
+        list,
+        json!({"checkpoints": [{"checkpoint": id, "status": "valid", "generation": 1}]})
+    );
+    let i = d.ok(&["recovery", "inspect", "--checkpoint", &id]);
+    assert_eq!(
+        i,
+        json!({"checkpoint": id, "generation": 1, "shutdown": "open", "sessions": 1,
+               "windows": 1, "panes": 3, "text_panes": 0, "expired_text_panes": 0})
+    );
+    // Nothing was restored implicitly.
+    assert_eq!(d.ok(&["session", "list"])["sessions"], json!([]));
+
+    let r = d.ok(&["recovery", "restore", "--checkpoint", &id]);
+    assert_eq!(r["checkpoint"], id.as_str());
+    assert_eq!(r["sessions"], json!([{"previous": "s0", "current": "s0"}]));
+    assert_eq!(r["windows"], json!([{"previous": "w0", "current": "w0"}]));
+    let mapped: Vec<(String, String)> = r["panes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["previous"].as_str().unwrap().to_string(),
+                m["current"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        mapped.iter().map(|m| m.0.clone()).collect::<Vec<_>>(),
+        panes
+    );
+
+    let sessions = d.ok(&["session", "list"]);
+    let w = &sessions["sessions"][0]["windows"][0];
+    assert_eq!(sessions["sessions"][0]["name"], "work");
+    assert_eq!(w["name"], "agents");
+    assert_eq!(w["revision"], 1, "revisions restart at 1");
+    assert_eq!(w["nodes"][0]["ratio"], 6250, "ratio kept");
+    assert_eq!(w["floats"], json!([mapped[2].1]));
+    // RFC §7: the old children were orphaned by the crash; neither startup nor restore
+    // signalled, adopted or waited on them.
+    for pid in &pids {
+        assert!(process_alive(*pid), "orphan {pid} was touched");
+        kill_pid(*pid);
+    }
+
+    let list = d.ok(&["pane", "list"]);
+    let by_id = |id: &str| {
+        list["panes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["pane"] == id)
+            .cloned()
+            .unwrap()
+    };
+    let left = by_id(&mapped[0].1);
+    assert_eq!(left["state"], "exited");
+    assert!(left.get("exit_code").is_none(), "interrupted: no exit code");
+    assert!(left.get("argv0").is_none(), "archives have no argv0");
+    assert_eq!(
+        left["recovery"],
+        json!({"checkpoint": id, "previous_pane": panes[0], "process_state": "interrupted",
+               "text_state": "omitted", "cut_rows": 0})
+    );
+    assert_eq!(
+        left["tags"],
+        json!([{"key": "owner", "value": "venomx"}, {"key": "role", "value": "agent"}])
+    );
+    let right = by_id(&mapped[1].1);
+    assert_eq!(right["exit_code"], 3);
+    assert_eq!(right["recovery"]["process_state"], "exited");
+    let float = by_id(&mapped[2].1);
+    assert_eq!(float["layer"], "float");
+    assert_eq!(float["float"]["preset"], "venom.settings");
+    assert_eq!(float["recovery"]["process_state"], "interrupted");
+
+    let c = d.capture(&mapped[0].1);
+    assert_eq!(c["exited"], true);
+    assert_eq!(c["recovery"]["text_state"], "omitted");
+    assert!(c["screen"].as_array().unwrap().iter().all(|r| r == ""));
+
+    // Archives cannot take input; a second restore fails without duplicates.
+    let (code, v) = d.owner(&["pane", "send", "--pane", &mapped[0].1, "--text", "x"]);
+    assert_eq!((code, err_code(&v)), (5, "conflict.exited"));
+    let (code, v) = d.owner(&["recovery", "restore", "--checkpoint", &id]);
+    assert_eq!((code, err_code(&v)), (5, "conflict.not_empty"));
+    assert_eq!(
+        d.ok(&["session", "list"])["sessions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+
+    // The restored state checkpoints again, archives keep their history.
+    let again = d.ok(&["recovery", "checkpoint"]);
+    assert_eq!(again["generation"], 2);
+    let id2 = again["checkpoint"].as_str().unwrap().to_string();
+    crash_and_restart(&mut d);
+    let r2 = d.ok(&["recovery", "restore", "--checkpoint", &id2]);
+    let first = r2["panes"][0]["current"].as_str().unwrap().to_string();
+    let p = d.capture(&first);
+    assert_eq!(p["recovery"]["process_state"], "interrupted");
+    assert_eq!(p["recovery"]["previous_pane"], mapped[0].1.as_str());
+}
+
+#[test]
+fn clean_stop_writes_a_final_clean_checkpoint_with_known_exits() {
+    let mut d = Daemon::start_with_config(Some(ENABLED));
+    let pane = d.pane(r#"["/bin/sh","-c","exec sleep 600"]"#);
+    let (status, elapsed) = d.stop();
+    assert!(status.success(), "{status:?}");
+    assert!(elapsed < Duration::from_millis(4000), "{elapsed:?}");
+    d.child = Some(d.spawn_serve(&[]));
+    d.wait_ready();
+    let list = d.ok(&["recovery", "list"]);
+    let rows = list["checkpoints"].as_array().unwrap();
+    assert_eq!(rows.len(), 1);
+    let id = rows[0]["checkpoint"].as_str().unwrap();
+    assert_eq!(
+        d.ok(&["recovery", "inspect", "--checkpoint", id])["shutdown"],
+        "clean"
+    );
+    d.ok(&["recovery", "restore", "--checkpoint", id]);
+    let p = d.capture(&pane);
+    assert_eq!(p["signal"], "SIGTERM", "the observed final exit is kept");
+    assert_eq!(p["recovery"]["process_state"], "exited");
+    // The restored daemon is active: its own clean stop writes generation 2.
+    stop_and_restart(&mut d);
+    let list = d.ok(&["recovery", "list"]);
+    assert_eq!(list["checkpoints"].as_array().unwrap().len(), 2);
+    assert_eq!(list["checkpoints"][1]["generation"], 2);
+}
+
+#[test]
+fn plain_text_is_captured_from_the_primary_screen_and_hydrated_literally() {
+    let mut d = Daemon::start_with_config(Some(PLAIN));
+    let pane = d.pane(
+        r#"["/bin/sh","-c","printf 'one\\ntwo\\n\\033[31mred\\033[0m \\344\\270\\226\\n'; printf '\\033[?1049h\\033[HALTSCREEN'; exec sleep 600"]"#,
+    );
+    d.wait_text(&pane, |r| r == "red 世");
+    let id = d.ok(&["recovery", "checkpoint"])["checkpoint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let file = std::fs::read_to_string(store_dir(&d).join(format!("{id}.json"))).unwrap();
+    assert!(file.contains("red 世"), "plain rows are in the file");
+    assert!(
+        !file.contains("ALTSCREEN"),
+        "the alternate screen is never saved"
+    );
+    assert!(!file.contains("[31m"), "no escape sequences");
+    crash_and_restart(&mut d);
+    let i = d.ok(&["recovery", "inspect", "--checkpoint", &id]);
+    assert_eq!(
+        (i["text_panes"].clone(), i["expired_text_panes"].clone()),
+        (json!(1), json!(0))
+    );
+    let r = d.ok(&["recovery", "restore", "--checkpoint", &id]);
+    let p = r["panes"][0]["current"].as_str().unwrap();
+    let c = d.capture(p);
+    assert_eq!(c["screen"][0], "one");
+    assert_eq!(c["screen"][1], "two");
+    assert_eq!(c["screen"][2], "red 世");
+    assert_eq!(c["recovery"]["text_state"], "plain");
+    assert_eq!(c["recovery"]["cut_rows"], 0);
+}
+
+#[test]
+fn text_off_stores_no_terminal_bytes_and_secrets_never_reach_the_file() {
+    let d = Daemon::start_with_config(Some(ENABLED));
+    let s = d.ok(&["session", "create", "--name", "s"])["session"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let w = d.ok(&["window", "create", "--session", &s, "--name", "w"])["window"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let p = d.ok(&[
+        "pane",
+        "create",
+        "--window",
+        &w,
+        "--argv",
+        r#"["/bin/sh","-c","echo SCREEN-CANARY; exec sleep 600","ARGV-CANARY"]"#,
+    ]);
+    let pane = p["pane"].as_str().unwrap();
+    let pid = p["pid"].as_i64().unwrap();
+    let principal = p["principal"].as_str().unwrap();
+    d.wait_text(pane, |r| r == "SCREEN-CANARY");
+    let id = d.ok(&["recovery", "checkpoint"])["checkpoint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let file = std::fs::read_to_string(store_dir(&d).join(format!("{id}.json"))).unwrap();
+    let token = std::fs::read_to_string(format!("{}.owner", d.socket.display())).unwrap();
+    for canary in [
+        "SCREEN-CANARY",
+        "ARGV-CANARY",
+        "/bin/sh",
+        token.trim(),
+        &format!(":{pid},"),
+        principal,
+        d.dir.path().to_str().unwrap().trim_end_matches('/'),
+    ] {
+        // The socket path is the one allowed path (RFC §4 `socket`).
+        let without_socket = file.replace(d.socket.to_str().unwrap(), "");
+        assert!(!without_socket.contains(canary), "{canary} leaked");
+    }
+    assert!(file.contains("\\\"availability\\\":\\\"omitted\\\""));
+}
+
+#[test]
+fn forget_deletes_one_file_and_list_reports_invalid_files_without_payload() {
+    let d = Daemon::start_with_config(Some(ENABLED));
+    d.ok(&["session", "create", "--name", "s"]);
+    let a = d.ok(&["recovery", "checkpoint"]);
+    let b = d.ok(&["recovery", "checkpoint"]);
+    assert_eq!(
+        (a["generation"].clone(), b["generation"].clone()),
+        (json!(1), json!(2))
+    );
+    let a = a["checkpoint"].as_str().unwrap().to_string();
+    // A corrupt newest file is listed as corrupt; it is never silently skipped.
+    let bad = "c11111111-2222-4333-8444-555555555555";
+    let path = store_dir(&d).join(format!("{bad}.json"));
+    std::fs::write(
+        &path,
+        b"{\"format\":3,\"payload\":\"{}\",\"sha256\":\"00\"}\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let list = d.ok(&["recovery", "list"]);
+    let rows = list["checkpoints"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[2], json!({"checkpoint": bad, "status": "corrupt"}));
+    let (code, v) = d.owner(&["recovery", "restore", "--checkpoint", bad]);
+    // The daemon is not empty: the tree check comes before the file.
+    assert_eq!((code, err_code(&v)), (5, "conflict.not_empty"));
+    let (code, v) = d.owner(&["recovery", "inspect", "--checkpoint", bad]);
+    assert_eq!((code, err_code(&v)), (5, "conflict.checkpoint_corrupt"));
+    assert_eq!(
+        d.ok(&["recovery", "forget", "--checkpoint", bad]),
+        json!({})
+    );
+    assert_eq!(d.ok(&["recovery", "forget", "--checkpoint", &a]), json!({}));
+    let (code, v) = d.owner(&["recovery", "forget", "--checkpoint", &a]);
+    assert_eq!((code, err_code(&v)), (3, "not_found.checkpoint"));
+    assert_eq!(
+        d.ok(&["recovery", "list"])["checkpoints"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn reload_from_plain_to_off_purges_text_checkpoints_first() {
+    let d = Daemon::start_with_config(Some(PLAIN));
+    let pane = d.pane(r#"["/bin/sh","-c","echo hello; exec sleep 600"]"#);
+    d.wait_text(&pane, |r| r == "hello");
+    d.ok(&["recovery", "checkpoint"]);
+    assert_eq!(checkpoint_files(&d).len(), 1);
+    std::fs::write(d.config_path(), ENABLED).unwrap();
+    d.ok(&["config", "reload"]);
+    assert!(checkpoint_files(&d).is_empty(), "text checkpoints are gone");
+    assert_eq!(
+        d.ok(&["config", "get", "--key", "recovery.terminal_text"])["value"],
+        "off"
+    );
+    // Topology-only checkpoints survive a later reload.
+    let id = d.ok(&["recovery", "checkpoint"])["checkpoint"].clone();
+    d.ok(&["config", "reload"]);
+    assert_eq!(
+        d.ok(&["recovery", "list"])["checkpoints"][0]["checkpoint"],
+        id
+    );
+}
+
+#[test]
+fn a_failed_purge_fails_the_reload_and_keeps_the_config() {
+    let d = Daemon::start_with_config(Some(PLAIN));
+    let pane = d.pane(r#"["/bin/sh","-c","echo hello; exec sleep 600"]"#);
+    d.wait_text(&pane, |r| r == "hello");
+    d.ok(&["recovery", "checkpoint"]);
+    // An unsafe entry (group-writable final file) may hold text and cannot be deleted
+    // safely: the purge fails.
+    let unsafe_file = store_dir(&d).join("c11111111-2222-4333-8444-555555555555.json");
+    std::fs::write(&unsafe_file, b"x").unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&unsafe_file, std::fs::Permissions::from_mode(0o660)).unwrap();
+    std::fs::write(d.config_path(), ENABLED).unwrap();
+    let (code, v) = d.owner(&["config", "reload"]);
+    assert_eq!((code, err_code(&v)), (6, "unavailable.recovery_io"), "{v}");
+    assert_eq!(
+        d.ok(&["config", "get", "--key", "recovery.terminal_text"])["value"],
+        "plain",
+        "effective config unchanged"
+    );
+    assert!(unsafe_file.exists(), "unsafe entries are never removed");
+}
