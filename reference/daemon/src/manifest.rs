@@ -339,6 +339,20 @@ pub const VERBS: &[Verb] = &[
         result: "{pane,window,session,principal,pid,z}",
     },
     Verb {
+        name: "pane.relaunch",
+        summary: "Replace a restored archive with a new process (fresh pane id, principal and grants)",
+        params: &[
+            req("pane", S, "the archive pane"),
+            req("argv", J, ARGV_HELP),
+            req("ack_orphans", B, "must be true: old processes may survive and work may be duplicated"),
+            opt("grants", J, GRANTS_HELP),
+        ],
+        right: Spawn,
+        target: Target::Param("pane"),
+        mutation: true,
+        result: "{pane,window,session,principal,pid}",
+    },
+    Verb {
         name: "pane.list",
         summary: "Panes the caller may read (optionally of one window)",
         params: &[opt("window", S, "only this window (needs read on it)")],
@@ -557,6 +571,7 @@ mod tests {
             "recovery.inspect",
             "recovery.restore",
             "recovery.forget",
+            "pane.relaunch",
         ] {
             assert!(find(name).is_some(), "{name}");
         }

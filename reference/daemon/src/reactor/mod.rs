@@ -367,6 +367,7 @@ impl State {
             "pane.create" => self.pane_create(caller, p),
             "pane.split" => self.pane_split(caller, p),
             "pane.float" => self.pane_float(caller, p),
+            "pane.relaunch" => self.pane_relaunch(caller, p),
             "pane.list" => self.pane_list(caller, p),
             "pane.capture" => self.pane_capture(p),
             "pane.send" => self.pane_send(p),

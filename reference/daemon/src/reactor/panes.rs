@@ -28,6 +28,12 @@ enum Placement {
         spec: FloatSpec,
         geometry: float::Geometry,
     },
+    /// `pane.relaunch`: takes the archive's place (its leaf, or its float slot with
+    /// the same spec and z).
+    Replace {
+        archive: PaneId,
+        layer: Layer,
+    },
 }
 
 /// A float's spec resolved over its preset (unknown presets: `.floats.default`) and
@@ -123,6 +129,14 @@ impl State {
                 extra = json!({"z": z});
                 record.layer = Layer::Float { spec, z, geometry };
                 self.topology.insert_float(record);
+                Vec::new()
+            }
+            Placement::Replace { archive, layer } => {
+                record.layer = layer;
+                // The archive's screen, history and recovery metadata go with it.
+                self.topology.replace_pane(archive, record);
+                self.screens.remove(&archive);
+                self.recovery.archives.remove(&archive);
                 Vec::new()
             }
         };
@@ -221,6 +235,41 @@ impl State {
             session,
             (geometry.cols, geometry.rows),
             Placement::Float { spec, geometry },
+        )
+    }
+
+    /// RFC §6 `pane.relaunch`: new execution in an archive's place. Spawn on the pane
+    /// was the dispatch grant; write is checked here, still before any lookup.
+    pub(super) fn pane_relaunch(&mut self, caller: &Caller, p: &Params<'_>) -> ApiResult<Value> {
+        let id = p.pane("pane")?;
+        self.require(caller, Right::Write, Resource::Pane(id))?;
+        if p.opt_bool("ack_orphans") != Some(true) {
+            return Err(ApiError::param(
+                "ack_orphans",
+                "relaunch needs ack_orphans=true",
+            ));
+        }
+        p.argv("argv")?;
+        let pane = self.topology.panes.get(&id).ok_or_else(pane_not_found)?;
+        if !self.recovery.archives.contains_key(&id) {
+            return Err(ApiError::conflict(
+                "not_archive",
+                "only a restored archive can be relaunched",
+            ));
+        }
+        let (window, session, size, layer) = (
+            pane.window,
+            pane.session,
+            (pane.cols, pane.rows),
+            pane.layer.clone(),
+        );
+        self.spawn_pane(
+            caller,
+            p,
+            window,
+            session,
+            size,
+            Placement::Replace { archive: id, layer },
         )
     }
 
