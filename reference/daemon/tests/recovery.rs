@@ -731,3 +731,94 @@ fn relaunch_needs_spawn_and_write_before_any_lookup() {
     // The archive is still there.
     assert_eq!(d.capture(&tiled)["recovery"]["previous_pane"], "p0");
 }
+
+/// An enabled daemon whose process runs under `libvxfault.so` with `plan` (per-process
+/// counters: the plan's `#N` triggers count this daemon's calls).
+fn start_faulty(plan: &str) -> Daemon {
+    let mut d = Daemon::start_with_config(Some(ENABLED));
+    let mut child = d.child.take().unwrap();
+    signal(child.id(), "KILL");
+    let _ = child.wait();
+    vxfault::check_plan(plan).expect("plan");
+    let lib = vxfault::preload_path().expect("libvxfault.so");
+    let trace = d.dir.path().join("trace.jsonl");
+    d.child = Some(d.spawn_serve_env(
+        &[],
+        &[
+            ("LD_PRELOAD", lib.to_str().unwrap()),
+            ("VXFAULT_PLAN", plan),
+            ("VXFAULT_TRACE", trace.to_str().unwrap()),
+        ],
+    ));
+    d.wait_ready();
+    d
+}
+
+fn temp_files(d: &Daemon) -> usize {
+    std::fs::read_dir(store_dir(d))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with(".tmp-")
+        })
+        .count()
+}
+
+#[test]
+fn a_failed_publish_reports_recovery_io_and_keeps_the_previous_generation() {
+    let d = start_faulty("rename@*/recovery/*#2=EIO");
+    d.ok(&["session", "create", "--name", "s"]);
+    let first = d.ok(&["recovery", "checkpoint"]);
+    let (code, v) = d.owner(&["recovery", "checkpoint"]);
+    assert_eq!((code, err_code(&v)), (6, "unavailable.recovery_io"), "{v}");
+    assert_eq!(v["error"]["data"], json!({}));
+    assert_eq!(
+        d.ok(&["recovery", "list"]),
+        json!({"checkpoints": [{"checkpoint": first["checkpoint"], "status": "valid", "generation": 1}]})
+    );
+    assert_eq!(
+        temp_files(&d),
+        0,
+        "the failed write's temporary file is gone"
+    );
+    // The live state was not rolled back and the next write succeeds.
+    assert_eq!(d.ok(&["recovery", "checkpoint"])["generation"], 2);
+    let trace = std::fs::read_to_string(d.dir.path().join("trace.jsonl")).unwrap();
+    assert!(trace.contains("\"action\":\"EIO\""), "the fault fired");
+}
+
+#[test]
+fn one_explicit_write_in_flight_and_the_reactor_stays_responsive() {
+    let d = start_faulty("fsync@*/recovery/*=delay:1200");
+    d.ok(&["session", "create", "--name", "s"]);
+    std::thread::scope(|scope| {
+        let slow = scope.spawn(|| d.owner(&["recovery", "checkpoint"]));
+        std::thread::sleep(Duration::from_millis(600));
+        let (code, v) = d.owner(&["recovery", "checkpoint"]);
+        assert_eq!((code, err_code(&v)), (5, "conflict.recovery_busy"), "{v}");
+        assert_eq!(v["error"]["data"], json!({}));
+        // Encode and publish run off the reactor: a mutation answers meanwhile.
+        let started = std::time::Instant::now();
+        d.ok(&["session", "create", "--name", "t"]);
+        assert!(started.elapsed() < Duration::from_millis(1000));
+        let (code, v) = slow.join().unwrap();
+        assert_eq!((code, v["generation"].clone()), (0, json!(1)), "{v}");
+    });
+}
+
+#[test]
+fn a_final_checkpoint_past_its_deadline_is_an_operational_failure() {
+    let mut d = start_faulty("fsync@*/recovery/*=delay:2500");
+    d.ok(&["session", "create", "--name", "s"]);
+    let (status, elapsed) = d.stop();
+    assert_eq!(
+        status.code(),
+        Some(1),
+        "shutdown reports the failed persistence"
+    );
+    assert!(elapsed >= Duration::from_millis(2000), "{elapsed:?}");
+    assert!(elapsed < Duration::from_millis(4000), "{elapsed:?}");
+}

@@ -64,8 +64,16 @@ impl Daemon {
     }
 
     pub fn spawn_serve(&self, extra: &[&str]) -> Child {
+        self.spawn_serve_env(extra, &[])
+    }
+
+    /// `serve` with extra environment variables (for example a fault plan).
+    pub fn spawn_serve_env(&self, extra: &[&str], vars: &[(&str, &str)]) -> Child {
         let mut cmd = Command::new(BIN);
         env_for(&mut cmd, self.dir.path());
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
         cmd.arg("serve")
             .arg("--socket")
             .arg(&self.socket)
