@@ -178,6 +178,19 @@ fn a_fresh_empty_daemon_writes_nothing_even_with_ticks_and_shutdown() {
     let (status, _) = d.stop();
     assert!(status.success());
     assert!(checkpoint_files(&d).is_empty());
+    // With an archive on disk: an untouched start neither writes, prunes nor
+    // overwrites it, through ticks and a clean stop.
+    d.child = Some(d.spawn_serve(&[]));
+    d.wait_ready();
+    d.ok(&["session", "create", "--name", "s"]);
+    d.ok(&["recovery", "checkpoint"]);
+    crash_and_restart(&mut d);
+    let before = checkpoint_files(&d);
+    assert_eq!(before.len(), 1);
+    std::thread::sleep(Duration::from_millis(2500));
+    let (status, _) = d.stop();
+    assert!(status.success());
+    assert_eq!(checkpoint_files(&d), before);
 }
 
 #[test]
@@ -821,4 +834,287 @@ fn a_final_checkpoint_past_its_deadline_is_an_operational_failure() {
     );
     assert!(elapsed >= Duration::from_millis(2000), "{elapsed:?}");
     assert!(elapsed < Duration::from_millis(4000), "{elapsed:?}");
+}
+
+fn read_checkpoint(d: &Daemon, id: &str) -> vx_format::Checkpoint {
+    let bytes = std::fs::read(store_dir(d).join(format!("{id}.json"))).unwrap();
+    vx_format::read(&bytes, &vx_format::ReadContext::default())
+        .expect("valid checkpoint")
+        .checkpoint
+}
+
+fn plain_of(cp: &vx_format::Checkpoint, pane: usize) -> Option<vx_format::PlainText> {
+    match &cp.panes[pane].text {
+        vx_format::Text::Plain(t) => Some(t.clone()),
+        _ => None,
+    }
+}
+
+#[test]
+fn archived_text_keeps_its_original_lifetime_and_expires_in_place() {
+    let config = ".{ .recovery = .{ .enabled = true, .interval_ms = 3600000, \
+                  .terminal_text = .plain, .text_max_age_seconds = 4 } }";
+    let mut d = Daemon::start_with_config(Some(config));
+    let pane = d.pane(r#"["/bin/sh","-c","echo kept; exec sleep 600"]"#);
+    d.wait_text(&pane, |r| r == "kept");
+    let id = d.ok(&["recovery", "checkpoint"])["checkpoint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let original = plain_of(&read_checkpoint(&d, &id), 0).expect("plain text");
+    assert_eq!(original.expires_at.0 - original.saved_at.0, 4000);
+    crash_and_restart(&mut d);
+    let r = d.ok(&["recovery", "restore", "--checkpoint", &id]);
+    let archive = r["panes"][0]["current"].as_str().unwrap().to_string();
+    assert_eq!(d.capture(&archive)["screen"][0], "kept");
+    // Recheckpointing the archive keeps saved_at/expires_at: never renewed.
+    let again = d.ok(&["recovery", "checkpoint"])["checkpoint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let rewritten = plain_of(&read_checkpoint(&d, &again), 0).expect("still plain");
+    assert_eq!(
+        (rewritten.saved_at, rewritten.expires_at),
+        (original.saved_at, original.expires_at)
+    );
+    assert_eq!(rewritten.screen[0], "kept");
+    // Past the expiry the live archive's text is discarded.
+    let wait = original.expires_at.0 - vx_store::clock::now().0 + 200;
+    std::thread::sleep(Duration::from_millis(wait.max(0) as u64));
+    let c = d.capture(&archive);
+    assert_eq!(c["recovery"]["text_state"], "expired");
+    assert!(c["screen"].as_array().unwrap().iter().all(|r| r == ""));
+    assert!(c["history"].as_array().unwrap().is_empty());
+    let last = d.ok(&["recovery", "checkpoint"])["checkpoint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        read_checkpoint(&d, &last).panes[0].text,
+        vx_format::Text::Expired
+    );
+    // Restoring the first checkpoint now: the topology comes back, the text does not.
+    crash_and_restart(&mut d);
+    let i = d.ok(&["recovery", "inspect", "--checkpoint", &id]);
+    assert_eq!(
+        (i["text_panes"].clone(), i["expired_text_panes"].clone()),
+        (json!(0), json!(1))
+    );
+    let r = d.ok(&["recovery", "restore", "--checkpoint", &id]);
+    let c = d.capture(r["panes"][0]["current"].as_str().unwrap());
+    assert_eq!(c["recovery"]["text_state"], "expired");
+    assert!(c["screen"].as_array().unwrap().iter().all(|r| r == ""));
+}
+
+/// Writes `cp` (socket and uid filled in for this daemon's store) as a 0600 file.
+fn plant(d: &Daemon, mut cp: vx_format::Checkpoint, format: vx_format::Format) -> String {
+    let loc = vx_store::StoreLocation::resolve(
+        Some(d.dir.path().join("state").as_os_str()),
+        None,
+        &d.socket,
+    )
+    .unwrap();
+    cp.socket = loc.socket.clone();
+    cp.uid = vx_store::current_uid();
+    let bytes = vx_format::write(&cp, format).expect("fixture encodes");
+    let path = store_dir(d).join(cp.file_name());
+    std::fs::write(&path, bytes).unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    cp.checkpoint
+}
+
+fn fixture(panes: Vec<vx_format::Pane>, nodes: Vec<vx_format::Node>) -> vx_format::Checkpoint {
+    vx_format::Checkpoint {
+        checkpoint: "c0123abcd-89ab-4cde-8fab-0123456789ab".into(),
+        generation: 7,
+        socket: String::new(),
+        uid: 0,
+        captured_at: vx_store::clock::now(),
+        shutdown: vx_format::Shutdown::Open,
+        sessions: vec![vx_format::Session {
+            id: 4,
+            name: "old".into(),
+        }],
+        windows: vec![vx_format::Window {
+            id: 9,
+            session: 4,
+            name: "win".into(),
+            revision: 12,
+            nodes,
+        }],
+        panes,
+    }
+}
+
+fn record(id: u64, float_z: Option<u64>, tags: &[(&str, &str)]) -> vx_format::Pane {
+    vx_format::Pane {
+        id,
+        window: 9,
+        session: 4,
+        cols: 40,
+        rows: 10,
+        state: vx_format::PaneState::Running,
+        previous_state: None,
+        float: float_z.map(|z| vx_format::FloatSpec {
+            preset: Some("nobody.unknown".into()),
+            z,
+            ..Default::default()
+        }),
+        tags: tags
+            .iter()
+            .map(|(k, v)| vx_format::Tag {
+                key: k.to_string(),
+                value: v.to_string(),
+            })
+            .collect(),
+        text: vx_format::Text::Omitted,
+    }
+}
+
+#[test]
+fn a_format_1_file_restores_tiled_with_the_restoring_owner() {
+    let d = Daemon::start_with_config(Some(ENABLED));
+    // Make the store exist, then plant a format-1 file written by another writer.
+    d.ok(&["recovery", "list"]);
+    let cp = fixture(
+        vec![record(3, None, &[]), record(8, None, &[])],
+        vec![
+            vx_format::Node::Split {
+                axis: vx_format::Axis::Rows,
+                first: 1,
+                second: 2,
+                ratio: None,
+            },
+            vx_format::Node::Pane { pane: 3 },
+            vx_format::Node::Pane { pane: 8 },
+        ],
+    );
+    let id = plant(&d, cp, vx_format::Format::V1);
+    let r = d.ok(&["recovery", "restore", "--checkpoint", &id]);
+    assert_eq!(r["sessions"], json!([{"previous": "s4", "current": "s0"}]));
+    assert_eq!(r["windows"], json!([{"previous": "w9", "current": "w0"}]));
+    assert_eq!(
+        r["panes"],
+        json!([{"previous": "p3", "current": "p0"}, {"previous": "p8", "current": "p1"}])
+    );
+    let w = &d.ok(&["session", "list"])["sessions"][0]["windows"][0];
+    assert_eq!(w["revision"], 1);
+    assert!(
+        w["nodes"][0].get("ratio").is_none(),
+        "format 1: equal split"
+    );
+    assert_eq!(
+        (w["cols"].clone(), w["rows"].clone()),
+        (json!(40), json!(21))
+    );
+    for p in d.ok(&["pane", "list"])["panes"].as_array().unwrap() {
+        assert_eq!(p["tags"], json!([{"key": "owner", "value": "venomx"}]));
+        assert!(p.get("layer").is_none());
+        assert_eq!(p["recovery"]["process_state"], "interrupted");
+    }
+    // The next checkpoint is written in the current format.
+    let again = d.ok(&["recovery", "checkpoint"])["checkpoint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let bytes = std::fs::read(store_dir(&d).join(format!("{again}.json"))).unwrap();
+    assert!(bytes.starts_with(b"{\"format\":3,"));
+}
+
+#[test]
+fn restored_floats_get_fresh_z_above_the_counter_in_saved_order() {
+    let d = Daemon::start_with_config(Some(ENABLED));
+    // Advance the z counter, then empty the daemon again.
+    let s = d.ok(&["session", "create", "--name", "tmp"])["session"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let w = d.ok(&["window", "create", "--session", &s, "--name", "w"])["window"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let z0 = d.ok(&[
+        "pane",
+        "float",
+        "--window",
+        &w,
+        "--argv",
+        r#"["/bin/sh","-c","exit 0"]"#,
+    ])["z"]
+        .as_u64()
+        .unwrap();
+    d.ok(&["session", "kill", "--session", &s]);
+    // Saved z: p5 above p2 (z 9 vs 4), p7 tied with p5 (ties by source id).
+    let cp = fixture(
+        vec![
+            record(2, Some(4), &[("owner", "venom")]),
+            record(5, Some(9), &[("role", "control")]),
+            record(7, Some(9), &[]),
+        ],
+        vec![],
+    );
+    let id = plant(&d, cp, vx_format::Format::V2);
+    let r = d.ok(&["recovery", "restore", "--checkpoint", &id]);
+    let cur = |i: usize| r["panes"][i]["current"].as_str().unwrap().to_string();
+    let list = d.ok(&["pane", "list"]);
+    let get = |id: &str| {
+        list["panes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["pane"] == id)
+            .cloned()
+            .unwrap()
+    };
+    let zs: Vec<u64> = (0..3)
+        .map(|i| get(&cur(i))["float"]["z"].as_u64().unwrap())
+        .collect();
+    assert_eq!(zs, vec![z0 + 1, z0 + 2, z0 + 3]);
+    let f = get(&cur(0));
+    assert_eq!(f["layer"], "float");
+    assert_eq!(f["float"]["preset"], "nobody.unknown");
+    // An unknown preset resolves like a new pane.float: `.floats.default` (80% x 60%).
+    assert_eq!(f["float"]["geometry"]["cols"], 64);
+    assert_eq!(
+        f["tags"],
+        json!([{"key": "owner", "value": "venom"}]),
+        "owner kept"
+    );
+    assert_eq!(
+        get(&cur(1))["tags"],
+        json!([{"key": "owner", "value": "venomx"}, {"key": "role", "value": "control"}])
+    );
+    let win = &d.ok(&["session", "list"])["sessions"][0]["windows"][0];
+    assert_eq!(win["nodes"], json!([]));
+    assert_eq!(win["floats"], json!([cur(0), cur(1), cur(2)]));
+}
+
+#[test]
+fn an_unsafe_store_fails_startup_when_recovery_is_enabled() {
+    let mut d = Daemon::start_with_config(Some(ENABLED));
+    let (status, _) = d.stop();
+    assert!(status.success());
+    let dir = store_dir(&d);
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut child = d.spawn_serve(&[]);
+    let status = poll("serve exit", || child.try_wait().unwrap());
+    assert_eq!(status.code(), Some(6));
+    let mut err = String::new();
+    use std::io::Read as _;
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(
+        !err.contains(dir.to_str().unwrap()),
+        "no path in diagnostics: {err}"
+    );
+    assert!(
+        std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777 == 0o755,
+        "never repaired"
+    );
 }

@@ -289,6 +289,9 @@ impl State {
         if recovery::is_deferred(verb.name) {
             return Step::Deferred(caller);
         }
+        if matches!(verb.name, "pane.capture" | "pane.list") {
+            self.expire_archive_text(recovery::now());
+        }
         plain(self.handle(&caller, verb, &p))
     }
 

@@ -70,7 +70,7 @@ pub fn is_product_mutation(verb: &str) -> bool {
         .any(|p| verb.starts_with(p))
 }
 
-fn now() -> Timestamp {
+pub(super) fn now() -> Timestamp {
     vx_store::clock::now()
 }
 
@@ -377,7 +377,32 @@ impl State {
         self.recovery.dirty || recovery::text_enabled(&self.config.recovery)
     }
 
+    /// Archived plain text past its original expiry (or behind a backward clock) is
+    /// discarded from the live archive too: its screen becomes blank and its
+    /// `text_state` expired (RFC §4: never extended past `expires_at`).
+    pub(super) fn expire_archive_text(&mut self, at: Timestamp) {
+        let history_rows = self.config.panes.history_rows as usize;
+        for (id, archive) in &mut self.recovery.archives {
+            let ArchiveText::Plain {
+                saved_at,
+                expires_at,
+            } = archive.text
+            else {
+                continue;
+            };
+            if at >= saved_at && at < expires_at {
+                continue;
+            }
+            archive.text = ArchiveText::Expired;
+            if let Some(p) = self.topology.panes.get(id) {
+                let blank = Emulator::literal(p.cols, p.rows, history_rows, &[], &[]).0;
+                self.screens.insert(*id, Arc::new(Mutex::new(blank)));
+            }
+        }
+    }
+
     pub(super) fn on_tick(&mut self) {
+        self.expire_archive_text(now());
         let rc = &self.config.recovery;
         self.recovery.next_tick = Instant::now() + Duration::from_millis(rc.interval_ms);
         if !rc.enabled || !self.recovery.activated || self.stopping {
