@@ -416,7 +416,7 @@ impl Worker {
                 reply,
             } => {
                 let new = store_config(&config.recovery);
-                let result = self.retention_for(new, purge_text);
+                let result = self.retention_for(new, purge_text, config.recovery.enabled);
                 match result {
                     Err(e) => {
                         let _ = reply.send(outcome(Err(api_error(&e))));
@@ -435,19 +435,24 @@ impl Worker {
         }
     }
 
-    /// Reload's retention cleanup under the new config, before activation. With no
-    /// open store and recovery disabled there is nothing to clean (nothing was ever
-    /// opened, so nothing is created now either).
-    fn retention_for(&mut self, new: StoreConfig, purge_text: bool) -> Result<(), StoreError> {
-        let Some(store) = self.init.store.as_mut() else {
-            if !purge_text {
-                return Ok(());
-            }
-            // `.plain` → `.off` must purge text even when the store was not opened yet.
-            let s = self.store()?;
-            s.purge_text().map_err(|e| e.error)?;
+    /// Reload's retention cleanup under the new config, before activation. A store
+    /// that was never opened (recovery was disabled) is opened now only when the new
+    /// config enables recovery or text must be purged; enabling runs startup's
+    /// cleanup (temporary files, then pruning).
+    fn retention_for(
+        &mut self,
+        new: StoreConfig,
+        purge_text: bool,
+        enabling: bool,
+    ) -> Result<(), StoreError> {
+        let fresh = self.init.store.is_none();
+        if fresh && !purge_text && !enabling {
             return Ok(());
-        };
+        }
+        let store = self.store()?;
+        if fresh {
+            store.remove_temp_files().map_err(|e| e.error)?;
+        }
         if purge_text {
             store.purge_text().map_err(|e| e.error)?;
         }

@@ -1118,3 +1118,27 @@ fn an_unsafe_store_fails_startup_when_recovery_is_enabled() {
         "never repaired"
     );
 }
+
+#[test]
+fn enabling_by_reload_opens_the_store_and_disabling_deletes_nothing() {
+    let d = Daemon::start();
+    d.ok(&["session", "create", "--name", "s"]);
+    d.ok(&["config", "reload"]);
+    assert!(
+        !store_dir(&d).exists(),
+        "a disabled reload touches no store"
+    );
+    std::fs::create_dir_all(d.config_path().parent().unwrap()).unwrap();
+    std::fs::write(d.config_path(), ENABLED).unwrap();
+    d.ok(&["config", "reload"]);
+    assert!(store_dir(&d).is_dir());
+    let id = d.ok(&["recovery", "checkpoint"])["checkpoint"].clone();
+    std::fs::write(d.config_path(), ".{}").unwrap();
+    d.ok(&["config", "reload"]);
+    let (code, v) = d.owner(&["recovery", "checkpoint"]);
+    assert_eq!((code, err_code(&v)), (6, "unavailable.recovery_disabled"));
+    assert_eq!(
+        d.ok(&["recovery", "list"])["checkpoints"][0]["checkpoint"],
+        id
+    );
+}
