@@ -2,6 +2,7 @@
 
 use clap::{Parser, Subcommand};
 
+mod run;
 mod store_cmd;
 mod validate_cmd;
 
@@ -23,6 +24,8 @@ enum Command {
     /// Offline views of a checkpoint store directory.
     #[command(subcommand)]
     Store(StoreCommand),
+    /// Run the acceptance suite against an implementation and write the reports.
+    Run(run::RunArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -36,6 +39,7 @@ fn main() {
     let code = match &cli.command {
         Command::Validate(args) => validate_cmd::run_validate(args),
         Command::Store(StoreCommand::List(args)) => store_cmd::run_store_list(args),
+        Command::Run(args) => run::run_run(args),
     };
     std::process::exit(code);
 }

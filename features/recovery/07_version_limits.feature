@@ -1,0 +1,64 @@
+@rfc-8-version-limits @must
+Feature: Version/limits
+  RFC §4: format is checked first: a non-integer is corrupt, an integer other than
+  1-3 is incompatible. Bounds (64 MiB or the configured size, depth 32, 100000
+  resources) are checked before allocation. A future capture time makes the whole
+  checkpoint unavailable (pins.md: status `future`).
+
+  @rfc-4-strict-reader @rfc-4-bounds-first
+  Scenario Outline: Unknown versions and bound violations get the documented status and error
+    Given a daemon started with the configuration:
+      """
+      .{ .recovery = .{ .enabled = true, .max_checkpoint_bytes = 65536 } }
+      """
+    And checkpoint "bad" of format 1 with generation 1 is planted in the store as "<defect>"
+    When the owner calls "recovery.list"
+    Then the result lists checkpoint "$bad" with status "<status>"
+    When the owner calls "recovery.restore" with {"checkpoint":"$bad"}
+    Then the call fails with "<error>"
+    When the owner calls "session.list"
+    Then the result "sessions" is []
+
+    Examples:
+      | defect      | status       | error                         |
+      | format 0    | incompatible | unsupported.checkpoint_format |
+      | format 4    | incompatible | unsupported.checkpoint_format |
+      | format -1   | incompatible | unsupported.checkpoint_format |
+      | depth 33    | incompatible | unsupported.checkpoint_size   |
+      | oversized   | incompatible | unsupported.checkpoint_size   |
+      | format string | corrupt    | conflict.checkpoint_corrupt   |
+
+  @rfc-2-expired-unavailable
+  Scenario: A future-dated checkpoint is listed future and unavailable
+    Given checkpoint "t" of format 1 with generation 1 captured 86400 s in the future is planted in the store
+    And a daemon started with recovery enabled
+    When the owner calls "recovery.list"
+    Then the result lists checkpoint "$t" with status "future"
+    When the owner calls "recovery.restore" with {"checkpoint":"$t"}
+    Then the call fails with "conflict.checkpoint_expired"
+    When the owner calls "session.list"
+    Then the result "sessions" is []
+
+  @rfc-2-expired-unavailable
+  Scenario: An expired checkpoint is unavailable for restore, pruned or not
+    Given checkpoint "t" of format 1 with generation 1 captured 700000 s ago is planted in the store
+    And a daemon started with recovery enabled
+    When the owner calls "recovery.restore" with {"checkpoint":"$t"}
+    Then the call fails with "conflict.checkpoint_expired" or "not_found.checkpoint"
+    When the owner calls "session.list"
+    Then the result "sessions" is []
+
+  @rfc-2-expired-unavailable
+  Scenario: A checkpoint past a stricter configured age is unavailable
+    Given checkpoint "t" of format 1 with generation 1 captured 120 s ago is planted in the store
+    And a daemon started with the configuration:
+      """
+      .{ .recovery = .{ .enabled = true, .max_age_seconds = 60, .text_max_age_seconds = 60 } }
+      """
+    When the owner calls "recovery.restore" with {"checkpoint":"$t"}
+    Then the call fails with "conflict.checkpoint_expired" or "not_found.checkpoint"
+
+  Scenario: An ID that is not a checkpoint ID never becomes a path
+    Given a daemon started with recovery enabled
+    When the owner calls "recovery.inspect" with {"checkpoint":"../../../etc/passwd"}
+    Then the call fails with "invalid_params.checkpoint"

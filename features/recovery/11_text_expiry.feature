@@ -1,0 +1,49 @@
+@rfc-8-text-expiry @must
+Feature: Text / expiry
+  RFC §2/§4: terminal_text .off stores no terminal bytes; .plain keeps literal rows
+  from the primary screen; expired text is dropped but topology restores.
+
+  @rfc-4-capture-no-live-change
+  Scenario: With terminal text off, no terminal byte reaches the store
+    Given a daemon started with recovery enabled
+    And the owner has created session "work" with a pane running "printf 'TEXT\055CANARY\055OFF\n'; sleep 60"
+    And 400 ms pass
+    When the owner calls "recovery.checkpoint"
+    Then the call succeeds
+    And no store file contains "TEXT-CANARY-OFF"
+    And the newest checkpoint in the store is valid with format 3
+
+  Scenario: With plain text, a restored archive shows the saved rows
+    Given a daemon started with the configuration:
+      """
+      .{ .recovery = .{ .enabled = true, .terminal_text = .plain } }
+      """
+    And the owner has created session "work" with a pane running "printf 'PLAIN\055\342\234\223\055ROW\n'; sleep 60"
+    And 400 ms pass
+    When the owner calls "recovery.checkpoint"
+    And the result "checkpoint" is saved as $cp
+    And the daemon is killed with SIGKILL
+    And the daemon is restarted on the same socket
+    And the owner calls "recovery.restore" with {"checkpoint":"$cp"}
+    Then the call succeeds
+    When the owner calls "pane.capture" with {"pane":"p0"}
+    Then the transcript contains "PLAIN-✓-ROW"
+    And the result "recovery.text_state" is "plain"
+
+  @rfc-2-plain-to-off @rfc-4-expired-text-discarded
+  Scenario: Text saved as plain is dropped when the current config is off, topology restores
+    Given a daemon started with the configuration:
+      """
+      .{ .recovery = .{ .enabled = true, .terminal_text = .plain } }
+      """
+    And the owner has created session "work" with a pane running "printf 'GONE\055CANARY\n'; sleep 60"
+    And 400 ms pass
+    When the owner calls "recovery.checkpoint"
+    And the result "checkpoint" is saved as $cp
+    And the configuration file is replaced by:
+      """
+      .{ .recovery = .{ .enabled = true, .terminal_text = .off } }
+      """
+    And the owner calls "config.reload"
+    Then the call succeeds
+    And no store file contains "GONE-CANARY"

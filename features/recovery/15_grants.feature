@@ -1,0 +1,60 @@
+@rfc-8-grants @must
+Feature: Grants
+  RFC §6: every recovery verb needs admin; pane.relaunch needs spawn and write on the
+  pane, checked before archive lookup; the unknown principal stays read-only at most.
+
+  Scenario Outline: The unknown principal cannot use recovery verbs
+    Given checkpoint "f1" of format 1 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When an unauthenticated client calls "<verb>" with <params>
+    Then the call fails with "denied.admin"
+    When the owner calls "session.list"
+    Then the result "sessions" is []
+    And the store still holds the file of "f1"
+
+    Examples:
+      | verb                | params                  |
+      | recovery.list       | {}                      |
+      | recovery.inspect    | {"checkpoint":"$f1"}    |
+      | recovery.checkpoint | {}                      |
+      | recovery.restore    | {"checkpoint":"$f1"}    |
+      | recovery.forget     | {"checkpoint":"$f1"}    |
+
+  Scenario Outline: A scoped non-admin token cannot use recovery verbs
+    Given checkpoint "f1" of format 1 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner calls "grant.issue" with {"grants":["read@server:root","write@server:root","spawn@server:root"]}
+    And the result "token" is saved as $scoped
+    And a client with token "$scoped" calls "<verb>" with <params>
+    Then the call fails with "denied.admin"
+
+    Examples:
+      | verb             | params               |
+      | recovery.list    | {}                   |
+      | recovery.restore | {"checkpoint":"$f1"} |
+      | recovery.forget  | {"checkpoint":"$f1"} |
+
+  Scenario: The unknown principal stays read-only: it cannot create, spawn or reconfigure
+    Given a daemon started with the default configuration
+    When an unauthenticated client calls "session.create" with {"name":"x"}
+    Then the call fails with a code starting "denied."
+    When an unauthenticated client calls "config.set" with {"key":"recovery.enabled","value":true}
+    Then the call fails with a code starting "denied."
+    When the owner calls "session.list"
+    Then the result "sessions" is []
+
+  @rfc-6-relaunch-write-first
+  Scenario: Relaunch without write on the pane is denied before archive lookup
+    Given a daemon started with recovery enabled
+    When the owner calls "grant.issue" with {"grants":["spawn@server:root"]}
+    And the result "token" is saved as $spawner
+    And a client with token "$spawner" calls "pane.relaunch" with {"pane":"p999","argv":["/bin/sh"],"ack_orphans":true}
+    Then the call fails with a code starting "denied."
+
+  Scenario: Relaunch requires a true acknowledgement
+    Given checkpoint "f1" of format 1 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner calls "recovery.restore" with {"checkpoint":"$f1"}
+    And the result "panes.0.current" is saved as $archive
+    And the owner calls "pane.relaunch" with {"pane":"$archive","argv":["/bin/sh"],"ack_orphans":false}
+    Then the call fails with "invalid_params.ack_orphans"

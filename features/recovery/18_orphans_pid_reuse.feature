@@ -1,0 +1,32 @@
+@rfc-8-orphans-pid-reuse @must
+Feature: Orphans / PID reuse
+  RFC §7: a new daemon never adopts, signals or waits on an old process, and an
+  unrelated process (standing in for one that reuses a former PID) stays untouched.
+
+  @rfc-7-no-adoption @rfc-7-pid-reuse-untouched
+  Scenario: Startup after a crash signals neither a surviving descendant nor an unrelated process
+    Given an unrelated process is running
+    And a daemon started with recovery enabled
+    And the owner has created session "work" with a pane running "trap '' HUP TERM; while :; do sleep 1; done"
+    When the daemon is killed with SIGKILL
+    And the daemon is restarted on the same socket
+    And 500 ms pass
+    Then the process $pid is still alive
+    And the unrelated process is still alive
+    When the owner calls "session.list"
+    Then the result "sessions" is []
+
+  @rfc-7-no-adoption @rfc-7-pid-reuse-untouched @rfc-1-restore-zero-processes
+  Scenario: Restore after a crash signals no old or unrelated process and launches nothing
+    Given an unrelated process is running
+    And a daemon started with recovery enabled
+    And the owner has created session "work" with a pane running "trap '' HUP TERM; while :; do sleep 1; done"
+    When the owner calls "recovery.checkpoint"
+    And the result "checkpoint" is saved as $cp
+    And the daemon is killed with SIGKILL
+    And the daemon is restarted on the same socket
+    And the owner calls "recovery.restore" with {"checkpoint":"$cp"}
+    Then the call succeeds
+    And the daemon has no child processes
+    And the process $pid is still alive
+    And the unrelated process is still alive

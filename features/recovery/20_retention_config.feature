@@ -1,0 +1,91 @@
+@rfc-8-retention-config @must
+Feature: Retention/config
+  RFC §2: retention keeps the newest permitted generations; reload validates before
+  any cleanup and leaves active policy unchanged on failure; .plain to .off deletes
+  text-bearing checkpoints; config check rejects unknown enums, ranges and ages.
+
+  Scenario Outline: config check rejects invalid recovery settings without side effects
+    Given a daemon started with the default configuration
+    When the owner calls "config.check" with {"text":"<zon>"}
+    Then the call fails with "invalid_params.config"
+    And the result field of the error "data.field" is "<field>"
+    And no checkpoint or temporary file exists in the store
+
+    Examples:
+      | zon                                                                          | field                             |
+      | .{ .recovery = .{ .interval_ms = 999 } }                                     | .recovery.interval_ms             |
+      | .{ .recovery = .{ .interval_ms = 3600001 } }                                 | .recovery.interval_ms             |
+      | .{ .recovery = .{ .max_checkpoints = 0 } }                                   | .recovery.max_checkpoints         |
+      | .{ .recovery = .{ .max_checkpoints = 101 } }                                 | .recovery.max_checkpoints         |
+      | .{ .recovery = .{ .max_checkpoint_bytes = 65535 } }                          | .recovery.max_checkpoint_bytes    |
+      | .{ .recovery = .{ .max_checkpoint_bytes = 67108865 } }                       | .recovery.max_checkpoint_bytes    |
+      | .{ .recovery = .{ .max_age_seconds = 2592001 } }                             | .recovery.max_age_seconds         |
+      | .{ .recovery = .{ .terminal_text = .html } }                                 | .recovery.terminal_text           |
+      | .{ .recovery = .{ .text_max_rows = 100001 } }                                | .recovery.text_max_rows           |
+      | .{ .recovery = .{ .max_age_seconds = 10, .text_max_age_seconds = 11 } }      | .recovery.text_max_age_seconds    |
+
+  Scenario: The RFC's default recovery section is accepted by config check
+    Given a daemon started with the default configuration
+    When the owner calls "config.check" with {"text":".{ .recovery = .{ .enabled = false, .interval_ms = 30000, .max_checkpoints = 3, .max_checkpoint_bytes = 16777216, .max_age_seconds = 604800, .terminal_text = .off, .text_max_rows = 10000, .text_max_bytes = 1048576, .text_max_age_seconds = 86400 } }"}
+    Then the call succeeds
+
+  @rfc-2-activation-infallible
+  Scenario: A failed reload leaves the active policy unchanged
+    Given a daemon started with the default configuration
+    And the configuration file is replaced by:
+      """
+      .{ .recovery = .{ .enabled = true, .interval_ms = 5 } }
+      """
+    When the owner calls "config.reload"
+    Then the call fails with "invalid_params.config"
+    When the owner calls "config.get" with {"key":"recovery.enabled"}
+    Then the call succeeds
+    And the result "value" is false
+
+  Scenario: Count pruning keeps the newest permitted generations
+    Given a daemon started with the configuration:
+      """
+      .{ .recovery = .{ .enabled = true, .max_checkpoints = 1 } }
+      """
+    And the owner has created session "work" with a pane running "sleep 60"
+    When the owner calls "recovery.checkpoint"
+    And the owner calls "recovery.checkpoint"
+    And the result "checkpoint" is saved as $second
+    Then the store holds exactly 1 checkpoint file
+    When the owner calls "recovery.list"
+    Then the result lists 1 checkpoint
+    And the result lists checkpoint "$second" with status "valid"
+
+  @rfc-2-startup-text-policy @rfc-2-partial-cleanup-diagnosed
+  Scenario: Startup with text off removes text-bearing checkpoints before readiness
+    Given a daemon started with the configuration:
+      """
+      .{ .recovery = .{ .enabled = true, .terminal_text = .plain } }
+      """
+    And the owner has created session "work" with a pane running "printf 'START\055CANARY\n'; sleep 60"
+    And 400 ms pass
+    When the owner calls "recovery.checkpoint"
+    And the daemon is killed with SIGKILL
+    And the configuration file is replaced by:
+      """
+      .{ .recovery = .{ .enabled = true, .terminal_text = .off } }
+      """
+    And the daemon is restarted on the same socket
+    Then no store file contains "START-CANARY"
+
+  @rfc-2-disable-keeps-archives @rfc-2-disable-stops-writes
+  Scenario: Disabling by reload stops writes but keeps archives
+    Given a daemon started with recovery enabled
+    And the owner has created session "work" with a pane running "sleep 60"
+    When the owner calls "recovery.checkpoint"
+    And the result "checkpoint" is saved as $kept
+    And the configuration file is replaced by:
+      """
+      .{ .recovery = .{ .enabled = false } }
+      """
+    And the owner calls "config.reload"
+    And the owner calls "recovery.checkpoint"
+    Then the call fails with "unavailable.recovery_disabled"
+    And the store holds exactly 1 checkpoint file
+    When the owner calls "recovery.list"
+    Then the result lists checkpoint "$kept" with status "valid"

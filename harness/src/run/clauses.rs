@@ -1,0 +1,159 @@
+//! The clause registry (`features/clauses.toml`): every MUST and SHOULD of the RFC, and
+//! the check that ties it to the features' tags.
+
+use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Clause {
+    pub id: String,
+    pub section: String,
+    pub level: String,
+    pub text: String,
+    /// False for clauses no black-box suite can observe (process rules on the
+    /// implementer); `reason` says why. Default true.
+    #[serde(default = "yes")]
+    pub observable: bool,
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    clause: Vec<Clause>,
+}
+
+pub fn load(path: &Path) -> Result<Vec<Clause>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read clause registry {}: {e}", path.display()))?;
+    let f: File = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut seen = BTreeSet::new();
+    for c in &f.clause {
+        if !c.id.starts_with("rfc-") {
+            return Err(format!("clause id {:?} must start with rfc-", c.id));
+        }
+        if !seen.insert(c.id.clone()) {
+            return Err(format!("clause id {:?} is listed twice", c.id));
+        }
+        if c.level != "must" && c.level != "should" {
+            return Err(format!("clause {}: level must be must or should", c.id));
+        }
+        if !c.observable && c.reason.is_none() {
+            return Err(format!("clause {}: unobservable needs a reason", c.id));
+        }
+    }
+    Ok(f.clause)
+}
+
+/// Tags of every scenario, by feature file: feature-level tags apply to all.
+pub fn feature_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "feature"))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// Every `@rfc-…` tag in the features, with the files that use it.
+pub fn tags_used(dir: &Path) -> Result<BTreeMap<String, BTreeSet<String>>, String> {
+    let mut used: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in feature_files(dir)? {
+        let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        for line in text.lines() {
+            let line = line.trim();
+            if !line.starts_with('@') {
+                continue;
+            }
+            for tag in line.split_whitespace() {
+                if let Some(t) = tag.strip_prefix('@') {
+                    if t.starts_with("rfc-") {
+                        used.entry(t.to_string()).or_default().insert(name.clone());
+                    }
+                }
+            }
+        }
+    }
+    Ok(used)
+}
+
+/// Fails when a tag names an unknown clause or an observable MUST has no scenario.
+pub fn check(clauses: &[Clause], features: &Path) -> Result<(), Vec<String>> {
+    let used = tags_used(features).map_err(|e| vec![e])?;
+    let known: BTreeSet<&str> = clauses.iter().map(|c| c.id.as_str()).collect();
+    let mut problems = Vec::new();
+    for (tag, files) in &used {
+        if !known.contains(tag.as_str()) {
+            problems.push(format!(
+                "tag @{tag} in {files:?} names no clause of the registry"
+            ));
+        }
+    }
+    for c in clauses {
+        if c.level == "must" && c.observable && !used.contains_key(&c.id) {
+            problems.push(format!(
+                "MUST clause {} ({}) has no scenario",
+                c.id, c.section
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../features")
+    }
+
+    /// The shipped registry and features agree: no unknown tag, no uncovered MUST.
+    #[test]
+    fn shipped_registry_covers_every_must() {
+        let clauses = load(&root().join("clauses.toml")).unwrap();
+        assert!(clauses.len() >= 40, "registry too small: {}", clauses.len());
+        if let Err(p) = check(&clauses, &root().join("recovery")) {
+            panic!("registry check failed:\n{}", p.join("\n"));
+        }
+    }
+
+    #[test]
+    fn check_catches_unknown_tags_and_uncovered_musts() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("x.feature"),
+            "@rfc-9-nope\nFeature: X\n  @rfc-1-a @must\n  Scenario: s\n    Given x\n",
+        )
+        .unwrap();
+        let clauses: Vec<Clause> = ["rfc-1-a", "rfc-1-b"]
+            .iter()
+            .map(|id| Clause {
+                id: id.to_string(),
+                section: "1".into(),
+                level: "must".into(),
+                text: "t".into(),
+                observable: true,
+                reason: None,
+            })
+            .collect();
+        let problems = check(&clauses, dir.path()).unwrap_err();
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].contains("rfc-9-nope"));
+        assert!(problems[1].contains("rfc-1-b"));
+    }
+}

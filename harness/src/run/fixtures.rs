@@ -1,0 +1,344 @@
+//! Checkpoint files the suite plants in an implementation's store: valid ones built
+//! from the RFC's example payloads, and damaged ones, one named defect each.
+
+use sha2::{Digest, Sha256};
+
+/// What a planted file should be.
+#[derive(Debug, Clone)]
+pub struct Fixture {
+    pub checkpoint: String,
+    pub generation: u64,
+    pub socket: String,
+    pub uid: u32,
+    /// Seconds relative to now for `captured_at` (negative: in the past).
+    pub captured_offset_s: i64,
+    pub format: u32,
+}
+
+pub fn new_checkpoint_id() -> String {
+    let mut b = [0u8; 16];
+    getrandom(&mut b);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "c{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
+fn getrandom(buf: &mut [u8]) {
+    use std::io::Read;
+    let mut f = std::fs::File::open("/dev/urandom").expect("harness-error: /dev/urandom");
+    f.read_exact(buf).expect("harness-error: /dev/urandom");
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` for now + `offset_s`.
+pub fn timestamp(offset_s: i64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock before 1970");
+    let secs = now.as_secs() as i64 + offset_s;
+    let ms = now.subsec_millis();
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60
+    )
+}
+
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+impl Fixture {
+    /// A clean single-window payload: one exited pane with a known exit code (format 1
+    /// and 2 files), and for format 3 a resized split of two exited panes.
+    pub fn payload(&self) -> String {
+        let head = format!(
+            r#""checkpoint":"{}","generation":{},"socket":{},"uid":{},"captured_at":"{}","shutdown":"clean","sessions":[{{"session":"s0","name":"work"}}]"#,
+            self.checkpoint,
+            self.generation,
+            serde_json::Value::String(self.socket.clone()),
+            self.uid,
+            timestamp(self.captured_offset_s)
+        );
+        let body = if self.format == 2 {
+            r#""windows":[{"window":"w0","session":"s0","name":"agents","revision":1,"nodes":[{"kind":"pane","pane":"p0"}]}],"panes":[{"pane":"p0","window":"w0","session":"s0","cols":80,"rows":24,"state":"exited","exit_code":0,"tags":[{"key":"owner","value":"venom"},{"key":"role","value":"agent"}],"text":{"availability":"omitted"}},{"pane":"p1","window":"w0","session":"s0","cols":64,"rows":19,"state":"exited","layer":"float","float":{"preset":"venom.settings","z":2},"text":{"availability":"omitted"}},{"pane":"p2","window":"w0","session":"s0","cols":48,"rows":12,"state":"exited","layer":"float","float":{"width":"60%","height":"12","anchor":"bottom_right","border":"single","title":"build log","z":1},"text":{"availability":"omitted"}}]"#
+        } else if self.format == 3 {
+            r#""windows":[{"window":"w0","session":"s0","name":"shell","revision":2,"nodes":[{"kind":"split","axis":"cols","first":1,"second":2,"ratio":6250},{"kind":"pane","pane":"p0"},{"kind":"pane","pane":"p1"}]}],"panes":[{"pane":"p0","window":"w0","session":"s0","cols":50,"rows":24,"state":"exited","exit_code":0,"text":{"availability":"omitted"}},{"pane":"p1","window":"w0","session":"s0","cols":29,"rows":24,"state":"exited","exit_code":3,"text":{"availability":"omitted"}}]"#
+        } else {
+            r#""windows":[{"window":"w0","session":"s0","name":"shell","revision":1,"nodes":[{"kind":"pane","pane":"p0"}]}],"panes":[{"pane":"p0","window":"w0","session":"s0","cols":80,"rows":24,"state":"exited","exit_code":0,"text":{"availability":"omitted"}}]"#
+        };
+        format!("{{{head},{body}}}")
+    }
+
+    /// The file bytes with `defect` applied (`intact` for none).
+    pub fn bytes(&self, defect: &str) -> Result<Vec<u8>, String> {
+        let mut payload = self.payload();
+        let mut format = self.format.to_string();
+        let mut checksum_flip = false;
+        let mut trailing = String::from("\n");
+        match defect {
+            "intact" => {}
+            "bad checksum" => checksum_flip = true,
+            "duplicate key" => {
+                payload = payload.replacen(
+                    "\"shutdown\":\"clean\"",
+                    "\"shutdown\":\"clean\",\"shutdown\":\"clean\"",
+                    1,
+                )
+            }
+            "unknown field" => payload = payload.replacen('{', "{\"extra\":1,", 1),
+            "duplicate pane id" => {
+                payload = payload.replacen(
+                    "\"nodes\":[{\"kind\":\"pane\",\"pane\":\"p0\"}]",
+                    "\"nodes\":[{\"kind\":\"split\",\"axis\":\"cols\",\"first\":1,\"second\":2},{\"kind\":\"pane\",\"pane\":\"p0\"},{\"kind\":\"pane\",\"pane\":\"p0\"}]",
+                    1,
+                )
+            }
+            "invalid tree" => {
+                payload = payload.replacen(
+                    "\"nodes\":[{\"kind\":\"pane\",\"pane\":\"p0\"}]",
+                    "\"nodes\":[{\"kind\":\"split\",\"axis\":\"cols\",\"first\":2,\"second\":1},{\"kind\":\"pane\",\"pane\":\"p0\"}]",
+                    1,
+                )
+            }
+            "running pane in a clean checkpoint" => {
+                payload = payload.replacen("\"state\":\"exited\",\"exit_code\":0", "\"state\":\"running\"", 1)
+            }
+            "format-2 field in format 1" => {
+                payload = payload.replacen(
+                    "\"text\":",
+                    "\"tags\":[{\"key\":\"owner\",\"value\":\"venomx\"}],\"text\":",
+                    1,
+                )
+            }
+            "unsafe integer" => {
+                payload = payload.replacen(
+                    &format!("\"generation\":{}", self.generation),
+                    "\"generation\":9007199254740992",
+                    1,
+                )
+            }
+            "depth 33" => {
+                let deep = format!("{}{}", "[".repeat(33), "]".repeat(33));
+                payload = payload.replacen('{', &format!("{{\"deep\":{deep},"), 1)
+            }
+            "layer tile" => payload = payload.replacen("\"layer\":\"float\"", "\"layer\":\"tile\"", 1),
+            "popup layer" => payload = payload.replacen("\"layer\":\"float\"", "\"layer\":\"popup\"", 1),
+            "z 0" => payload = payload.replacen("\"z\":2", "\"z\":0", 1),
+            "empty tags" => {
+                payload = payload.replacen(
+                    "[{\"key\":\"owner\",\"value\":\"venom\"},{\"key\":\"role\",\"value\":\"agent\"}]",
+                    "[]",
+                    1,
+                )
+            }
+            "unsorted tags" => {
+                payload = payload.replacen(
+                    "[{\"key\":\"owner\",\"value\":\"venom\"},{\"key\":\"role\",\"value\":\"agent\"}]",
+                    "[{\"key\":\"role\",\"value\":\"agent\"},{\"key\":\"owner\",\"value\":\"venom\"}]",
+                    1,
+                )
+            }
+            "float in a tree" => {
+                payload = payload.replacen(
+                    "\"nodes\":[{\"kind\":\"pane\",\"pane\":\"p0\"}]",
+                    "\"nodes\":[{\"kind\":\"split\",\"axis\":\"cols\",\"first\":1,\"second\":2},{\"kind\":\"pane\",\"pane\":\"p0\"},{\"kind\":\"pane\",\"pane\":\"p1\"}]",
+                    1,
+                )
+            }
+            "bad anchor" => payload = payload.replacen("\"bottom_right\"", "\"middle\"", 1),
+            "ratio 0" => payload = payload.replacen("\"ratio\":6250", "\"ratio\":0", 1),
+            "ratio 10000" => payload = payload.replacen("\"ratio\":6250", "\"ratio\":10000", 1),
+            "ratio 62.5" => payload = payload.replacen("\"ratio\":6250", "\"ratio\":62.5", 1),
+            "ratio on a pane node" => {
+                payload = payload.replacen(
+                    "{\"kind\":\"pane\",\"pane\":\"p0\"}",
+                    "{\"kind\":\"pane\",\"pane\":\"p0\",\"ratio\":5000}",
+                    1,
+                )
+            }
+            "read as format 2" => format = "2".into(),
+            "read as format 1" => format = "1".into(),
+            "other socket" => {
+                payload = payload.replacen(
+                    &format!("\"socket\":{}", serde_json::Value::String(self.socket.clone())),
+                    "\"socket\":\"/run/other/venomx.sock\"",
+                    1,
+                )
+            }
+            "other uid" => {
+                payload = payload.replacen(
+                    &format!("\"uid\":{}", self.uid),
+                    &format!("\"uid\":{}", self.uid + 4242),
+                    1,
+                )
+            }
+            "format 0" => format = "0".into(),
+            "format 4" => format = "4".into(),
+            "format -1" => format = "-1".into(),
+            "format 1.0" => format = "1.0".into(),
+            "format string" => format = "\"1\"".into(),
+            "oversized" => trailing = " ".repeat(70_000) + "\n",
+            "truncated" => {}
+            "trailing data" => trailing = "\n{}\n".into(),
+            other => return Err(format!("harness-error: unknown fixture defect {other:?}")),
+        }
+        let mut sum = hex(&Sha256::digest(payload.as_bytes()));
+        if checksum_flip {
+            let last = if sum.ends_with('0') { '1' } else { '0' };
+            sum.pop();
+            sum.push(last);
+        }
+        let envelope = format!(
+            "{{\"format\":{format},\"payload\":{},\"sha256\":\"{sum}\"}}{trailing}",
+            serde_json::Value::String(payload)
+        );
+        let mut bytes = envelope.into_bytes();
+        if defect == "truncated" {
+            bytes.truncate(bytes.len() / 2);
+        }
+        Ok(bytes)
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vx_format::{read, ReadContext};
+
+    fn fixture(format: u32, offset: i64) -> Fixture {
+        Fixture {
+            checkpoint: new_checkpoint_id(),
+            generation: 4,
+            socket: "/run/user/0/venomx/s.sock".into(),
+            uid: 0,
+            captured_offset_s: offset,
+            format,
+        }
+    }
+
+    fn verdict(f: &Fixture, defect: &str) -> String {
+        let bytes = f.bytes(defect).unwrap();
+        let name = format!("{}.json", f.checkpoint);
+        let ctx = ReadContext {
+            file_name: Some(&name),
+            socket: Some(&f.socket),
+            uid: Some(u64::from(f.uid)),
+            max_bytes: 65_536,
+        };
+        if vx_format::check_length(bytes.len() as u64, 65_536).is_err() {
+            return "unsupported.checkpoint_size".into();
+        }
+        match read(&bytes, &ctx) {
+            Ok(_) => "valid".into(),
+            Err(e) => e.code().as_str().to_string(),
+        }
+    }
+
+    /// The planted files mean what the scenarios say: the kit's own strict reader
+    /// agrees with every defect's expected verdict.
+    #[test]
+    fn fixtures_have_the_verdicts_the_scenarios_expect() {
+        for format in 1..=3 {
+            assert_eq!(
+                verdict(&fixture(format, -60), "intact"),
+                "valid",
+                "format {format}"
+            );
+        }
+        let f = fixture(1, -60);
+        let cases = [
+            ("bad checksum", "conflict.checkpoint_corrupt"),
+            ("duplicate key", "conflict.checkpoint_corrupt"),
+            ("unknown field", "conflict.checkpoint_corrupt"),
+            ("duplicate pane id", "conflict.checkpoint_corrupt"),
+            ("invalid tree", "conflict.checkpoint_corrupt"),
+            (
+                "running pane in a clean checkpoint",
+                "conflict.checkpoint_corrupt",
+            ),
+            ("format-2 field in format 1", "conflict.checkpoint_corrupt"),
+            ("unsafe integer", "conflict.checkpoint_corrupt"),
+            ("truncated", "conflict.checkpoint_corrupt"),
+            ("trailing data", "conflict.checkpoint_corrupt"),
+            ("format 1.0", "conflict.checkpoint_corrupt"),
+            ("format string", "conflict.checkpoint_corrupt"),
+            ("format 0", "unsupported.checkpoint_format"),
+            ("format 4", "unsupported.checkpoint_format"),
+            ("format -1", "unsupported.checkpoint_format"),
+            ("depth 33", "unsupported.checkpoint_size"),
+            ("oversized", "unsupported.checkpoint_size"),
+        ];
+        for (defect, want) in cases {
+            assert_eq!(verdict(&f, defect), want, "{defect}");
+        }
+        assert!(f.bytes("no such defect").is_err());
+        let f2 = fixture(2, -60);
+        for defect in [
+            "layer tile",
+            "popup layer",
+            "z 0",
+            "empty tags",
+            "unsorted tags",
+            "float in a tree",
+            "bad anchor",
+            "read as format 1",
+        ] {
+            assert_eq!(
+                verdict(&f2, defect),
+                "conflict.checkpoint_corrupt",
+                "format 2: {defect}"
+            );
+        }
+        let f3 = fixture(3, -60);
+        for defect in [
+            "ratio 0",
+            "ratio 10000",
+            "ratio 62.5",
+            "ratio on a pane node",
+            "read as format 2",
+            "read as format 1",
+            "other socket",
+            "other uid",
+        ] {
+            assert_eq!(
+                verdict(&f3, defect),
+                "conflict.checkpoint_corrupt",
+                "format 3: {defect}"
+            );
+        }
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339_with_milliseconds() {
+        let t = timestamp(0);
+        assert_eq!(t.len(), 24, "{t}");
+        assert!(t.ends_with('Z') && &t[10..11] == "T", "{t}");
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_454), (2026, 1, 1));
+    }
+}
