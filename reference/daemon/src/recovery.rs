@@ -316,6 +316,11 @@ impl Worker {
             } => {
                 let explicit = reply.is_some();
                 let result = self.publish(&mut checkpoint);
+                // Free the capture before answering: it is no longer needed.
+                drop(checkpoint);
+                // The reactor learns first that the write is over, so a request the
+                // client sends after this reply never finds it still in flight.
+                let _ = self.reactor.blocking_send(Msg::Published { explicit });
                 if let Some(reply) = reply {
                     let _ = reply.send(outcome(
                         result
@@ -329,7 +334,14 @@ impl Worker {
                 if let Some(done) = done {
                     let _ = done.send(result.is_ok());
                 }
-                let _ = self.reactor.blocking_send(Msg::Published { explicit });
+                // RFC §3: prune after the durable success is acknowledged; a prune
+                // failure does not undo the publish and is recorded for doctor. A
+                // write queued meanwhile runs after it.
+                if result.is_ok() {
+                    if let Some(store) = self.init.store.as_mut() {
+                        let _ = store.prune(vx_store::clock::now());
+                    }
+                }
             }
             Job::List { reply } => {
                 let now = vx_store::clock::now();
@@ -478,8 +490,6 @@ impl Worker {
             cp.uid = uid;
             encode_fitting(cp, max)
         })?;
-        // A prune failure does not undo the publish; it is recorded for doctor.
-        let _ = store.prune(now);
         Ok((published.checkpoint, published.generation))
     }
 }

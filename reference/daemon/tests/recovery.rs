@@ -1142,3 +1142,24 @@ fn enabling_by_reload_opens_the_store_and_disabling_deletes_nothing() {
         id
     );
 }
+
+#[test]
+fn back_to_back_explicit_checkpoints_never_see_the_previous_one_in_flight() {
+    let d = Daemon::start_with_config(Some(ENABLED));
+    d.ok(&["session", "create", "--name", "s"]);
+    let mut w = d.wire();
+    w.login_owner(&d);
+    for n in 1..=20u64 {
+        let r = w.request(json!({"id": n, "verb": "recovery.checkpoint", "params": {}}));
+        assert_eq!(r["ok"]["generation"], n, "{r}");
+    }
+    // Count pruning keeps the newest three.
+    let list = d.ok(&["recovery", "list"]);
+    let gens: Vec<u64> = list["checkpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["generation"].as_u64().unwrap())
+        .collect();
+    assert_eq!(gens, vec![18, 19, 20]);
+}

@@ -1,0 +1,420 @@
+//! `cargo bench -p vxref --bench recovery`: the recovery figures for
+//! `docs/performance.md` (section "Recovery").
+//!
+//! 1. Capture + publish: a daemon holding N restored panes (N = 10, 100, 1000; text
+//!    omitted, and 24 screen rows of plain text per pane) answers `recovery.checkpoint`
+//!    over one authenticated wire connection (capture in a reactor turn, encode and
+//!    publish on the worker). Each round also runs the floor: write + fsync + rename +
+//!    directory fsync of the same number of bytes with plain std calls, on the same
+//!    filesystem; floor and checkpoint alternate. Ratio of medians.
+//! 2. Restore of a checkpoint with ~100000 resources (1 session, 1010 windows of 33
+//!    panes: 1 + 1010 + 33330 + 65650 nodes = 99991): wall time of `recovery.restore`,
+//!    and the daemon's peak RSS (VmHWM) before and after, against the file size.
+//! 3. PTY throughput: wall time for a pane to print 64 MiB through its PTY with
+//!    recovery off, and with recovery on, `.plain` text and a 1000 ms tick (which
+//!    captures every pane's text each second); alternated, medians compared.
+//!
+//! Environment: `VXBENCH_ROUNDS` (default 30), `VXBENCH_DIR` (default: a temp dir).
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use vx_format as fmt;
+
+const VXREF: &str = env!("CARGO_BIN_EXE_vxref");
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+struct Daemon {
+    child: Child,
+    dir: PathBuf,
+    socket: PathBuf,
+    conn: BufReader<UnixStream>,
+    next_id: u64,
+}
+
+impl Daemon {
+    fn start(dir: &Path, config: &str) -> Daemon {
+        let cfg = dir.join("config/venomx/config.zon");
+        std::fs::create_dir_all(cfg.parent().unwrap()).unwrap();
+        std::fs::write(&cfg, config).unwrap();
+        let socket = dir.join("run/vx.sock");
+        let child = Command::new(VXREF)
+            .args(["serve", "--socket"])
+            .arg(&socket)
+            .env("XDG_CONFIG_HOME", dir.join("config"))
+            .env("XDG_STATE_HOME", dir.join("state"))
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("start vxref");
+        let start = Instant::now();
+        let stream = loop {
+            if let Ok(s) = UnixStream::connect(&socket) {
+                break s;
+            }
+            assert!(start.elapsed() < Duration::from_secs(30), "vxref not ready");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let mut d = Daemon {
+            child,
+            dir: dir.to_path_buf(),
+            socket,
+            conn: BufReader::new(stream),
+            next_id: 1,
+        };
+        let token = std::fs::read_to_string(format!("{}.owner", d.socket.display())).unwrap();
+        d.call("auth.login", json!({"token": token.trim()}));
+        d
+    }
+
+    fn call(&mut self, verb: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut frame =
+            serde_json::to_vec(&json!({"id": id, "verb": verb, "params": params})).unwrap();
+        frame.push(b'\n');
+        self.conn.get_mut().write_all(&frame).unwrap();
+        let mut line = String::new();
+        self.conn.read_line(&mut line).unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert!(v.get("ok").is_some(), "{verb} failed: {v}");
+        v["ok"].clone()
+    }
+
+    fn store_dir(&self) -> PathBuf {
+        vx_store::StoreLocation::resolve(
+            Some(self.dir.join("state").as_os_str()),
+            None,
+            &self.socket,
+        )
+        .unwrap()
+        .dir()
+    }
+
+    fn plant(&self, mut cp: fmt::Checkpoint) -> (String, u64) {
+        let loc = vx_store::StoreLocation::resolve(
+            Some(self.dir.join("state").as_os_str()),
+            None,
+            &self.socket,
+        )
+        .unwrap();
+        cp.socket = loc.socket;
+        cp.uid = vx_store::current_uid();
+        let bytes = fmt::write(&cp, fmt::Format::CURRENT).unwrap();
+        let path = self.store_dir().join(cp.file_name());
+        std::fs::write(&path, &bytes).unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        (cp.checkpoint, bytes.len() as u64)
+    }
+
+    fn status_kib(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find(|l| l.starts_with(field))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Preorder nodes of a balanced tree over panes `first..first + k`.
+fn balanced(first: u64, k: u64, out: &mut Vec<fmt::Node>) {
+    if k == 1 {
+        out.push(fmt::Node::Pane { pane: first });
+        return;
+    }
+    let index = out.len();
+    out.push(fmt::Node::Split {
+        axis: if index.is_multiple_of(2) {
+            fmt::Axis::Cols
+        } else {
+            fmt::Axis::Rows
+        },
+        first: index + 1,
+        second: 0,
+        ratio: None,
+    });
+    let left = k / 2;
+    balanced(first, left, out);
+    let second_index = out.len();
+    if let fmt::Node::Split { second, .. } = &mut out[index] {
+        *second = second_index;
+    }
+    balanced(first + left, k - left, out);
+}
+
+/// `windows` windows of `per_window` tiled panes in one session; `text` rows of plain
+/// text per pane (0: omitted).
+fn checkpoint(windows: u64, per_window: u64, text: usize) -> fmt::Checkpoint {
+    let now = vx_store::clock::now();
+    let mut panes = Vec::new();
+    let mut ws = Vec::new();
+    for w in 0..windows {
+        let mut nodes = Vec::new();
+        balanced(w * per_window, per_window, &mut nodes);
+        ws.push(fmt::Window {
+            id: w,
+            session: 0,
+            name: format!("window {w}"),
+            revision: 1,
+            nodes,
+        });
+        for p in w * per_window..(w + 1) * per_window {
+            panes.push(fmt::Pane {
+                id: p,
+                window: w,
+                session: 0,
+                cols: 80,
+                rows: 24,
+                state: fmt::PaneState::Running,
+                previous_state: None,
+                float: None,
+                tags: vec![],
+                text: if text == 0 {
+                    fmt::Text::Omitted
+                } else {
+                    fmt::Text::Plain(fmt::PlainText {
+                        saved_at: now,
+                        expires_at: fmt::Timestamp(now.0 + 3_600_000),
+                        screen: (0..24)
+                            .map(|r| format!("pane {p} row {r}: {}", "x".repeat(40)))
+                            .take(text)
+                            .chain(std::iter::repeat_n(String::new(), 24 - text.min(24)))
+                            .collect(),
+                        history: vec![],
+                    })
+                },
+            });
+        }
+    }
+    fmt::Checkpoint {
+        checkpoint: format!(
+            "c{}",
+            uuid_like(windows * 1_000_000 + per_window * 10 + text as u64)
+        ),
+        generation: 1,
+        socket: String::new(),
+        uid: 0,
+        captured_at: now,
+        shutdown: fmt::Shutdown::Open,
+        sessions: vec![fmt::Session {
+            id: 0,
+            name: "bench".into(),
+        }],
+        windows: ws,
+        panes,
+    }
+}
+
+fn uuid_like(n: u64) -> String {
+    format!("{:08x}-0000-4000-8000-{:012x}", n >> 16, n)
+}
+
+fn median(v: &mut [Duration]) -> Duration {
+    v.sort_unstable();
+    v[v.len() / 2]
+}
+
+fn floor(dir: &Path, bytes: &[u8]) -> Duration {
+    let start = Instant::now();
+    let tmp = dir.join("floor.tmp");
+    let fin = dir.join("floor.bin");
+    let mut f = std::fs::File::create(&tmp).unwrap();
+    f.write_all(bytes).unwrap();
+    f.sync_all().unwrap();
+    drop(f);
+    std::fs::rename(&tmp, &fin).unwrap();
+    std::fs::File::open(dir).unwrap().sync_all().unwrap();
+    start.elapsed()
+}
+
+fn capture_publish(base: &Path, rounds: usize) {
+    println!("## capture + publish (recovery.checkpoint over the wire) vs floor");
+    println!("| panes | text | bytes | floor median | checkpoint median | ratio |");
+    println!("|---|---|---|---|---|---|");
+    for n in [10u64, 100, 1000] {
+        for text in [0usize, 24] {
+            let dir = base.join(format!("cp-{n}-{text}"));
+            let config = format!(
+                ".{{ .recovery = .{{ .enabled = true, .interval_ms = 3600000, .terminal_text = {} }} }}",
+                if text > 0 { ".plain" } else { ".off" }
+            );
+            let mut d = Daemon::start(&dir, &config);
+            let (windows, per) = if n == 10 { (1, 10) } else { (n / 10, 10) };
+            let (id, _) = d.plant(checkpoint(windows, per, text));
+            d.call("recovery.restore", json!({"checkpoint": id}));
+            let floor_dir = d.store_dir().parent().unwrap().to_path_buf();
+            let mut floors = Vec::new();
+            let mut cps = Vec::new();
+            let mut bytes = 0u64;
+            for round in 0..rounds + 3 {
+                let take_floor = |bytes: u64| floor(&floor_dir, &vec![b'x'; bytes.max(1) as usize]);
+                let mut cp = || {
+                    let start = Instant::now();
+                    let r = d.call("recovery.checkpoint", json!({}));
+                    let t = start.elapsed();
+                    let name = format!("{}.json", r["checkpoint"].as_str().unwrap());
+                    (
+                        t,
+                        std::fs::metadata(d.store_dir().join(name)).map_or(0, |m| m.len()),
+                    )
+                };
+                let (c, f) = if round.is_multiple_of(2) {
+                    let (c, b) = cp();
+                    bytes = b;
+                    (c, take_floor(bytes))
+                } else {
+                    let f = take_floor(bytes);
+                    let (c, b) = cp();
+                    bytes = b;
+                    (c, f)
+                };
+                if round >= 3 {
+                    cps.push(c);
+                    floors.push(f);
+                }
+            }
+            let (fm, cm) = (median(&mut floors), median(&mut cps));
+            println!(
+                "| {n} | {} | {bytes} | {:.0} µs | {:.0} µs | {:.2}× |",
+                if text > 0 { "24 rows" } else { "omitted" },
+                fm.as_secs_f64() * 1e6,
+                cm.as_secs_f64() * 1e6,
+                cm.as_secs_f64() / fm.as_secs_f64()
+            );
+        }
+    }
+}
+
+fn restore_100k(base: &Path) {
+    println!("## restore of ~100000 resources");
+    let dir = base.join("restore");
+    let config = ".{ .recovery = .{ .enabled = true, .interval_ms = 3600000, .max_checkpoint_bytes = 67108864 } }";
+    let mut d = Daemon::start(&dir, config);
+    let cp = checkpoint(1010, 33, 0);
+    let resources = 1
+        + cp.windows.len()
+        + cp.panes.len()
+        + cp.windows.iter().map(|w| w.nodes.len()).sum::<usize>();
+    let (id, size) = d.plant(cp);
+    let before = d.status_kib("VmHWM:");
+    let rss_before = d.status_kib("VmRSS:");
+    let start = Instant::now();
+    let r = d.call("recovery.restore", json!({"checkpoint": id}));
+    let took = start.elapsed();
+    assert_eq!(r["panes"].as_array().unwrap().len(), 33330);
+    let after = d.status_kib("VmHWM:");
+    let rss_after = d.status_kib("VmRSS:");
+    println!(
+        "resources {resources}, file {size} B ({:.1} MiB), restore {:.0} ms, VmHWM {before} → {after} KiB (+{:.1} MiB, {:.1}× file), VmRSS {rss_before} → {rss_after} KiB",
+        size as f64 / 1048576.0,
+        took.as_secs_f64() * 1e3,
+        (after - before) as f64 / 1024.0,
+        (after - before) as f64 * 1024.0 / size as f64,
+    );
+    let start = Instant::now();
+    let c = d.call("recovery.checkpoint", json!({}));
+    println!(
+        "checkpoint of the restored state: {:.0} ms (generation {})",
+        start.elapsed().as_secs_f64() * 1e3,
+        c["generation"]
+    );
+}
+
+fn pty_throughput(base: &Path, rounds: usize) {
+    println!("## PTY throughput: 64 MiB through one pane");
+    let run = |config: &str, name: &str| -> Duration {
+        let dir = base.join(name);
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut d = Daemon::start(&dir, config);
+        let s = d.call("session.create", json!({"name": "s"}));
+        let w = d.call(
+            "window.create",
+            json!({"session": s["session"], "name": "w"}),
+        );
+        // Keep some idle panes with text for the capture to read.
+        let p = d.call(
+            "pane.create",
+            json!({"window": w["window"], "argv": ["/bin/sh", "-c", "seq 1 2000; exec sleep 600"]}),
+        );
+        let mut last = p["pane"].clone();
+        for _ in 0..9 {
+            let q = d.call(
+                "pane.split",
+                json!({"pane": last, "axis": "rows", "argv": ["/bin/sh", "-c", "seq 1 2000; exec sleep 600"]}),
+            );
+            last = q["pane"].clone();
+        }
+        let w2 = d.call(
+            "window.create",
+            json!({"session": s["session"], "name": "load"}),
+        );
+        let start = Instant::now();
+        let p = d.call(
+            "pane.create",
+            json!({"window": w2["window"], "argv": ["/bin/sh", "-c", "head -c 67108864 /dev/zero | tr '\\0' 'a'"]}),
+        );
+        loop {
+            let c = d.call("pane.capture", json!({"pane": p["pane"]}));
+            if c["exited"] == true {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        start.elapsed()
+    };
+    let off = ".{ .recovery = .{ .enabled = false } }";
+    let on = ".{ .recovery = .{ .enabled = true, .interval_ms = 1000, .terminal_text = .plain } }";
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for round in 0..rounds.min(10) {
+        if round.is_multiple_of(2) {
+            a.push(run(off, "off"));
+            b.push(run(on, "on"));
+        } else {
+            b.push(run(on, "on"));
+            a.push(run(off, "off"));
+        }
+    }
+    let (ma, mb) = (median(&mut a), median(&mut b));
+    println!(
+        "recovery off {:.0} ms, on (.plain, 1 s ticks) {:.0} ms, ratio {:.3}×",
+        ma.as_secs_f64() * 1e3,
+        mb.as_secs_f64() * 1e3,
+        mb.as_secs_f64() / ma.as_secs_f64()
+    );
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list" || a == "--test") {
+        return;
+    }
+    let rounds = env_usize("VXBENCH_ROUNDS", 30);
+    let holder;
+    let base = match std::env::var_os("VXBENCH_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => {
+            holder = tempfile::tempdir().unwrap();
+            holder.path().to_path_buf()
+        }
+    };
+    capture_publish(&base, rounds);
+    restore_100k(&base);
+    pty_throughput(&base, rounds);
+}
