@@ -51,9 +51,13 @@ fn one() -> f64 {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Readiness {
-    /// `socket`: ready when the socket accepts a connection.
+    /// `socket`: ready when the socket accepts a connection. `file`: ready when
+    /// `path` exists and then the socket accepts a connection.
     #[serde(default = "socket_kind")]
     pub kind: String,
+    /// For `file`: the path template (placeholders as in commands).
+    #[serde(default)]
+    pub path: Option<String>,
     #[serde(default = "ten_s")]
     pub timeout_ms: u64,
 }
@@ -69,6 +73,7 @@ impl Default for Readiness {
     fn default() -> Self {
         Readiness {
             kind: socket_kind(),
+            path: None,
             timeout_ms: ten_s(),
         }
     }
@@ -100,12 +105,14 @@ impl Profile {
                 path.display()
             ));
         }
-        if p.readiness.kind != "socket" {
-            return Err(format!(
-                "profile {}: readiness kind {:?} unknown (only \"socket\")",
-                path.display(),
-                p.readiness.kind
-            ));
+        match (p.readiness.kind.as_str(), &p.readiness.path) {
+            ("socket", None) | ("file", Some(_)) => {}
+            _ => {
+                return Err(format!(
+                    "profile {}: readiness is kind \"socket\", or kind \"file\" with a path",
+                    path.display()
+                ))
+            }
         }
         if !(p.timeout_multiplier > 0.0 && p.timeout_multiplier <= 100.0) {
             return Err(format!(

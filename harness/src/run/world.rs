@@ -232,14 +232,31 @@ impl Inner {
         let mut child = self.spawn_with(template);
         let limit = scaled(ctx().profile.readiness.timeout_ms);
         let socket = self.ph.socket.clone();
+        let ready_file = ctx()
+            .profile
+            .readiness
+            .path
+            .as_ref()
+            .map(|p| PathBuf::from(self.ph.expand(p)));
         let ready = poll("daemon readiness", limit, || {
             if let Ok(Some(status)) = child.try_wait() {
                 return Some(Err(status));
             }
+            if let Some(f) = &ready_file {
+                if !f.exists() {
+                    return None;
+                }
+            }
             UnixStream::connect(&socket).ok().map(|_| Ok(()))
         });
         if let Err(status) = ready {
-            panic!("the implementation exited before becoming ready: {status}");
+            let log = self
+                .stderr_files
+                .last()
+                .and_then(|p| std::fs::read(p).ok())
+                .unwrap_or_default();
+            let tail = String::from_utf8_lossy(&log[log.len().saturating_sub(600)..]).into_owned();
+            panic!("the implementation exited before becoming ready: {status}; stderr: {tail}");
         }
         self.daemon = Some(child);
     }

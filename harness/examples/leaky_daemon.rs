@@ -1,0 +1,153 @@
+//! Deliberately non-conforming "implementations" for the harness's negative controls:
+//! it runs the reference daemon on `<socket>.real` and relays the wire protocol on
+//! `<socket>`, breaking one rule, chosen by MODE:
+//! - `argv0-dir`: every `argv0` in `pane.list` results becomes the full `argv[0]` of
+//!   the last `pane.create`, directory part included (RFC §8 "Secret exclusion").
+//! - `restore-nonempty`: a `conflict.not_empty` refusal of `recovery.restore` is
+//!   answered as a success, as if it had restored into a nonempty tree (RFC §5).
+//! - `corrupt-as-valid`: `recovery.list` reports corrupt files as valid (RFC §3).
+//!
+//! Everything else is the reference's behaviour.
+//!
+//! Usage: leaky_daemon MODE <vxref binary> <socket>; it creates `<socket>.ready` once
+//! it relays (profile `readiness = { kind = "file", path = "{socket}.ready" }`).
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    assert_eq!(args.len(), 4, "usage: leaky_daemon MODE <vxref> <socket>");
+    let mode: &'static str = match args[1].as_str() {
+        "argv0-dir" => "argv0-dir",
+        "restore-nonempty" => "restore-nonempty",
+        "corrupt-as-valid" => "corrupt-as-valid",
+        other => panic!("unknown mode {other}"),
+    };
+    let vxref = PathBuf::from(&args[2]);
+    let socket = PathBuf::from(&args[3]);
+    let real = suffixed(&socket, ".real");
+    // The reference binds the public path (so its store, lock and owner token are the
+    // ones of that socket); the relay then moves its socket aside and takes the path.
+    let mut cmd = Command::new(&vxref);
+    cmd.arg("serve")
+        .arg("--socket")
+        .arg(&socket)
+        .stdin(Stdio::null());
+    // SAFETY: prctl is async-signal-safe; the reference dies with its relay.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+                .map_err(std::io::Error::from)
+        });
+    }
+    let mut child = cmd.spawn().expect("start the reference");
+    let start = Instant::now();
+    while UnixStream::connect(&socket).is_err() {
+        if start.elapsed() > Duration::from_secs(20) || child.try_wait().ok().flatten().is_some() {
+            let _ = child.kill();
+            std::process::exit(1);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // No moment without a socket at the public path: a second name for the
+    // reference's socket, then the relay's socket atomically replaces the public one.
+    std::fs::hard_link(&socket, &real).expect("second name of the reference's socket");
+    let staging = suffixed(&socket, ".relay");
+    let listener = UnixListener::bind(&staging).expect("bind");
+    std::fs::rename(&staging, &socket).expect("take the public path");
+    // Readiness for the harness (profile: readiness kind "file").
+    std::fs::write(suffixed(&socket, ".ready"), b"").expect("ready file");
+    // The relay dies with the reference; the reference dies with the relay's TERM.
+    let child = Arc::new(Mutex::new(child));
+    {
+        let child = child.clone();
+        std::thread::spawn(move || loop {
+            if let Ok(Some(status)) = child.lock().unwrap().try_wait() {
+                std::process::exit(status.code().unwrap_or(1));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        });
+    }
+    let last_argv0: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
+    for conn in listener.incoming() {
+        let Ok(client) = conn else { continue };
+        let Ok(upstream) = UnixStream::connect(&real) else {
+            continue;
+        };
+        let last = last_argv0.clone();
+        let mut up_w = upstream.try_clone().expect("clone");
+        let mut cl_w = client.try_clone().expect("clone");
+        std::thread::spawn(move || {
+            for line in BufReader::new(client).lines() {
+                let Ok(line) = line else { break };
+                if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                    if v["verb"] == "pane.create" {
+                        if let Some(a0) = v["params"]["argv"][0].as_str() {
+                            *last.lock().unwrap() = Some(a0.to_string());
+                        }
+                    }
+                }
+                if writeln!(up_w, "{line}").is_err() {
+                    break;
+                }
+            }
+            let _ = up_w.shutdown(std::net::Shutdown::Write);
+        });
+        let last = last_argv0.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(upstream).lines() {
+                let Ok(line) = line else { break };
+                let out = match serde_json::from_str::<Value>(&line) {
+                    Ok(v) => rewrite(mode, v, &last).unwrap_or(line),
+                    Err(_) => line,
+                };
+                if writeln!(cl_w, "{out}").is_err() {
+                    break;
+                }
+            }
+        });
+    }
+}
+
+/// The mode's defect applied to one reply; None leaves it as the reference sent it.
+fn rewrite(mode: &str, mut v: Value, last: &Mutex<Option<String>>) -> Option<String> {
+    match mode {
+        "argv0-dir" => {
+            let full = last.lock().unwrap().clone()?;
+            let panes = v["ok"]["panes"].as_array_mut()?;
+            for p in panes {
+                if p.get("argv0").is_some() {
+                    p["argv0"] = Value::String(full.clone());
+                }
+            }
+        }
+        "restore-nonempty" => {
+            if v["error"]["code"] != "conflict.not_empty" {
+                return None;
+            }
+            let id = v["id"].clone();
+            v = serde_json::json!({"id": id, "ok": {"checkpoint": "", "sessions": [], "windows": [], "panes": []}});
+        }
+        _ => {
+            let list = v["ok"]["checkpoints"].as_array_mut()?;
+            for c in list {
+                if c["status"] == "corrupt" {
+                    c["status"] = Value::String("valid".into());
+                }
+            }
+        }
+    }
+    Some(v.to_string())
+}
+
+fn suffixed(p: &Path, suffix: &str) -> PathBuf {
+    let mut s = p.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}

@@ -1,0 +1,222 @@
+//! The suite proves it can fail: rows run against small deliberately non-conforming
+//! implementations must FAIL on exactly the scenarios that should catch each defect,
+//! and pass the others of the same rows.
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn vxcert() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_vxcert"))
+}
+
+fn bin_dir() -> PathBuf {
+    vxcert().parent().unwrap().to_path_buf()
+}
+
+/// The reference daemon and the leaky example sit in the target directory.
+fn ensure_built() {
+    let dir = bin_dir();
+    if dir.join("vxref").is_file() && dir.join("examples/leaky_daemon").is_file() {
+        return;
+    }
+    let status = Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "-p",
+            "vxref",
+            "-p",
+            "vxcert",
+            "--example",
+            "leaky_daemon",
+            "--target-dir",
+        ])
+        .arg(dir.parent().unwrap())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .expect("cargo build");
+    assert!(status.success());
+}
+
+fn toml_list(words: &[&str]) -> String {
+    let quoted: Vec<String> = words.iter().map(|w| format!("{w:?}")).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+/// Runs the rows selected by `tags` against a profile whose daemon is `serve`, and
+/// returns (exit code, names of failing scenarios with their example, report).
+fn run_control(serve: &[&str], tags: &str) -> (i32, BTreeSet<String>, Value) {
+    ensure_built();
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("control.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "name = \"negative-control\"\nserve = {}\ncli = {}\ntimeout_multiplier = 1.0\n{}",
+            toml_list(serve),
+            toml_list(&["{bin_dir}/vxref", "--socket", "{socket}"]),
+            if serve[0].ends_with("leaky_daemon") {
+                "[readiness]\nkind = \"file\"\npath = \"{socket}.ready\"\n"
+            } else {
+                ""
+            }
+        ),
+    )
+    .unwrap();
+    let report = dir.path().join("report");
+    let out = Command::new(vxcert())
+        .arg("run")
+        .arg("--profile")
+        .arg(&profile)
+        .arg("--tags")
+        .arg(tags)
+        .arg("--report")
+        .arg(&report)
+        .output()
+        .unwrap();
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("report.json")).unwrap())
+            .unwrap();
+    let failing = json["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["verdict"] != "pass")
+        .map(|s| {
+            let name = s["name"].as_str().unwrap().to_string();
+            match s["example"].as_str() {
+                Some(e) => format!("{name} [{e}]"),
+                None => name,
+            }
+        })
+        .collect();
+    (out.status.code().unwrap_or(-1), failing, json)
+}
+
+fn set(names: &[&str]) -> BTreeSet<String> {
+    names.iter().map(|s| s.to_string()).collect()
+}
+
+const REFERENCE: &[&str] = &["{bin_dir}/vxref", "serve", "--socket", "{socket}"];
+
+/// Runs `tags` against the control and against the reference: the control must fail
+/// exactly the reference's failures (if any) plus `caught`, and the reference must
+/// pass every scenario in `caught`.
+fn assert_caught(serve: &[&str], tags: &str, caught: &[&str]) -> Value {
+    let (_, reference_failing, _) = run_control(REFERENCE, tags);
+    let caught = set(caught);
+    assert!(
+        reference_failing.is_disjoint(&caught),
+        "the reference itself fails {reference_failing:?}"
+    );
+    let (code, failing, report) = run_control(serve, tags);
+    assert_eq!(code, 1, "the control's run must fail: {report:#}");
+    let want: BTreeSet<String> = reference_failing.union(&caught).cloned().collect();
+    assert_eq!(failing, want, "{report:#}");
+    assert_eq!(report["run"]["result"], "fail");
+    report
+}
+
+/// A daemon that writes a checkpoint file at every start although recovery is
+/// disabled: "Defaults / disabled" must fail exactly where it looks at the store.
+#[test]
+fn checkpoint_written_while_disabled_fails_defaults_row() {
+    let script = "mkdir -p '{store}' && chmod 700 '{state_home}/venomx' '{state_home}/venomx/recovery' '{store}' \
+        && printf '{}' > '{store}/c11111111-1111-4111-8111-111111111111.json' \
+        && chmod 600 '{store}/c11111111-1111-4111-8111-111111111111.json' \
+        && exec '{bin_dir}/vxref' serve --socket '{socket}'";
+    let report = assert_caught(
+        &["/bin/sh", "-c", script],
+        "@rfc-8-defaults-disabled",
+        &[
+            "A default daemon writes no checkpoint through mutations and a clean stop",
+            "A restarted default daemon starts with zero sessions again",
+            "An explicit checkpoint is refused while disabled",
+        ],
+    );
+    let rows: Vec<&str> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["row"].as_str().unwrap())
+        .collect();
+    assert_eq!(rows, ["Defaults / disabled"]);
+}
+
+/// A daemon whose pane.list shows the whole argv[0] (directory part included):
+/// "Secret exclusion" must fail exactly on the argv0 scenario. (The checkpoint
+/// scenario is left out: the relayed daemon's store is keyed by its own socket.)
+#[test]
+fn argv0_with_directory_fails_secret_exclusion_row() {
+    let report = assert_caught(
+        &[
+            "{bin_dir}/examples/leaky_daemon",
+            "argv0-dir",
+            "{bin_dir}/vxref",
+            "{socket}",
+        ],
+        "@rfc-8-secret-exclusion and not @rfc-4-writer-allowlist",
+        &["pane.list shows the basename of argv[0] and nothing else of argv"],
+    );
+    let s = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "pane.list shows the basename of argv[0] and nothing else of argv")
+        .unwrap();
+    assert!(s["message"].as_str().unwrap().contains("argv0"), "{s:#}");
+}
+
+/// A daemon that answers a restore into a nonempty tree with success: "Duplicate
+/// launch" must fail exactly on its two nonempty-restore scenarios.
+#[test]
+fn restore_into_nonempty_tree_fails_duplicate_launch_row() {
+    assert_caught(
+        &[
+            "{bin_dir}/examples/leaky_daemon",
+            "restore-nonempty",
+            "{bin_dir}/vxref",
+            "{socket}",
+        ],
+        "@rfc-8-duplicate-launch",
+        &[
+            "A retried restore is rejected once the tree is nonempty",
+            "Restore into a tree with only an empty session is rejected",
+        ],
+    );
+}
+
+/// A daemon whose list calls corrupt files valid: "Corrupt/partial state" must fail
+/// every damaged-file example and the inspect scenario must still pass (inspect
+/// is not relayed differently).
+#[test]
+fn corrupt_listed_as_valid_fails_corrupt_partial_row() {
+    let examples = [
+        "truncated",
+        "bad checksum",
+        "duplicate key",
+        "unknown field",
+        "trailing data",
+        "unsafe integer",
+        "running pane in a clean checkpoint",
+        "format 1.0",
+    ];
+    let caught: Vec<String> = examples
+        .iter()
+        .map(|e| {
+            format!("A damaged newest file is listed corrupt, refuses restore, and restores nothing [{e}]")
+        })
+        .collect();
+    let caught: Vec<&str> = caught.iter().map(String::as_str).collect();
+    assert_caught(
+        &[
+            "{bin_dir}/examples/leaky_daemon",
+            "corrupt-as-valid",
+            "{bin_dir}/vxref",
+            "{socket}",
+        ],
+        "@rfc-8-corrupt-partial",
+        &caught,
+    );
+}
