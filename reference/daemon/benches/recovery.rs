@@ -14,7 +14,8 @@
 //!    recovery off, and with recovery on, `.plain` text and a 1000 ms tick (which
 //!    captures every pane's text each second); alternated, medians compared.
 //!
-//! Environment: `VXBENCH_ROUNDS` (default 30), `VXBENCH_DIR` (default: a temp dir).
+//! Environment: `VXBENCH_ROUNDS` (default 30), `VXBENCH_DIR` (default: a temp dir),
+//! `VXBENCH_ONLY` (comma-separated subset of `capture`, `restore`, `pty`).
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -414,7 +415,15 @@ fn main() {
             holder.path().to_path_buf()
         }
     };
-    capture_publish(&base, rounds);
-    restore_100k(&base);
-    pty_throughput(&base, rounds);
+    let only = std::env::var("VXBENCH_ONLY").unwrap_or_default();
+    let run = |part: &str| only.is_empty() || only.split(',').any(|p| p == part);
+    if run("capture") {
+        capture_publish(&base, rounds);
+    }
+    if run("restore") {
+        restore_100k(&base);
+    }
+    if run("pty") {
+        pty_throughput(&base, rounds);
+    }
 }

@@ -11,14 +11,23 @@
 use crate::topology::validate::is_control;
 
 pub struct Emulator {
+    screen: Screen,
+}
+
+enum Screen {
+    /// A live pane: avt, fed with the program's output.
+    Live(Box<Live>),
+    /// A restored archive's literal rows (RFC §5 hydration). avt 0.19 has no
+    /// literal-cell interface, only `feed` through its escape parser, so an archive's
+    /// text never goes to avt: it is kept here as cell rows and read back by
+    /// [`Emulator::capture`]. An archive has no PTY, so nothing is ever fed to it.
+    Literal(Literal),
+}
+
+struct Live {
     terminal: avt::Terminal,
     /// Bytes of an incomplete UTF-8 sequence at the end of the last chunk.
     pending: Vec<u8>,
-    /// A restored archive's literal rows (RFC §5 hydration). avt 0.19 has no
-    /// literal-cell interface, only `feed` through its escape parser, so an archive's
-    /// text never goes to `terminal`: it is kept here as cell rows and read back by
-    /// [`Emulator::capture`]. An archive has no PTY, so nothing is ever fed to it.
-    literal: Option<Literal>,
 }
 
 /// Literal rows of an archive: `screen` has exactly `rows` entries, history is
@@ -50,9 +59,10 @@ impl Emulator {
         )
         .unwrap_or_else(|_| unreachable_size());
         Emulator {
-            terminal,
-            pending: Vec::new(),
-            literal: None,
+            screen: Screen::Live(Box::new(Live {
+                terminal,
+                pending: Vec::new(),
+            })),
         }
     }
 
@@ -89,28 +99,83 @@ impl Emulator {
         screen.resize(usize::from(rows), String::new());
         let over = history.len().saturating_sub(history_rows);
         history.drain(..over);
-        let mut e = Emulator::new(cols, rows, history_rows);
-        e.literal = Some(Literal {
-            cols,
-            rows,
-            history_rows,
-            screen,
-            history,
-        });
+        let e = Emulator {
+            screen: Screen::Literal(Literal {
+                cols,
+                rows,
+                history_rows,
+                screen,
+                history,
+            }),
+        };
         (e, cut)
     }
 
     /// Whether this is an archive's literal screen.
     pub fn is_literal(&self) -> bool {
-        self.literal.is_some()
+        matches!(self.screen, Screen::Literal(_))
     }
 
     /// Feeds program output. Invalid UTF-8 becomes U+FFFD; a sequence split across
-    /// chunks is completed by the next chunk.
+    /// chunks is completed by the next chunk. An archive ignores it.
     pub fn feed(&mut self, bytes: &[u8]) {
-        if self.literal.is_some() {
-            return;
+        if let Screen::Live(live) = &mut self.screen {
+            live.feed(bytes);
         }
+    }
+
+    pub fn resize(&mut self, cols: u16, rows: u16) {
+        let (cols, rows) = (cols.max(1), rows.max(1));
+        match &mut self.screen {
+            Screen::Live(live) => live.terminal.resize(usize::from(cols), usize::from(rows)),
+            Screen::Literal(l) => {
+                // Rows are kept as saved (a narrower screen cuts them when read); the
+                // screen keeps its bottom rows, like a terminal that shrinks.
+                if rows < l.rows {
+                    let extra = usize::from(l.rows - rows);
+                    l.history.extend(l.screen.drain(..extra));
+                    let over = l.history.len().saturating_sub(l.history_rows);
+                    l.history.drain(..over);
+                }
+                l.screen.resize(usize::from(rows), String::new());
+                l.cols = cols;
+                l.rows = rows;
+            }
+        }
+    }
+
+    pub fn alternate_active(&self) -> bool {
+        match &self.screen {
+            Screen::Live(live) => live.terminal.active_screen_kind() == avt::ScreenKind::Alternate,
+            Screen::Literal(_) => false,
+        }
+    }
+
+    /// The primary screen and its history as plain rows.
+    pub fn capture(&self) -> Capture {
+        match &self.screen {
+            Screen::Literal(l) => {
+                let cols = usize::from(l.cols);
+                Capture {
+                    screen: l.screen.iter().map(|r| clip_row(r, cols).0).collect(),
+                    history: l.history.iter().map(|r| clip_row(r, cols).0).collect(),
+                }
+            }
+            Screen::Live(live) => {
+                let primary = live.terminal.primary_screen();
+                let visible = primary.visible_lines().len();
+                let all: Vec<String> = primary.all_lines().map(plain_row).collect();
+                let split = all.len().saturating_sub(visible);
+                let mut history = all;
+                let screen = history.split_off(split);
+                Capture { screen, history }
+            }
+        }
+    }
+}
+
+impl Live {
+    fn feed(&mut self, bytes: &[u8]) {
         if self.pending.is_empty() {
             self.feed_bytes(bytes);
         } else {
@@ -145,48 +210,6 @@ impl Emulator {
                 }
             }
         }
-    }
-
-    pub fn resize(&mut self, cols: u16, rows: u16) {
-        if let Some(l) = &mut self.literal {
-            let (cols, rows) = (cols.max(1), rows.max(1));
-            // Rows are kept as saved (a narrower screen cuts them at display time);
-            // the screen keeps its bottom rows, like a terminal that shrinks.
-            if rows < l.rows {
-                let extra = usize::from(l.rows - rows);
-                l.history.extend(l.screen.drain(..extra));
-                let over = l.history.len().saturating_sub(l.history_rows);
-                l.history.drain(..over);
-            }
-            l.screen.resize(usize::from(rows), String::new());
-            l.cols = cols;
-            l.rows = rows;
-            return;
-        }
-        self.terminal
-            .resize(usize::from(cols.max(1)), usize::from(rows.max(1)));
-    }
-
-    pub fn alternate_active(&self) -> bool {
-        self.terminal.active_screen_kind() == avt::ScreenKind::Alternate
-    }
-
-    /// The primary screen and its history as plain rows.
-    pub fn capture(&self) -> Capture {
-        if let Some(l) = &self.literal {
-            let cols = usize::from(l.cols);
-            return Capture {
-                screen: l.screen.iter().map(|r| clip_row(r, cols).0).collect(),
-                history: l.history.iter().map(|r| clip_row(r, cols).0).collect(),
-            };
-        }
-        let primary = self.terminal.primary_screen();
-        let visible = primary.visible_lines().len();
-        let all: Vec<String> = primary.all_lines().map(plain_row).collect();
-        let split = all.len().saturating_sub(visible);
-        let mut history = all;
-        let screen = history.split_off(split);
-        Capture { screen, history }
     }
 }
 

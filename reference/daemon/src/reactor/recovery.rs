@@ -223,9 +223,27 @@ struct Prepared {
     screens: Vec<(PaneId, Emulator)>,
     archives: Vec<(PaneId, Archive)>,
     mapping: Value,
-    /// RFC §8's event records in commit order, for the event system (issue 6) to
-    /// publish at the commit boundary.
-    events: Vec<Value>,
+    /// RFC §8's events in commit order, for the event system (issue 6) to publish at
+    /// the commit boundary. Their data is the committed resources' ordinary entity
+    /// JSON, rendered from the state at publication (everything is committed in the
+    /// same turn), so the records hold only IDs.
+    events: Vec<RestoreEvent>,
+}
+
+/// One event of a restore's commit (RFC §8).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RestoreEvent {
+    SessionCreated(SessionId),
+    WindowCreated(WindowId),
+    /// A restored float's carries layer, window, resolved geometry and new z: all in
+    /// its pane entity.
+    PaneCreated(PaneId),
+    /// Known exit code or signal included; interrupted archives have neither.
+    PaneExited(PaneId),
+    /// `{checkpoint, cleanup_unverified: true}` on `server:root`.
+    RecoveryRestored {
+        checkpoint: String,
+    },
 }
 
 impl State {
@@ -744,14 +762,7 @@ impl State {
                 tags,
                 principal: None,
             };
-            let mut exited = json!({"pane": id.to_string()});
-            if let Some(c) = exit_code {
-                exited["exit_code"] = json!(c);
-            }
-            if let Some(s) = &record_signal(&record) {
-                exited["signal"] = json!(s);
-            }
-            exits.push(json!({"type": "pane.exited", "data": exited}));
+            exits.push(RestoreEvent::PaneExited(id));
             archives.push((
                 id,
                 Archive {
@@ -777,17 +788,13 @@ impl State {
             fl.sort_unstable();
             w.floats = fl.into_iter().map(|(_, id)| id).collect();
         }
-        for s in &sessions {
-            events.push(json!({"type": "session.created", "data": {"session": s.id.to_string(), "name": s.name}}));
-        }
-        for w in &windows {
-            events.push(json!({"type": "window.created", "data": self.topology.window_json(w)}));
-        }
-        for p in &panes {
-            events.push(json!({"type": "pane.created", "data": self.topology.pane_json(p)}));
-        }
+        events.extend(sessions.iter().map(|s| RestoreEvent::SessionCreated(s.id)));
+        events.extend(windows.iter().map(|w| RestoreEvent::WindowCreated(w.id)));
+        events.extend(panes.iter().map(|p| RestoreEvent::PaneCreated(p.id)));
         events.extend(exits);
-        events.push(json!({"type": "recovery.restored", "data": {"checkpoint": cp.checkpoint, "cleanup_unverified": true}}));
+        events.push(RestoreEvent::RecoveryRestored {
+            checkpoint: cp.checkpoint.clone(),
+        });
         let pairs = |m: Vec<(String, String)>| {
             m.into_iter()
                 .map(|(a, b)| json!({"previous": a, "current": b}))
@@ -838,13 +845,6 @@ impl State {
     /// The `recovery` object of an archive, for pane.list and pane.capture.
     pub(super) fn archive_json(&self, pane: PaneId) -> Option<Value> {
         self.recovery.archives.get(&pane).map(Archive::to_json)
-    }
-}
-
-fn record_signal(p: &Pane) -> Option<String> {
-    match &p.state {
-        PaneState::Exited { signal, .. } => signal.clone(),
-        PaneState::Running => None,
     }
 }
 
