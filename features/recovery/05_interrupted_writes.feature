@@ -24,6 +24,18 @@ Feature: Interrupted writes
       | fsync@*/.tmp-*#2=EIO      |
       | rename@*.json#2=EIO       |
 
+  @rfc-3-lost-reply-not-proof
+  Scenario: A failed directory fsync is reported, never acknowledged as durable
+    Given a daemon started with recovery enabled under the fault plan "fsync@*/recovery/????????????????????????????????????????????????????????????????#2+=EIO"
+    And the owner has created session "work" with a pane running "sleep 60"
+    When the owner calls "recovery.checkpoint"
+    Then the call succeeds
+    And the result "checkpoint" is saved as $first
+    When the owner calls "recovery.checkpoint"
+    Then the call fails with "unavailable.recovery_io"
+    When the owner calls "recovery.list"
+    Then the result lists checkpoint "$first" with status "valid"
+
   Scenario: Short writes are completed, never published partial
     Given a daemon started with recovery enabled under the fault plan "write@*/.tmp-*#2+=short:7"
     And the owner has created session "work" with a pane running "sleep 60"

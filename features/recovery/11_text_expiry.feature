@@ -47,3 +47,60 @@ Feature: Text / expiry
     And the owner calls "config.reload"
     Then the call succeeds
     And no store file contains "GONE-CANARY"
+
+  Scenario: Planted plain text restores into the archive's screen and history
+    Given checkpoint "t" of format 1 with generation 1 is planted in the store as "plain text"
+    And a daemon started with the configuration:
+      """
+      .{ .recovery = .{ .enabled = true, .terminal_text = .plain } }
+      """
+    When the owner calls "recovery.restore" with {"checkpoint":"$t"}
+    Then the call succeeds
+    And the result "panes.0.current" is saved as $p
+    When the owner calls "pane.capture" with {"pane":"$p"}
+    Then the call succeeds
+    And the result "screen.0" is "PLANTED-TEXT-ROW ✓"
+    And the transcript contains "PLANTED-HISTORY-ROW"
+    And the result "recovery.text_state" is "plain"
+    And the result "exited" is true
+
+  @rfc-4-expired-text-discarded
+  Scenario Outline: Text that may not be shown is discarded, and the topology still restores
+    Given checkpoint "t" of format 1 with generation 1 is planted in the store as "<text>"
+    And a daemon started with the configuration:
+      """
+      .{ .recovery = .{ .enabled = true, .terminal_text = <policy> } }
+      """
+    When the owner calls "recovery.restore" with {"checkpoint":"$t"}
+    Then the call succeeds
+    And the result "panes.0.current" is saved as $p
+    When the owner calls "pane.capture" with {"pane":"$p"}
+    Then the call succeeds
+    And the result "recovery.text_state" is "expired"
+    And no reply or error contains "PLANTED-TEXT-ROW"
+    And no reply or error contains "PLANTED-HISTORY-ROW"
+    When the owner calls "session.list"
+    Then the result "sessions.0.name" is "work"
+
+    @rfc-4-backward-clock
+    Examples: the clock went backwards (saved_at is later than now)
+      | text                           | policy |
+      | plain text saved in the future | .plain |
+
+    Examples: stored expiry passed, or the current config forbids text
+      | text               | policy |
+      | plain text expired | .plain |
+      | plain text         | .off   |
+
+  @rfc-4-rechkpt-keeps-expiry
+  Scenario: Recheckpointing restored text keeps its original saved_at and expires_at
+    Given checkpoint "t" of format 1 with generation 1 is planted in the store as "plain text"
+    And a daemon started with the configuration:
+      """
+      .{ .recovery = .{ .enabled = true, .terminal_text = .plain } }
+      """
+    When the owner calls "recovery.restore" with {"checkpoint":"$t"}
+    And 1100 ms pass
+    And the owner calls "recovery.checkpoint"
+    Then the call succeeds
+    And the newest checkpoint in the store keeps the planted text timestamps of "t"

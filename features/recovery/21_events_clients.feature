@@ -49,7 +49,7 @@ Feature: Events/clients
     And the transcript contains "cut_rows"
     And the transcript contains "cleanup_unverified"
 
-  @rfc-4-rechkpt-keeps-expiry @rfc-5-rechkpt-keeps-process-state @rfc-4-backward-clock
+  @rfc-5-rechkpt-keeps-process-state
   Scenario: Recheckpointing an archive keeps its process state
     Given checkpoint "f1" of format 1 with generation 1 is planted in the store
     And a daemon started with recovery enabled

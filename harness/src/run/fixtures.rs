@@ -193,6 +193,9 @@ impl Fixture {
                     1,
                 )
             }
+            "plain text" => payload = with_text(&payload, -60, 3600),
+            "plain text saved in the future" => payload = with_text(&payload, 3600, 7200),
+            "plain text expired" => payload = with_text(&payload, -7200, -3600),
             "format 0" => format = "0".into(),
             "format 4" => format = "4".into(),
             "format -1" => format = "-1".into(),
@@ -219,6 +222,25 @@ impl Fixture {
         }
         Ok(bytes)
     }
+}
+
+/// Pane p0's text becomes plain, 24 screen rows (the fixture's `rows`) and one history
+/// row, saved and expiring at the given offsets from now.
+fn with_text(payload: &str, saved_s: i64, expires_s: i64) -> String {
+    let mut screen = vec![String::new(); 24];
+    screen[0] = "PLANTED-TEXT-ROW \u{2713}".into();
+    let text = serde_json::json!({
+        "availability": "plain",
+        "saved_at": timestamp(saved_s),
+        "expires_at": timestamp(expires_s),
+        "screen": screen,
+        "history": ["PLANTED-HISTORY-ROW"],
+    });
+    payload.replacen(
+        "\"text\":{\"availability\":\"omitted\"}",
+        &format!("\"text\":{text}"),
+        1,
+    )
 }
 
 fn hex(b: &[u8]) -> String {
@@ -297,6 +319,18 @@ mod tests {
             assert_eq!(verdict(&f, defect), want, "{defect}");
         }
         assert!(f.bytes("no such defect").is_err());
+        for variant in [
+            "plain text",
+            "plain text saved in the future",
+            "plain text expired",
+        ] {
+            assert_eq!(verdict(&f, variant), "valid", "{variant}");
+            assert!(f
+                .bytes(variant)
+                .unwrap()
+                .windows(16)
+                .any(|w| w == b"PLANTED-TEXT-ROW"));
+        }
         let f2 = fixture(2, -60);
         for defect in [
             "layer tile",

@@ -633,6 +633,25 @@ pub fn dispatch(w: &mut Inner, raw: &str, doc: Option<&str>) {
     }
     if let Some(c) = step!(
         t,
+        r#"^the newest checkpoint in the store keeps the planted text timestamps of "(\w+)"$"#
+    ) {
+        let (_, payload) = newest_checkpoint(w);
+        let text = &payload["panes"][0]["text"];
+        assert_eq!(
+            text["availability"], "plain",
+            "text of the rewritten archive: {text}"
+        );
+        for k in ["saved_at", "expires_at"] {
+            let planted = w
+                .vars
+                .get(&format!("{}_{k}", &c[1]))
+                .unwrap_or_else(|| panic!("harness-error: {} has no planted text", &c[1]));
+            assert_eq!(text[k].as_str(), Some(planted.as_str()), "{k} was changed");
+        }
+        return;
+    }
+    if let Some(c) = step!(
+        t,
         r"^the newest checkpoint in the store has a split with ratio (\d+)$"
     ) {
         let (_, payload) = newest_checkpoint(w);

@@ -427,9 +427,23 @@ impl Inner {
             }
         }
         let file = store.join(format!("{}.json", fixture.checkpoint));
+        let planted = bytes.clone();
         std::fs::write(&file, bytes).expect("harness-error: plant");
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
             .expect("harness-error: chmod");
+        // Remember the planted text's timestamps, to compare with what is rewritten.
+        if let Ok(env) = serde_json::from_slice::<Value>(&planted) {
+            if let Some(p) = env["payload"]
+                .as_str()
+                .and_then(|p| serde_json::from_str::<Value>(p).ok())
+            {
+                for k in ["saved_at", "expires_at"] {
+                    if let Some(t) = p["panes"][0]["text"][k].as_str() {
+                        self.vars.insert(format!("{name}_{k}"), t.to_string());
+                    }
+                }
+            }
+        }
         self.vars.insert(name.into(), fixture.checkpoint.clone());
         self.vars
             .insert(format!("{name}_file"), file.to_string_lossy().into_owned());
