@@ -264,19 +264,23 @@ fn outcome(result: Result<Value, ApiError>) -> Outcome {
 struct Worker {
     init: StoreInit,
     config: StoreConfig,
+    /// `.recovery.enabled`: a disabled daemon never prunes (RFC §2: disabling must
+    /// not silently delete archives); list and inspect only read.
+    enabled: bool,
     reactor: mpsc::Sender<Msg>,
 }
 
 /// Starts the worker thread; it ends when the job sender is dropped.
 pub fn start_worker(
     init: StoreInit,
-    config: StoreConfig,
+    config: &RecoveryConfig,
     reactor: mpsc::Sender<Msg>,
 ) -> std::sync::mpsc::Sender<Job> {
     let (tx, rx) = std::sync::mpsc::channel::<Job>();
     let mut worker = Worker {
         init,
-        config,
+        config: store_config(config),
+        enabled: config.enabled,
         reactor,
     };
     let spawned = std::thread::Builder::new()
@@ -345,9 +349,12 @@ impl Worker {
             }
             Job::List { reply } => {
                 let now = vx_store::clock::now();
+                let enabled = self.enabled;
                 let result = self.store().and_then(|s| {
                     // RFC §2: prune before list (a failure is recorded for doctor).
-                    let _ = s.prune(now);
+                    if enabled {
+                        let _ = s.prune(now);
+                    }
                     s.list(now)
                 });
                 let _ = reply.send(outcome(result.map_err(|e| api_error(&e)).map(|l| {
@@ -368,9 +375,12 @@ impl Worker {
             }
             Job::Inspect { id, reply } => {
                 let now = vx_store::clock::now();
+                let enabled = self.enabled;
                 let result = valid_id(&id).and_then(|()| {
                     let s = self.store()?;
-                    let _ = s.prune(now);
+                    if enabled {
+                        let _ = s.prune(now);
+                    }
                     s.inspect(&id, now)
                 });
                 let _ = reply.send(outcome(result.map_err(|e| api_error(&e)).map(|i| {
@@ -435,6 +445,7 @@ impl Worker {
                     }
                     Ok(()) => {
                         self.config = new;
+                        self.enabled = config.recovery.enabled;
                         if let Some(s) = self.init.store.as_mut() {
                             s.set_config(new);
                         }
@@ -447,18 +458,19 @@ impl Worker {
         }
     }
 
-    /// Reload's retention cleanup under the new config, before activation. A store
-    /// that was never opened (recovery was disabled) is opened now only when the new
-    /// config enables recovery or text must be purged; enabling runs startup's
-    /// cleanup (temporary files, then pruning).
+    /// Reload's retention cleanup under the new config, before activation: the
+    /// `.plain` → `.off` purge, then (only when the new config is enabled) pruning
+    /// under the new limits. A store that was never opened (recovery was disabled) is
+    /// opened now only when the new config enables recovery or text must be purged;
+    /// a fresh open first removes safe temporary files, like startup.
     fn retention_for(
         &mut self,
         new: StoreConfig,
         purge_text: bool,
-        enabling: bool,
+        enabled: bool,
     ) -> Result<(), StoreError> {
         let fresh = self.init.store.is_none();
-        if fresh && !purge_text && !enabling {
+        if fresh && !purge_text && !enabled {
             return Ok(());
         }
         let store = self.store()?;
@@ -468,9 +480,12 @@ impl Worker {
         if purge_text {
             store.purge_text().map_err(|e| e.error)?;
         }
-        store
-            .prune_with(&new, vx_store::clock::now())
-            .map_err(|e| e.error)?;
+        // A disabled daemon deletes no archive by age or count.
+        if enabled {
+            store
+                .prune_with(&new, vx_store::clock::now())
+                .map_err(|e| e.error)?;
+        }
         Ok(())
     }
 

@@ -1163,3 +1163,44 @@ fn back_to_back_explicit_checkpoints_never_see_the_previous_one_in_flight() {
         .collect();
     assert_eq!(gens, vec![18, 19, 20]);
 }
+
+#[test]
+fn a_disabled_daemon_lists_but_never_prunes_archives() {
+    let mut d = Daemon::start_with_config(Some(ENABLED));
+    d.ok(&["session", "create", "--name", "s"]);
+    d.ok(&["recovery", "checkpoint"]);
+    d.ok(&["recovery", "checkpoint"]);
+    let (status, _) = d.stop();
+    assert!(status.success());
+    assert_eq!(
+        checkpoint_files(&d).len(),
+        3,
+        "two explicit and the final clean one"
+    );
+    std::fs::write(
+        d.config_path(),
+        ".{ .recovery = .{ .enabled = false, .max_checkpoints = 1 } }",
+    )
+    .unwrap();
+    d.child = Some(d.spawn_serve(&[]));
+    d.wait_ready();
+    assert_eq!(
+        d.ok(&["recovery", "list"])["checkpoints"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    d.ok(&["config", "reload"]);
+    assert_eq!(checkpoint_files(&d).len(), 3);
+    // Enabling with the stricter count prunes before the reload succeeds.
+    std::fs::write(
+        d.config_path(),
+        ".{ .recovery = .{ .enabled = true, .max_checkpoints = 1 } }",
+    )
+    .unwrap();
+    d.ok(&["config", "reload"]);
+    let list = d.ok(&["recovery", "list"]);
+    assert_eq!(list["checkpoints"].as_array().unwrap().len(), 1);
+    assert_eq!(list["checkpoints"][0]["generation"], 3);
+}

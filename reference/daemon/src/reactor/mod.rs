@@ -108,11 +108,7 @@ pub fn start(
     store: crate::recovery::StoreInit,
 ) -> ReactorHandle {
     let (tx, rx) = mpsc::channel(1024);
-    let jobs = crate::recovery::start_worker(
-        store,
-        crate::recovery::store_config(&config.recovery),
-        tx.clone(),
-    );
+    let jobs = crate::recovery::start_worker(store, &config.recovery, tx.clone());
     let recovery = recovery::RecoveryState::new(jobs, config.recovery.interval_ms);
     let (exits_tx, exits_rx) = mpsc::unbounded_channel();
     let (supervised_tx, supervised_rx) = watch::channel(0);
