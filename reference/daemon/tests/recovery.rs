@@ -1204,3 +1204,136 @@ fn a_disabled_daemon_lists_but_never_prunes_archives() {
     assert_eq!(list["checkpoints"].as_array().unwrap().len(), 1);
     assert_eq!(list["checkpoints"][0]["generation"], 3);
 }
+
+#[test]
+fn concurrent_restores_and_relaunches_commit_at_most_once() {
+    let mut d = Daemon::start_with_config(Some(ENABLED));
+    d.ok(&["session", "create", "--name", "s"]);
+    let id = d.ok(&["recovery", "checkpoint"])["checkpoint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    crash_and_restart(&mut d);
+    let results: Vec<(i32, Value)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| scope.spawn(|| d.owner(&["recovery", "restore", "--checkpoint", &id])))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(
+        results.iter().filter(|(c, _)| *c == 0).count(),
+        1,
+        "{results:?}"
+    );
+    for (code, v) in results.iter().filter(|(c, _)| *c != 0) {
+        assert_eq!((*code, err_code(v)), (5, "conflict.not_empty"));
+    }
+    assert_eq!(
+        d.ok(&["session", "list"])["sessions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+
+    let (tiled, _, _) = {
+        crash_and_restart(&mut d);
+        restored_archives(&mut d)
+    };
+    let results: Vec<(i32, Value)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                scope.spawn(|| {
+                    d.owner(&[
+                        "pane",
+                        "relaunch",
+                        "--pane",
+                        &tiled,
+                        "--argv",
+                        r#"["/bin/sh","-c","exec sleep 600"]"#,
+                        "--ack-orphans=true",
+                    ])
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(
+        results.iter().filter(|(c, _)| *c == 0).count(),
+        1,
+        "{results:?}"
+    );
+    for (code, v) in results.iter().filter(|(c, _)| *c != 0) {
+        assert_eq!((*code, err_code(v)), (3, "not_found.pane"));
+    }
+    let live = d.ok(&["pane", "list"])["panes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["state"] == "running")
+        .count();
+    assert_eq!(live, 1, "launched once");
+}
+
+#[test]
+fn future_and_duplicate_generation_files_are_refused_for_restore() {
+    let d = Daemon::start_with_config(Some(ENABLED));
+    d.ok(&["recovery", "list"]);
+    let mut future = fixture(
+        vec![record(0, None, &[])],
+        vec![vx_format::Node::Pane { pane: 0 }],
+    );
+    future.captured_at = vx_format::Timestamp(vx_store::clock::now().0 + 3_600_000);
+    let future_id = plant(&d, future, vx_format::Format::V3);
+    let list = d.ok(&["recovery", "list"]);
+    assert_eq!(
+        list["checkpoints"],
+        json!([{"checkpoint": future_id, "status": "future", "generation": 7}])
+    );
+    let (code, v) = d.owner(&["recovery", "restore", "--checkpoint", &future_id]);
+    assert_eq!((code, err_code(&v)), (5, "conflict.checkpoint_expired"));
+    d.ok(&["recovery", "forget", "--checkpoint", &future_id]);
+
+    let a = fixture(
+        vec![record(0, None, &[])],
+        vec![vx_format::Node::Pane { pane: 0 }],
+    );
+    let mut b = a.clone();
+    b.checkpoint = "c0123abcd-89ab-4cde-8fab-0123456789ac".into();
+    let a = plant(&d, a, vx_format::Format::V3);
+    let b = plant(&d, b, vx_format::Format::V3);
+    for id in [&a, &b] {
+        let (code, v) = d.owner(&["recovery", "restore", "--checkpoint", id]);
+        assert_eq!((code, err_code(&v)), (5, "conflict.checkpoint_corrupt"));
+    }
+    assert_eq!(
+        d.ok(&["session", "list"])["sessions"],
+        json!([]),
+        "nothing restored"
+    );
+}
+
+#[test]
+fn scoped_principals_without_admin_cannot_use_recovery() {
+    let d = Daemon::start_with_config(Some(ENABLED));
+    let issued = d.ok(&[
+        "grant",
+        "issue",
+        "--grants",
+        r#"["write@server:root","spawn@server:root","read@server:root"]"#,
+    ]);
+    let token = issued["token"].as_str().unwrap();
+    for args in [
+        vec!["recovery", "list"],
+        vec!["recovery", "checkpoint"],
+        vec![
+            "recovery",
+            "restore",
+            "--checkpoint",
+            "c01234567-89ab-4cde-8fab-0123456789ab",
+        ],
+    ] {
+        let (code, v) = parse(d.cli_as(Some(token), &args));
+        assert_eq!((code, err_code(&v)), (4, "denied.admin"), "{args:?}");
+    }
+}
