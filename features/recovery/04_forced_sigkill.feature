@@ -20,6 +20,10 @@ Feature: Forced SIGKILL
     Then the result "panes.0.state" is "exited"
     And the result "panes.0.recovery.process_state" is "interrupted"
     And the result "panes.0.exit_code" is absent
+    And the result "panes.0.signal" is absent
+    When the owner calls "session.list"
+    Then the result "sessions.0.name" is "work"
+    And the result "sessions.1" is absent
 
   @rfc-1-restore-zero-processes @rfc-7-no-sandbox-claim
   Scenario: Restore after a crash starts no process and reports cleanup unverified

@@ -49,7 +49,49 @@ Feature: Grants
     When the owner calls "grant.issue" with {"grants":["spawn@server:root"]}
     And the result "token" is saved as $spawner
     And a client with token "$spawner" calls "pane.relaunch" with {"pane":"p999","argv":["/bin/sh"],"ack_orphans":true}
+    Then the call fails with "denied.write"
+
+  @rfc-6-relaunch-write-first
+  Scenario Outline: Relaunch needs both spawn and write on the archive
+    Given checkpoint "f1" of format 1 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner calls "recovery.restore" with {"checkpoint":"$f1"}
+    And the result "panes.0.current" is saved as $archive
+    And the owner calls "grant.issue" with {"grants":[<grants>]}
+    And the result "token" is saved as $scoped
+    And a client with token "$scoped" calls "pane.relaunch" with {"pane":"$archive","argv":["/bin/sh","-c","sleep 60"],"ack_orphans":true}
+    Then the call fails with "<code>"
+    And the daemon has no child processes
+    When the owner calls "pane.list"
+    Then the result "panes.0.pane" is "$archive"
+
+    Examples:
+      | grants                                        | code         |
+      | "write@pane:$archive"                         | denied.spawn |
+      | "spawn@pane:$archive"                         | denied.write |
+      | "read@server:root"                            | denied.spawn |
+
+  Scenario: Relaunch cannot hand the child more rights than the caller holds
+    Given checkpoint "f1" of format 1 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner calls "recovery.restore" with {"checkpoint":"$f1"}
+    And the result "panes.0.current" is saved as $archive
+    And the owner calls "grant.issue" with {"grants":["spawn@pane:$archive","write@pane:$archive"]}
+    And the result "token" is saved as $scoped
+    And a client with token "$scoped" calls "pane.relaunch" with {"pane":"$archive","argv":["/bin/sh","-c","sleep 60"],"ack_orphans":true,"grants":["admin@server:root"]}
     Then the call fails with a code starting "denied."
+    And the daemon has no child processes
+
+  Scenario: A relaunched pane gets a fresh principal of its own
+    Given checkpoint "f1" of format 1 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner calls "recovery.restore" with {"checkpoint":"$f1"}
+    And the result "panes.0.current" is saved as $archive
+    And the owner calls "pane.relaunch" with {"pane":"$archive","argv":["/bin/sh","-c","sleep 60"],"ack_orphans":true}
+    Then the call succeeds
+    And the result "principal" is saved as $child
+    When the owner calls "auth.whoami"
+    Then the result "principal" is not "$child"
 
   Scenario: Relaunch requires a true acknowledgement
     Given checkpoint "f1" of format 1 with generation 1 is planted in the store

@@ -29,3 +29,24 @@ Feature: Duplicate launch
     When the owner calls "session.create" with {"name":"empty"}
     And the owner calls "recovery.restore" with {"checkpoint":"$f1"}
     Then the call fails with "conflict.not_empty"
+
+  Scenario: Concurrent restores of one checkpoint: exactly one commits
+    Given checkpoint "f1" of format 1 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When 4 owner connections call "recovery.restore" at once with {"checkpoint":"$f1"}
+    Then exactly one of them succeeds and the others fail with "conflict.not_empty"
+    When the owner calls "session.list"
+    Then the result "sessions.0.name" is "work"
+    And the result "sessions.1" is absent
+
+  Scenario: Concurrent relaunches of one archive: exactly one launches
+    Given checkpoint "f1" of format 1 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner calls "recovery.restore" with {"checkpoint":"$f1"}
+    And the result "panes.0.current" is saved as $archive
+    And 4 owner connections call "pane.relaunch" at once with {"pane":"$archive","argv":["/bin/sh","-c","sleep 60"],"ack_orphans":true}
+    Then exactly one of them succeeds and the others fail with "not_found.pane"
+    When the owner calls "pane.list"
+    Then the result "panes.0.state" is "running"
+    And the result "panes.1" is absent
+    And the daemon has exactly 1 child process

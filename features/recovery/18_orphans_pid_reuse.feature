@@ -30,3 +30,13 @@ Feature: Orphans / PID reuse
     And the daemon has no child processes
     And the process $pid is still alive
     And the unrelated process is still alive
+
+  @rfc-7-no-sandbox-claim
+  Scenario: Diagnostics after a restore never assert cleanup
+    Given checkpoint "f1" of format 1 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner calls "recovery.restore" with {"checkpoint":"$f1"}
+    And the owner calls "doctor"
+    Then the call succeeds
+    And the transcript contains "cleanup_unverified"
+    And no doctor check claims "cleanup_verified"

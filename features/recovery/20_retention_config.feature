@@ -89,3 +89,46 @@ Feature: Retention/config
     And the store holds exactly 1 checkpoint file
     When the owner calls "recovery.list"
     Then the result lists checkpoint "$kept" with status "valid"
+
+  Scenario: Age pruning at startup removes an expired checkpoint and keeps a valid one
+    Given checkpoint "old" of format 1 with generation 1 captured 700000 s ago is planted in the store
+    And checkpoint "new" of format 1 with generation 2 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner calls "recovery.list"
+    Then the result lists checkpoint "$new" with status "valid"
+    And the store holds exactly 1 checkpoint file
+    And the store still holds the file of "new"
+
+  Scenario: The valid last generation survives a failed write under a count of one
+    Given a daemon started with the configuration:
+      """
+      .{ .recovery = .{ .enabled = true, .max_checkpoints = 1 } }
+      """
+    And the fault plan "rename@*.json#2+=EIO" applies to the next start
+    And the daemon is restarted on the same socket
+    And the owner has created session "work" with a pane running "sleep 60"
+    When the owner calls "recovery.checkpoint"
+    And the result "checkpoint" is saved as $kept
+    And the owner calls "recovery.checkpoint"
+    Then the call fails with "unavailable.recovery_io"
+    And the store holds exactly 1 checkpoint file
+    When the owner calls "recovery.list"
+    Then the result lists checkpoint "$kept" with status "valid"
+
+  @rfc-2-partial-cleanup-diagnosed
+  Scenario: A prune failure keeps the published checkpoint and is diagnosed
+    Given a daemon started with the configuration:
+      """
+      .{ .recovery = .{ .enabled = true, .max_checkpoints = 1 } }
+      """
+    And the fault plan "unlink@*/c*.json=EIO" applies to the next start
+    And the daemon is restarted on the same socket
+    And the owner has created session "work" with a pane running "sleep 60"
+    When the owner calls "recovery.checkpoint"
+    And the owner calls "recovery.checkpoint"
+    Then the call succeeds
+    And the result "checkpoint" is saved as $second
+    When the owner calls "recovery.list"
+    Then the result lists checkpoint "$second" with status "valid"
+    When the owner calls "doctor"
+    Then some doctor check has status "warning" or "error"

@@ -135,6 +135,12 @@ pub fn dispatch(w: &mut Inner, raw: &str, doc: Option<&str>) {
         w.write_config(ENABLED);
         return w.start();
     }
+    if let Some(c) = step!(t, r#"^the fault plan "([^"]+)" applies to the next start$"#) {
+        let lib = super::world::fault_preload(w);
+        w.extra_env.push(("LD_PRELOAD".into(), lib));
+        w.extra_env.push(("VXFAULT_PLAN".into(), c[1].to_string()));
+        return;
+    }
     if let Some(c) = step!(t, r"^the daemon environment has (\w+)=(.*)$") {
         w.extra_env.push((c[1].to_string(), c[2].to_string()));
         return;
@@ -234,6 +240,55 @@ pub fn dispatch(w: &mut Inner, raw: &str, doc: Option<&str>) {
             w.wire(Some(&token), &verb, Map::new())
         }));
         w.last = r.ok();
+        return;
+    }
+    if let Some(c) = step!(
+        t,
+        r#"^(\d+) owner connections call "([a-z_.]+)" at once with (\{.*\})$"#
+    ) {
+        let n: usize = c[1].parse().unwrap();
+        let verb = c[2].to_string();
+        let params = parse_params(Some(&c[3]));
+        let token = w.owner_token();
+        let socket = w.ph.socket.clone();
+        let barrier = std::sync::Barrier::new(n);
+        let results: Vec<(super::world::Reply, Vec<u8>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..n)
+                .map(|_| {
+                    let (barrier, socket, token, verb, params) =
+                        (&barrier, &socket, &token, &verb, params.clone());
+                    scope.spawn(move || {
+                        barrier.wait();
+                        super::world::wire_call(socket, Some(token), verb, params)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        w.burst.clear();
+        for (r, bytes) in results {
+            w.transcript.extend_from_slice(&bytes);
+            w.burst.push(r);
+        }
+        return;
+    }
+    if let Some(c) = step!(
+        t,
+        r#"^exactly one of them succeeds and the others fail with "([a-z_.]+)"(?: or "([a-z_.]+)")?$"#
+    ) {
+        let ok: Vec<&super::world::Reply> = w.burst.iter().filter(|r| r.result.is_ok()).collect();
+        assert_eq!(ok.len(), 1, "successes among {:?}", w.burst);
+        for r in &w.burst {
+            if let Err(e) = &r.result {
+                let code = e.get("code").and_then(Value::as_str).unwrap_or("");
+                let alt = c.get(2).map(|m| m.as_str());
+                assert!(code == &c[1] || Some(code) == alt, "wrong error code: {e}");
+            }
+        }
+        w.last = Some(ok[0].clone());
         return;
     }
     if let Some(c) = step!(
@@ -401,6 +456,14 @@ pub fn dispatch(w: &mut Inner, raw: &str, doc: Option<&str>) {
         let v = at(&got, &c[1]).unwrap_or_else(|| panic!("no {:?} in {got}", &c[1]));
         let s = v.as_str().map_or_else(|| v.to_string(), String::from);
         w.vars.insert(c[2].to_string(), s);
+        return;
+    }
+    if let Some(c) = step!(t, r#"^the result "([^"]*)" is not (.+)$"#) {
+        let unwanted: Value = serde_json::from_str(&c[2])
+            .unwrap_or_else(|_| panic!("harness-error: value is not JSON: {}", &c[2]));
+        let got = ok_value(w);
+        let v = at(&got, &c[1]).unwrap_or_else(|| panic!("no {:?} in {got}", &c[1]));
+        assert_ne!(v, &unwanted, "result {:?}", &c[1]);
         return;
     }
     if let Some(c) = step!(t, r#"^the result "([^"]*)" is (.+)$"#) {
@@ -575,6 +638,20 @@ pub fn dispatch(w: &mut Inner, raw: &str, doc: Option<&str>) {
         assert!(super::world::process_alive(pid), "process {pid} was killed");
         return;
     }
+    if let Some(c) = step!(t, r"^the daemon has exactly (\d+) child process(?:es)?$") {
+        let pid = w
+            .daemon
+            .as_ref()
+            .expect("harness-error: no daemon is running")
+            .id();
+        let kids = super::world::children_of(pid);
+        assert_eq!(
+            kids.len().to_string(),
+            &c[1],
+            "the daemon's children: {kids:?}"
+        );
+        return;
+    }
     if step!(t, r"^the daemon has no child processes$").is_some() {
         let pid = w
             .daemon
@@ -684,6 +761,32 @@ pub fn dispatch(w: &mut Inner, raw: &str, doc: Option<&str>) {
             std::fs::symlink_metadata(&p).is_err(),
             "{} was created",
             p.display()
+        );
+        return;
+    }
+    if let Some(c) = step!(t, r#"^some doctor check has status "(\w+)" or "(\w+)"$"#) {
+        let got = ok_value(w);
+        let checks = got
+            .get("checks")
+            .and_then(Value::as_array)
+            .unwrap_or_else(|| panic!("no checks array in {got}"));
+        assert!(
+            checks
+                .iter()
+                .any(|k| k["status"] == c[1] || k["status"] == c[2]),
+            "no doctor check is {} or {}: {got}",
+            &c[1],
+            &c[2]
+        );
+        return;
+    }
+    if let Some(c) = step!(t, r#"^no doctor check claims "([^"]+)"$"#) {
+        let got = ok_value(w);
+        let text = got.to_string().to_lowercase();
+        assert!(
+            !text.contains(&c[1].to_lowercase()),
+            "doctor claims {:?}: {got}",
+            &c[1]
         );
         return;
     }

@@ -46,6 +46,8 @@ pub struct Inner {
     pub stopped: Option<(ExitStatus, Duration)>,
     pub second: Option<(Option<ExitStatus>, Duration)>,
     pub last: Option<Reply>,
+    /// Replies of the last concurrent burst.
+    pub burst: Vec<Reply>,
     pub vars: BTreeMap<String, String>,
     /// Every byte the implementation sent back in this scenario (wire and CLI).
     pub transcript: Vec<u8>,
@@ -103,6 +105,7 @@ impl World {
                 stopped: None,
                 second: None,
                 last: None,
+                burst: Vec::new(),
                 vars: BTreeMap::new(),
                 transcript: Vec::new(),
                 unrelated: None,
@@ -283,48 +286,9 @@ impl Inner {
 
     /// One request over the wire, after `auth.login` when a token is given.
     pub fn wire(&mut self, token: Option<&str>, verb: &str, params: Map<String, Value>) -> Reply {
-        let limit = scaled(10_000);
-        let stream = UnixStream::connect(&self.ph.socket)
-            .unwrap_or_else(|e| panic!("cannot connect to the implementation's socket: {e}"));
-        stream.set_read_timeout(Some(limit)).ok();
-        let mut w = stream.try_clone().expect("harness-error: clone stream");
-        let mut reader = BufReader::new(stream);
-        let mut line = String::new();
-        if let Some(t) = token {
-            let req = json!({"id": 1, "verb": "auth.login", "params": {"token": t}});
-            writeln!(w, "{req}").expect("write auth.login");
-            line.clear();
-            reader
-                .read_line(&mut line)
-                .expect("timeout: reading auth.login reply");
-            self.transcript.extend_from_slice(line.as_bytes());
-            let v: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|_| panic!("auth.login reply is not JSON: {line:?}"));
-            if let Some(e) = v.get("error") {
-                return Reply {
-                    result: Err(e.clone()),
-                    exit: None,
-                };
-            }
-        }
-        let req = json!({"id": 2, "verb": verb, "params": params});
-        writeln!(w, "{req}").expect("write request");
-        line.clear();
-        let n = reader
-            .read_line(&mut line)
-            .unwrap_or_else(|e| panic!("timeout: no reply to {verb}: {e}"));
-        self.transcript.extend_from_slice(line.as_bytes());
-        if n == 0 {
-            panic!("the implementation closed the connection without replying to {verb}");
-        }
-        let v: Value = serde_json::from_str(&line)
-            .unwrap_or_else(|_| panic!("reply to {verb} is not JSON: {line:?}"));
-        let result = match (v.get("ok"), v.get("error")) {
-            (Some(ok), None) => Ok(ok.clone()),
-            (None, Some(e)) => Err(e.clone()),
-            _ => panic!("reply to {verb} has neither ok nor error: {line}"),
-        };
-        Reply { result, exit: None }
+        let (reply, bytes) = wire_call(&self.ph.socket, token, verb, params);
+        self.transcript.extend_from_slice(&bytes);
+        reply
     }
 
     /// The CLI with `words`, `--json`, and `VENOMX_TOKEN` (None: unset).
@@ -498,6 +462,59 @@ pub fn fault_preload(w: &Inner) -> String {
         panic!("harness-error: fault injector library {path} not found (build -p vxfault-preload)");
     }
     path
+}
+
+/// One request on its own connection, after `auth.login` when a token is given:
+/// the reply and the raw bytes received.
+pub fn wire_call(
+    socket: &Path,
+    token: Option<&str>,
+    verb: &str,
+    params: Map<String, Value>,
+) -> (Reply, Vec<u8>) {
+    let limit = scaled(10_000);
+    let mut seen = Vec::new();
+    let stream = UnixStream::connect(socket)
+        .unwrap_or_else(|e| panic!("cannot connect to the implementation's socket: {e}"));
+    stream.set_read_timeout(Some(limit)).ok();
+    let mut w = stream.try_clone().expect("harness-error: clone stream");
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    if let Some(t) = token {
+        let req = json!({"id": 1, "verb": "auth.login", "params": {"token": t}});
+        writeln!(w, "{req}").expect("write auth.login");
+        reader
+            .read_line(&mut line)
+            .expect("timeout: reading auth.login reply");
+        seen.extend_from_slice(line.as_bytes());
+        let v: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|_| panic!("auth.login reply is not JSON: {line:?}"));
+        if let Some(e) = v.get("error") {
+            let reply = Reply {
+                result: Err(e.clone()),
+                exit: None,
+            };
+            return (reply, seen);
+        }
+    }
+    let req = json!({"id": 2, "verb": verb, "params": params});
+    writeln!(w, "{req}").expect("write request");
+    line.clear();
+    let n = reader
+        .read_line(&mut line)
+        .unwrap_or_else(|e| panic!("timeout: no reply to {verb}: {e}"));
+    seen.extend_from_slice(line.as_bytes());
+    if n == 0 {
+        panic!("the implementation closed the connection without replying to {verb}");
+    }
+    let v: Value = serde_json::from_str(&line)
+        .unwrap_or_else(|_| panic!("reply to {verb} is not JSON: {line:?}"));
+    let result = match (v.get("ok"), v.get("error")) {
+        (Some(ok), None) => Ok(ok.clone()),
+        (None, Some(e)) => Err(e.clone()),
+        _ => panic!("reply to {verb} has neither ok nor error: {line}"),
+    };
+    (Reply { result, exit: None }, seen)
 }
 
 /// Alive and not a zombie.
