@@ -300,34 +300,39 @@ impl State {
                     Layer::Float { spec, z, .. } => Some(to_format_spec(spec, *z)),
                     Layer::Tiled => None,
                 };
-                let (saved_at, expires_at) = match archive.map(|a| a.text) {
-                    None => (at, Timestamp(at.0.saturating_add(text_age_ms))),
-                    Some(ArchiveText::Plain {
+                let live_text = |saved_at: Timestamp, expires_at: Timestamp| match self
+                    .screens
+                    .get(&p.id)
+                    .and_then(|e| e.lock().ok())
+                {
+                    Some(e) => recovery::bounded_text(
+                        e.capture(),
+                        p.rows,
+                        rc.text_max_rows,
+                        rc.text_max_bytes,
                         saved_at,
                         expires_at,
-                    }) => (saved_at, expires_at),
-                    Some(ArchiveText::Omitted) => (at, at),
-                    Some(ArchiveText::Expired) => (at, Timestamp(0)),
+                    ),
+                    None => Text::Omitted,
                 };
                 let text = match archive.map(|a| a.text) {
                     Some(ArchiveText::Expired) => Text::Expired,
                     Some(ArchiveText::Omitted) => Text::Omitted,
                     // Archived text keeps its original lifetime; past it, it is gone.
-                    Some(ArchiveText::Plain { .. }) if at < saved_at || at >= expires_at => {
-                        Text::Expired
+                    Some(ArchiveText::Plain {
+                        saved_at,
+                        expires_at,
+                    }) => {
+                        if at < saved_at || at >= expires_at {
+                            Text::Expired
+                        } else if text_on {
+                            live_text(saved_at, expires_at)
+                        } else {
+                            Text::Omitted
+                        }
                     }
-                    _ if !text_on => Text::Omitted,
-                    _ => match self.screens.get(&p.id).and_then(|e| e.lock().ok()) {
-                        Some(e) => recovery::bounded_text(
-                            e.capture(),
-                            p.rows,
-                            rc.text_max_rows,
-                            rc.text_max_bytes,
-                            saved_at,
-                            expires_at,
-                        ),
-                        None => Text::Omitted,
-                    },
+                    None if text_on => live_text(at, Timestamp(at.0.saturating_add(text_age_ms))),
+                    None => Text::Omitted,
                 };
                 fmt::Pane {
                     id: p.id.0,
