@@ -169,7 +169,7 @@ fn argv0_with_directory_fails_secret_exclusion_row() {
 }
 
 /// A daemon that answers a restore into a nonempty tree with success: "Duplicate
-/// launch" must fail exactly on its two nonempty-restore scenarios.
+/// launch" must fail exactly on its three nonempty-restore scenarios.
 #[test]
 fn restore_into_nonempty_tree_fails_duplicate_launch_row() {
     assert_caught(
@@ -183,6 +183,7 @@ fn restore_into_nonempty_tree_fails_duplicate_launch_row() {
         &[
             "A retried restore is rejected once the tree is nonempty",
             "Restore into a tree with only an empty session is rejected",
+            "Concurrent restores of one checkpoint: exactly one commits",
         ],
     );
 }
