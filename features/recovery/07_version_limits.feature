@@ -62,3 +62,27 @@ Feature: Version/limits
     Given a daemon started with recovery enabled
     When the owner calls "recovery.inspect" with {"checkpoint":"../../../etc/passwd"}
     Then the call fails with "invalid_params.checkpoint"
+
+  Scenario Outline: The CLI reports documented errors as JSON with the RFC's exit codes
+    Given checkpoint "ok" of format 1 with generation 1 is planted in the store
+    And checkpoint "v4" of format 1 with generation 2 is planted in the store as "format 4"
+    And a daemon started with <config>
+    When the owner runs the CLI "<words>"
+    Then the call fails with "<code>"
+    And the CLI exits with code <exit>
+
+    Examples:
+      | config                   | words                                         | code                          | exit |
+      | recovery enabled         | recovery inspect --checkpoint not-an-id       | invalid_params.checkpoint     | 2    |
+      | recovery enabled         | recovery inspect --checkpoint c01234567-89ab-4cde-8fab-0123456789ab | not_found.checkpoint | 3 |
+      | recovery enabled         | recovery restore --checkpoint $v4             | unsupported.checkpoint_format | 10   |
+      | the default configuration | recovery restore --checkpoint $ok            | unavailable.recovery_disabled | 6    |
+      | the default configuration | recovery checkpoint                          | unavailable.recovery_disabled | 6    |
+
+  Scenario: The CLI prints the ok object of a recovery verb as JSON
+    Given checkpoint "ok" of format 1 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner runs the CLI "recovery list"
+    Then the call succeeds
+    And the CLI exits with code 0
+    And the result lists checkpoint "$ok" with status "valid"

@@ -50,3 +50,16 @@ Feature: Format 2
       | 2      | unsorted tags              |
       | 2      | float in a tree            |
       | 2      | bad anchor                 |
+
+  Scenario: Inspect of a format-2 file gives its counts and shutdown marker
+    Given checkpoint "f2" of format 2 with generation 7 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner calls "recovery.inspect" with {"checkpoint":"$f2"}
+    Then the call succeeds
+    And the result "checkpoint" is "$f2"
+    And the result "generation" is 7
+    And the result "shutdown" is "clean"
+    And the result "sessions" is 1
+    And the result "windows" is 1
+    And the result "panes" is 3
+    And the result "text_panes" is 0

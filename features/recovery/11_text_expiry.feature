@@ -104,3 +104,17 @@ Feature: Text / expiry
     And the owner calls "recovery.checkpoint"
     Then the call succeeds
     And the newest checkpoint in the store keeps the planted text timestamps of "t"
+
+  Scenario: Inspect counts text panes but returns no terminal content
+    Given checkpoint "t" of format 1 with generation 1 is planted in the store as "plain text"
+    And a daemon started with the configuration:
+      """
+      .{ .recovery = .{ .enabled = true, .terminal_text = .plain } }
+      """
+    When the owner calls "recovery.inspect" with {"checkpoint":"$t"}
+    Then the call succeeds
+    And the result "text_panes" is 1
+    And the result "expired_text_panes" is 0
+    And the result "panes" is 1
+    And no reply or error contains "PLANTED-TEXT-ROW"
+    And no reply or error contains "PLANTED-HISTORY-ROW"

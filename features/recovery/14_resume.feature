@@ -22,3 +22,17 @@ Feature: Resume
     And the result "exited" is true
     And the result "recovery.previous_pane" is "p0"
     And the result "recovery.cut_rows" is 0
+
+  Scenario: Every start has a fresh source, and restore does not change it
+    Given checkpoint "f1" of format 1 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner calls "server.info"
+    Then the result "source" is saved as $first_source
+    When the daemon is restarted on the same socket
+    And the owner calls "server.info"
+    Then the result "source" is not "$first_source"
+    And the result "source" is saved as $second_source
+    When the owner calls "recovery.restore" with {"checkpoint":"$f1"}
+    Then the call succeeds
+    When the owner calls "server.info"
+    Then the result "source" is "$second_source"

@@ -132,3 +132,20 @@ Feature: Retention/config
     Then the result lists checkpoint "$second" with status "valid"
     When the owner calls "doctor"
     Then some doctor check has status "warning" or "error"
+
+  Scenario Outline: Forget deletes exactly the named file, valid or not, even while disabled
+    Given checkpoint "keep" of format 1 with generation 1 is planted in the store
+    And checkpoint "drop" of format 1 with generation 2 is planted in the store as "<defect>"
+    And a daemon started with the default configuration
+    When the owner calls "recovery.forget" with {"checkpoint":"$drop"}
+    Then the call succeeds
+    And the store holds exactly 1 checkpoint file
+    And the store still holds the file of "keep"
+    When the owner calls "recovery.list"
+    Then the result lists 1 checkpoint
+
+    Examples:
+      | defect       |
+      | intact       |
+      | bad checksum |
+      | format 4     |
