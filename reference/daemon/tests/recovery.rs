@@ -1337,3 +1337,42 @@ fn scoped_principals_without_admin_cannot_use_recovery() {
         assert_eq!((code, err_code(&v)), (4, "denied.admin"), "{args:?}");
     }
 }
+
+#[test]
+fn on_demand_restore_counts_as_sessions_and_grace_expiry_writes_the_final_checkpoint() {
+    let mut d = Daemon::start_with_config(Some(ENABLED));
+    d.ok(&["session", "create", "--name", "kept"]);
+    let id = d.ok(&["recovery", "checkpoint"])["checkpoint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut child = d.child.take().unwrap();
+    signal(child.id(), "KILL");
+    let _ = child.wait();
+    let mut child = d.spawn_serve(&["--on-demand"]);
+    d.wait_ready();
+    // Disk checkpoints alone do not keep it alive, but a restore before the grace
+    // ends makes it active.
+    let r = d.ok(&["recovery", "restore", "--checkpoint", &id]);
+    let session = r["sessions"][0]["current"].as_str().unwrap().to_string();
+    std::thread::sleep(Duration::from_millis(5600));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "restored sessions keep it alive"
+    );
+    d.ok(&["session", "kill", "--session", &session]);
+    let status = poll("on-demand exit", || child.try_wait().unwrap());
+    assert!(status.success(), "{status:?}");
+    // The grace-expiry shutdown wrote a clean checkpoint of the (now empty) state.
+    d.child = Some(d.spawn_serve(&[]));
+    d.wait_ready();
+    let list = d.ok(&["recovery", "list"]);
+    let rows = list["checkpoints"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    let last = rows[1]["checkpoint"].as_str().unwrap();
+    let i = d.ok(&["recovery", "inspect", "--checkpoint", last]);
+    assert_eq!(
+        (i["shutdown"].clone(), i["sessions"].clone()),
+        (json!("clean"), json!(0))
+    );
+}
