@@ -271,6 +271,7 @@ pub fn dispatch(w: &mut Inner, raw: &str, doc: Option<&str>) {
         w.burst.clear();
         for (r, bytes) in results {
             w.transcript.extend_from_slice(&bytes);
+            w.note_pid(&r);
             w.burst.push(r);
         }
         return;
@@ -904,7 +905,6 @@ fn create_pane(w: &mut Inner, name: &str, argv: Vec<String>) {
     );
     let pane = p["pane"].as_str().expect("pane id").to_string();
     if let Some(pid) = p["pid"].as_i64() {
-        w.pane_pids.push(pid as i32);
         w.vars.insert("pid".into(), pid.to_string());
     }
     w.vars.insert("session".into(), session);

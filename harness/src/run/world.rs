@@ -150,9 +150,12 @@ fn poll<T>(what: &str, limit: Duration, mut f: impl FnMut() -> Option<T>) -> T {
 
 impl Drop for Inner {
     fn drop(&mut self) {
+        // Panes are process-group leaders on their PTY: take their groups too (a
+        // crashed daemon leaves them behind by design).
         for pid in &self.pane_pids {
             let pid = nix::unistd::Pid::from_raw(*pid);
             if process_alive(pid.as_raw()) {
+                let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
                 let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
             }
         }
@@ -288,7 +291,17 @@ impl Inner {
     pub fn wire(&mut self, token: Option<&str>, verb: &str, params: Map<String, Value>) -> Reply {
         let (reply, bytes) = wire_call(&self.ph.socket, token, verb, params);
         self.transcript.extend_from_slice(&bytes);
+        self.note_pid(&reply);
         reply
+    }
+
+    /// Remembers the process a reply says was started, to clean it up at the end.
+    pub fn note_pid(&mut self, reply: &Reply) {
+        if let Ok(v) = &reply.result {
+            if let Some(pid) = v.get("pid").and_then(Value::as_i64) {
+                self.pane_pids.push(pid as i32);
+            }
+        }
     }
 
     /// The CLI with `words`, `--json`, and `VENOMX_TOKEN` (None: unset).
