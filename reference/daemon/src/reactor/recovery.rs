@@ -667,6 +667,8 @@ impl State {
                 floats: Vec::new(),
             });
         }
+        let areas: HashMap<WindowId, (u16, u16)> =
+            windows.iter().map(|w| (w.id, (w.cols, w.rows))).collect();
         // Floats: fresh z above the counter in saved order (z, then source pane id).
         let mut floats: Vec<(u64, u64)> = cp
             .panes
@@ -704,10 +706,7 @@ impl State {
                 None => Layer::Tiled,
                 Some(f) => {
                     let spec = from_format_spec(f);
-                    let area = windows
-                        .iter()
-                        .find(|w| w.id == window)
-                        .map_or(defaults, |w| (w.cols, w.rows));
+                    let area = areas.get(&window).copied().unwrap_or(defaults);
                     let geometry = float::resolve(
                         &super::panes::merged_spec(&self.config, &spec),
                         area.0,
