@@ -11,6 +11,7 @@ Feature: Resume
     When the owner calls "pane.capture" with {"pane":"p77"}
     Then the call fails with "not_found.pane"
 
+  @rfc-5-cut-rows-shown
   Scenario: A mapped archive reads as exited through capture
     Given checkpoint "f1" of format 1 with generation 1 is planted in the store
     And a daemon started with recovery enabled

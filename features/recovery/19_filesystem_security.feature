@@ -93,3 +93,27 @@ Feature: Filesystem security
     When a daemon is started with recovery enabled, or refuses to start
     Then the owner's "recovery.checkpoint" fails with "unavailable.recovery_io" unless the daemon refused to start
     And nothing exists at "relative-state" under the daemon's working directory
+
+  @rfc-2-hold-handles @rfc-2-reject-unsafe
+  Scenario: A file replaced after listing is checked again on restore
+    Given checkpoint "f1" of format 1 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner calls "recovery.list"
+    Then the result lists checkpoint "$f1" with status "valid"
+    When the store file of "f1" is replaced by a symlink to a valid checkpoint outside the store
+    And the owner calls "recovery.restore" with {"checkpoint":"$f1"}
+    Then the call fails with "unavailable.recovery_io"
+    When the owner calls "session.list"
+    Then the result "sessions" is []
+
+  Scenario: A disk-full store keeps the previous checkpoint and says so
+    Given a daemon started with recovery enabled under the fault plan "write@*/.tmp-*#2+=ENOSPC"
+    And the owner has created session "work" with a pane running "sleep 60"
+    When the owner calls "recovery.checkpoint"
+    And the result "checkpoint" is saved as $first
+    And the owner calls "recovery.checkpoint"
+    Then the call fails with "unavailable.recovery_io"
+    And the store holds exactly 1 checkpoint file
+    When the owner calls "recovery.list"
+    Then the result lists 1 checkpoint
+    And the result lists checkpoint "$first" with status "valid"

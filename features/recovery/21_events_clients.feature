@@ -4,7 +4,7 @@ Feature: Events/clients
   recovery.restored; relaunch closes old streams and never reuses the old pane ID;
   per-resource grants filter what clients see.
 
-  @rfc-8-event-field-types @rfc-5-no-partial-graph
+  @rfc-5-no-partial-graph
   Scenario: Listing after restore shows all restored resources at once
     Given checkpoint "f2" of format 2 with generation 1 is planted in the store
     And a daemon started with recovery enabled
@@ -64,3 +64,41 @@ Feature: Events/clients
     When the owner calls "pane.list"
     Then the result "panes.0.recovery.process_state" is "exited"
     And the result "panes.0.exit_code" is 0
+
+  @rfc-8-event-field-types
+  Scenario: Restored archives keep the existing pane field types and add a closed recovery object
+    Given checkpoint "f1" of format 1 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner calls "recovery.restore" with {"checkpoint":"$f1"}
+    And the owner calls "pane.list"
+    Then the result "panes.0.pane" has JSON type "string"
+    And the result "panes.0.cols" has JSON type "integer"
+    And the result "panes.0.rows" has JSON type "integer"
+    And the result "panes.0.state" has JSON type "string"
+    And the result "panes.0.exit_code" has JSON type "integer"
+    And the result "panes.0.recovery" has exactly the keys "checkpoint,cut_rows,previous_pane,process_state,text_state"
+    And the result "panes.0.recovery.cut_rows" has JSON type "integer"
+    And the result "panes.0.argv0" is absent
+
+  @rfc-1-relaunch-no-old-state
+  Scenario: A relaunched pane carries nothing of the archive: no text, no metadata, its own argv0
+    Given checkpoint "t" of format 1 with generation 1 is planted in the store as "plain text"
+    And a daemon started with the configuration:
+      """
+      .{ .recovery = .{ .enabled = true, .terminal_text = .plain } }
+      """
+    When the owner calls "recovery.restore" with {"checkpoint":"$t"}
+    And the result "panes.0.current" is saved as $archive
+    And the owner calls "pane.relaunch" with {"pane":"$archive","argv":["/bin/sleep","60"],"ack_orphans":true}
+    Then the call succeeds
+    And the result "pane" is saved as $fresh
+    And the result "pane" is not "$archive"
+    When the owner calls "pane.list"
+    Then the result "panes.0.pane" is "$fresh"
+    And the result "panes.0.argv0" is "sleep"
+    And the result "panes.0.state" is "running"
+    And the result "panes.0.recovery" is absent
+    When the owner calls "pane.capture" with {"pane":"$fresh"}
+    Then the call succeeds
+    And the result "recovery" is absent
+    And the result "history" is []

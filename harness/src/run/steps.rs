@@ -459,6 +459,38 @@ pub fn dispatch(w: &mut Inner, raw: &str, doc: Option<&str>) {
         w.vars.insert(c[2].to_string(), s);
         return;
     }
+    if let Some(c) = step!(t, r#"^the result "([^"]*)" has JSON type "(\w+)"$"#) {
+        let got = ok_value(w);
+        let v = at(&got, &c[1]).unwrap_or_else(|| panic!("no {:?} in {got}", &c[1]));
+        let ok = match &c[2] {
+            "string" => v.is_string(),
+            "integer" => v.is_i64() || v.is_u64(),
+            "boolean" => v.is_boolean(),
+            "object" => v.is_object(),
+            "array" => v.is_array(),
+            other => panic!("harness-error: unknown JSON type {other}"),
+        };
+        assert!(ok, "{:?} is {v}, not of type {}", &c[1], &c[2]);
+        return;
+    }
+    if let Some(c) = step!(
+        t,
+        r#"^the result "([^"]*)" has exactly the keys "([^"]*)"$"#
+    ) {
+        let got = ok_value(w);
+        let v = at(&got, &c[1]).unwrap_or_else(|| panic!("no {:?} in {got}", &c[1]));
+        let mut keys: Vec<&str> = v
+            .as_object()
+            .unwrap_or_else(|| panic!("{:?} is not an object: {v}", &c[1]))
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort_unstable();
+        let mut want: Vec<&str> = c[2].split(',').collect();
+        want.sort_unstable();
+        assert_eq!(keys, want, "keys of {:?}", &c[1]);
+        return;
+    }
     if let Some(c) = step!(t, r#"^the result "([^"]*)" is not (.+)$"#) {
         let unwanted: Value = serde_json::from_str(&c[2])
             .unwrap_or_else(|_| panic!("harness-error: value is not JSON: {}", &c[2]));
