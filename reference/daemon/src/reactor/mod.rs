@@ -178,6 +178,31 @@ async fn run(
     }
 }
 
+/// A reactor state with no task around it, for unit tests of turn logic.
+#[cfg(test)]
+pub(crate) fn test_state() -> State {
+    let (jobs, _) = std::sync::mpsc::channel();
+    let (exits, _) = mpsc::unbounded_channel();
+    let config = Config::default();
+    State {
+        identity: Identity {
+            source: "venomx/test".into(),
+            socket: "/run/test.sock".into(),
+            config_path: None,
+        },
+        registry: Registry::new("token", config.unknown_read),
+        recovery: recovery::RecoveryState::new(jobs, config.recovery.interval_ms),
+        config,
+        topology: Topology::default(),
+        live: HashMap::new(),
+        screens: HashMap::new(),
+        stopping: false,
+        exits,
+        supervised: watch::channel(0).0,
+        sessions: watch::channel(0).0,
+    }
+}
+
 /// Who is asking, resolved for this request.
 pub struct Caller {
     pub principal: crate::auth::Principal,

@@ -888,6 +888,158 @@ mod tests {
         assert_eq!(tree_area(&tree, &sizes), (80, 24));
     }
 
+    fn owner(state: &State) -> Caller {
+        Caller {
+            principal: state.registry.get(crate::auth::OWNER).cloned().unwrap(),
+        }
+    }
+
+    fn record(id: u64, window: u64, session: u64, state: fmt::PaneState) -> fmt::Pane {
+        fmt::Pane {
+            id,
+            window,
+            session,
+            cols: 20,
+            rows: 5,
+            state,
+            previous_state: None,
+            float: None,
+            tags: vec![],
+            text: Text::Omitted,
+        }
+    }
+
+    #[test]
+    fn prepare_restore_orders_events_and_maps_ids_without_touching_the_tree() {
+        let mut state = super::super::test_state();
+        // Consume some numbers and z values first: restore takes the next ones.
+        state.topology.allocate_session();
+        state.topology.allocate_pane();
+        let z0 = state.topology.next_z();
+        let mut float = record(9, 3, 5, fmt::PaneState::Running);
+        float.float = Some(fmt::FloatSpec {
+            z: 40,
+            ..Default::default()
+        });
+        let mut exited = record(
+            4,
+            3,
+            5,
+            fmt::PaneState::Exited {
+                exit: Some(fmt::Exit::Code(2)),
+            },
+        );
+        exited.previous_state = Some(PreviousState::Interrupted);
+        let cp = Checkpoint {
+            checkpoint: "c01234567-89ab-4cde-8fab-0123456789ab".into(),
+            generation: 1,
+            socket: "/s".into(),
+            uid: 0,
+            captured_at: Timestamp(0),
+            shutdown: Shutdown::Open,
+            sessions: vec![
+                fmt::Session {
+                    id: 1,
+                    name: "empty".into(),
+                },
+                fmt::Session {
+                    id: 5,
+                    name: "work".into(),
+                },
+            ],
+            windows: vec![fmt::Window {
+                id: 3,
+                session: 5,
+                name: "w".into(),
+                revision: 9,
+                nodes: vec![
+                    fmt::Node::Split {
+                        axis: fmt::Axis::Cols,
+                        first: 1,
+                        second: 2,
+                        ratio: Some(3000),
+                    },
+                    fmt::Node::Pane { pane: 2 },
+                    fmt::Node::Pane { pane: 4 },
+                ],
+            }],
+            panes: vec![record(2, 3, 5, fmt::PaneState::Running), exited, float],
+        };
+        let caller = owner(&state);
+        let prepared = state.prepare_restore(&caller, &cp).unwrap();
+        assert!(
+            state.topology.is_empty(),
+            "nothing is visible before the commit"
+        );
+        assert_eq!(
+            prepared.events,
+            vec![
+                RestoreEvent::SessionCreated(SessionId(1)),
+                RestoreEvent::SessionCreated(SessionId(2)),
+                RestoreEvent::WindowCreated(WindowId(0)),
+                RestoreEvent::PaneCreated(PaneId(1)),
+                RestoreEvent::PaneCreated(PaneId(2)),
+                RestoreEvent::PaneCreated(PaneId(3)),
+                RestoreEvent::PaneExited(PaneId(1)),
+                RestoreEvent::PaneExited(PaneId(2)),
+                RestoreEvent::PaneExited(PaneId(3)),
+                RestoreEvent::RecoveryRestored {
+                    checkpoint: cp.checkpoint.clone()
+                },
+            ]
+        );
+        assert_eq!(
+            prepared.mapping["panes"],
+            json!([
+                {"previous": "p2", "current": "p1"},
+                {"previous": "p4", "current": "p2"},
+                {"previous": "p9", "current": "p3"},
+            ])
+        );
+        let w = &prepared.windows[0];
+        assert_eq!((w.revision, w.cols, w.rows), (1, 41, 5));
+        assert_eq!(w.floats, vec![PaneId(3)]);
+        assert!(matches!(
+            w.tree,
+            Some(Node::Split {
+                ratio: Some(3000),
+                ..
+            })
+        ));
+        let by_id = |id: u64| prepared.panes.iter().find(|p| p.id == PaneId(id)).unwrap();
+        assert!(matches!(by_id(3).layer, Layer::Float { z, .. } if z == z0 + 1));
+        assert_eq!(
+            by_id(2).state,
+            PaneState::Exited {
+                exit_code: Some(2),
+                signal: None
+            }
+        );
+        let archive = |id: u64| {
+            &prepared
+                .archives
+                .iter()
+                .find(|a| a.0 == PaneId(id))
+                .unwrap()
+                .1
+        };
+        assert_eq!(
+            archive(2).process_state,
+            PreviousState::Interrupted,
+            "previous_state wins"
+        );
+        assert_eq!(archive(1).process_state, PreviousState::Interrupted);
+        assert_eq!(archive(1).previous_pane, "p2");
+        assert!(prepared
+            .panes
+            .iter()
+            .all(|p| p.principal.is_none() && p.argv0.is_none()));
+        assert!(prepared
+            .panes
+            .iter()
+            .all(|p| p.tags.get("owner").map(String::as_str) == Some("venomx")));
+    }
+
     #[test]
     fn float_specs_convert_both_ways() {
         let spec = FloatSpec {
