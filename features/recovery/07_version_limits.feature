@@ -26,6 +26,7 @@ Feature: Version/limits
       | format -1   | incompatible | unsupported.checkpoint_format |
       | depth 33    | incompatible | unsupported.checkpoint_size   |
       | oversized   | incompatible | unsupported.checkpoint_size   |
+      | 100001 sessions | incompatible | unsupported.checkpoint_size |
       | format string | corrupt    | conflict.checkpoint_corrupt   |
 
   @rfc-2-expired-unavailable
@@ -86,3 +87,16 @@ Feature: Version/limits
     Then the call succeeds
     And the CLI exits with code 0
     And the result lists checkpoint "$ok" with status "valid"
+
+  @rfc-4-bounds-first
+  Scenario: A file over the size limit is refused without being read into memory
+    Given checkpoint "big" of format 1 with generation 1 is planted in the store as "oversized 40 MiB"
+    And a daemon started with recovery enabled
+    And the daemon's peak memory is remembered as $before
+    When the owner calls "recovery.list"
+    Then the result lists checkpoint "$big" with status "incompatible"
+    When the owner calls "recovery.inspect" with {"checkpoint":"$big"}
+    Then the call fails with "unsupported.checkpoint_size"
+    When the owner calls "recovery.restore" with {"checkpoint":"$big"}
+    Then the call fails with "unsupported.checkpoint_size"
+    And the daemon's peak memory grew by less than 8 MiB since $before KiB

@@ -196,6 +196,19 @@ impl Fixture {
             "plain text" => payload = with_text(&payload, -60, 3600),
             "plain text saved in the future" => payload = with_text(&payload, 3600, 7200),
             "plain text expired" => payload = with_text(&payload, -7200, -3600),
+            "oversized 40 MiB" => trailing = " ".repeat(40 << 20) + "\n",
+            "100001 sessions" => {
+                let mut sessions = String::from("\"sessions\":[{\"session\":\"s0\",\"name\":\"work\"}");
+                for i in 1..=100_000 {
+                    sessions.push_str(&format!(",{{\"session\":\"s{i}\",\"name\":\"x\"}}"));
+                }
+                sessions.push(']');
+                payload = payload.replacen(
+                    "\"sessions\":[{\"session\":\"s0\",\"name\":\"work\"}]",
+                    &sessions,
+                    1,
+                )
+            }
             "format 0" => format = "0".into(),
             "format 4" => format = "4".into(),
             "format -1" => format = "-1".into(),
@@ -314,6 +327,7 @@ mod tests {
             ("format -1", "unsupported.checkpoint_format"),
             ("depth 33", "unsupported.checkpoint_size"),
             ("oversized", "unsupported.checkpoint_size"),
+            ("100001 sessions", "unsupported.checkpoint_size"),
         ];
         for (defect, want) in cases {
             assert_eq!(verdict(&f, defect), want, "{defect}");

@@ -685,6 +685,24 @@ pub fn dispatch(w: &mut Inner, raw: &str, doc: Option<&str>) {
         );
         return;
     }
+    if let Some(c) = step!(t, r"^the daemon's peak memory is remembered as \$(\w+)$") {
+        let kib = peak_kib(w);
+        w.vars.insert(c[1].to_string(), kib.to_string());
+        return;
+    }
+    if let Some(c) = step!(
+        t,
+        r"^the daemon's peak memory grew by less than (\d+) MiB since (\d+) KiB$"
+    ) {
+        let before: u64 = c[2].parse().unwrap();
+        let limit: u64 = c[1].parse::<u64>().unwrap() * 1024;
+        let now = peak_kib(w);
+        assert!(
+            now.saturating_sub(before) < limit,
+            "peak memory grew from {before} KiB to {now} KiB"
+        );
+        return;
+    }
     if step!(t, r"^the daemon has no child processes$").is_some() {
         let pid = w
             .daemon
@@ -844,6 +862,23 @@ pub fn dispatch(w: &mut Inner, raw: &str, doc: Option<&str>) {
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The daemon's peak resident set (VmHWM), in KiB.
+fn peak_kib(w: &Inner) -> u64 {
+    let pid = w
+        .daemon
+        .as_ref()
+        .expect("harness-error: no daemon is running")
+        .id();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_else(|e| panic!("harness-error: /proc/{pid}/status: {e}"));
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("harness-error: no VmHWM")
 }
 
 fn walk_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
