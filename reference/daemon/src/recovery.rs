@@ -110,7 +110,13 @@ pub fn bounded_text(
     saved_at: Timestamp,
     expires_at: Timestamp,
 ) -> Text {
-    let mut screen = capture.screen;
+    let (mut screen, mut history) = (capture.screen, capture.history);
+    // Exactly `rows` rows; should the emulator still be taller, its top rows are
+    // history, as in a terminal that shrinks.
+    if screen.len() > usize::from(rows) {
+        let extra = screen.len() - usize::from(rows);
+        history.extend(screen.drain(..extra));
+    }
     screen.resize(usize::from(rows), String::new());
     let screen_bytes: u64 = screen.iter().map(|r| r.len() as u64).sum();
     if screen.len() as u64 > max_rows || screen_bytes > max_bytes {
@@ -119,7 +125,7 @@ pub fn bounded_text(
     let mut rows_left = max_rows - screen.len() as u64;
     let mut bytes_left = max_bytes - screen_bytes;
     let mut keep = 0;
-    for row in capture.history.iter().rev() {
+    for row in history.iter().rev() {
         if rows_left == 0 || row.len() as u64 > bytes_left {
             break;
         }
@@ -127,7 +133,6 @@ pub fn bounded_text(
         bytes_left -= row.len() as u64;
         keep += 1;
     }
-    let mut history = capture.history;
     history.drain(..history.len() - keep);
     Text::Plain(PlainText {
         saved_at,
@@ -581,6 +586,22 @@ mod tests {
         let t = bounded_text(text(&["a"], &[]), 3, 10, 3, Timestamp(1), Timestamp(2));
         let Text::Plain(p) = t else { panic!() };
         assert_eq!(p.screen, vec!["a", "", ""], "exactly rows rows");
+        let t = bounded_text(
+            text(&["s1", "s2", "s3"], &["h"]),
+            2,
+            10,
+            100,
+            Timestamp(1),
+            Timestamp(2),
+        );
+        let Text::Plain(p) = t else { panic!() };
+        assert_eq!(
+            (p.screen, p.history),
+            (
+                vec!["s2".to_string(), "s3".into()],
+                vec!["h".to_string(), "s1".into()]
+            )
+        );
     }
 
     fn checkpoint(panes: usize, row: &str) -> Checkpoint {

@@ -1040,6 +1040,129 @@ mod tests {
             .all(|p| p.tags.get("owner").map(String::as_str) == Some("venomx")));
     }
 
+    fn live_pane(state: &mut State, window: WindowId, session: SessionId, argv0: &str) -> PaneId {
+        let id = state.topology.allocate_pane().unwrap();
+        let pane = Pane {
+            id,
+            window,
+            session,
+            cols: 10,
+            rows: 2,
+            layer: Layer::Tiled,
+            state: PaneState::Running,
+            argv0: Some(argv0.into()),
+            tags: [("owner".to_string(), "venomx".to_string())].into(),
+            principal: Some("t7".into()),
+        };
+        if state.topology.windows[&window].tree.is_none() {
+            state.topology.insert_root(pane);
+        } else {
+            let first = state.topology.panes.keys().next().copied().unwrap();
+            state
+                .topology
+                .insert_split(first, pane, Axis::Cols, Some(2500), false);
+        }
+        state
+            .screens
+            .insert(id, Arc::new(Mutex::new(Emulator::new(10, 2, 100))));
+        id
+    }
+
+    #[test]
+    fn capture_is_an_allowlist_with_bounded_primary_screen_text() {
+        let mut state = super::super::test_state();
+        state.config.recovery.terminal_text = crate::config::schema::TerminalText::Plain;
+        state.config.recovery.text_max_rows = 4;
+        state.config.recovery.text_max_bytes = 1000;
+        state.config.recovery.text_max_age_seconds = 60;
+        let s = state.topology.create_session("work".into()).unwrap();
+        let w = state.topology.create_window(s, "w".into(), 41, 2).unwrap();
+        let a = live_pane(&mut state, w, s, "SECRET-ARGV0");
+        let b = live_pane(&mut state, w, s, "sh");
+        {
+            let mut e = state.screens[&a].lock().unwrap();
+            e.feed(b"h1\r\nh2\r\nh3\r\ns1\r\ns2");
+            e.feed(b"\x1b[?1049hALT");
+        }
+        state.topology.panes.get_mut(&b).unwrap().state = PaneState::Exited {
+            exit_code: None,
+            signal: Some("SIGKILL".into()),
+        };
+        state.recovery.archives.insert(
+            b,
+            Archive {
+                checkpoint: "c01234567-89ab-4cde-8fab-0123456789ab".into(),
+                previous_pane: "p40".into(),
+                process_state: PreviousState::Interrupted,
+                text: ArchiveText::Expired,
+                cut_rows: 0,
+            },
+        );
+        let at = Timestamp(1_800_000_000_000);
+        let cp = state.capture(at, Shutdown::Open);
+        assert_eq!(
+            cp.sessions,
+            vec![fmt::Session {
+                id: 0,
+                name: "work".into()
+            }]
+        );
+        assert_eq!(
+            cp.windows[0].nodes[0],
+            fmt::Node::Split {
+                axis: fmt::Axis::Cols,
+                first: 1,
+                second: 2,
+                ratio: Some(2500)
+            }
+        );
+        let pa = &cp.panes[0];
+        assert_eq!(pa.state, fmt::PaneState::Running);
+        assert_eq!(
+            pa.tags,
+            vec![fmt::Tag {
+                key: "owner".into(),
+                value: "venomx".into()
+            }]
+        );
+        let Text::Plain(t) = &pa.text else {
+            panic!("plain text expected")
+        };
+        assert_eq!(
+            t.screen,
+            vec!["s1", "s2"],
+            "primary screen, not the alternate one"
+        );
+        assert_eq!(
+            t.history,
+            vec!["h2", "h3"],
+            "4 rows in all: oldest history dropped"
+        );
+        assert_eq!((t.saved_at, t.expires_at), (at, Timestamp(at.0 + 60_000)));
+        let pb = &cp.panes[1];
+        assert_eq!(
+            pb.state,
+            fmt::PaneState::Exited {
+                exit: Some(fmt::Exit::Signal("SIGKILL".into()))
+            }
+        );
+        assert_eq!(pb.previous_state, Some(PreviousState::Interrupted));
+        assert_eq!(pb.text, Text::Expired);
+        // The writer accepts it, and nothing outside the allowlist is in the file.
+        let mut cp = cp;
+        cp.checkpoint = "c01234567-89ab-4cde-8fab-0123456789ab".into();
+        cp.generation = 1;
+        cp.socket = "/run/test.sock".into();
+        let bytes =
+            String::from_utf8(vx_format::write(&cp, fmt::Format::CURRENT).unwrap()).unwrap();
+        for leak in ["SECRET-ARGV0", "t7", "ALT", "venomx/test"] {
+            assert!(!bytes.contains(leak), "{leak}");
+        }
+        // A clean checkpoint with a running pane is refused by the writer.
+        cp.shutdown = Shutdown::Clean;
+        assert!(vx_format::write(&cp, fmt::Format::CURRENT).is_err());
+    }
+
     #[test]
     fn float_specs_convert_both_ways() {
         let spec = FloatSpec {
