@@ -1376,3 +1376,34 @@ fn on_demand_restore_counts_as_sessions_and_grace_expiry_writes_the_final_checkp
         (json!("clean"), json!(0))
     );
 }
+
+#[test]
+fn rows_wider_than_the_saved_columns_are_cut_and_counted() {
+    let d = Daemon::start_with_config(Some(PLAIN));
+    d.ok(&["recovery", "list"]);
+    let mut pane = record(0, None, &[]);
+    pane.cols = 5;
+    pane.rows = 2;
+    let now = vx_store::clock::now();
+    pane.text = vx_format::Text::Plain(vx_format::PlainText {
+        saved_at: now,
+        expires_at: vx_format::Timestamp(now.0 + 3_600_000),
+        screen: vec!["[2J".into(), "abcdefgh".into()],
+        history: vec!["界界界".into(), "ok".into()],
+    });
+    let id = plant(
+        &d,
+        fixture(vec![pane], vec![vx_format::Node::Pane { pane: 0 }]),
+        vx_format::Format::V1,
+    );
+    let r = d.ok(&["recovery", "restore", "--checkpoint", &id]);
+    let c = d.capture(r["panes"][0]["current"].as_str().unwrap());
+    assert_eq!(c["screen"], json!(["[2J", "abcde"]));
+    assert_eq!(
+        c["history"],
+        json!(["界界", "ok"]),
+        "a wide cell never splits"
+    );
+    assert_eq!(c["recovery"]["cut_rows"], 2);
+    assert_eq!(c["recovery"]["text_state"], "plain");
+}
