@@ -156,9 +156,19 @@ impl Emulator {
         match &self.screen {
             Screen::Literal(l) => {
                 let cols = usize::from(l.cols);
+                // Stored rows are already control-free (hydration cleaned them) and a
+                // row of at most `cols` bytes is at most `cols` cells wide (no
+                // character is wider than its UTF-8 length), so most rows are copied.
+                let row = |r: &String| {
+                    if r.len() <= cols {
+                        r.clone()
+                    } else {
+                        clip_row(r, cols).0
+                    }
+                };
                 Capture {
-                    screen: l.screen.iter().map(|r| clip_row(r, cols).0).collect(),
-                    history: l.history.iter().map(|r| clip_row(r, cols).0).collect(),
+                    screen: l.screen.iter().map(row).collect(),
+                    history: l.history.iter().map(row).collect(),
                 }
             }
             Screen::Live(live) => {
