@@ -18,14 +18,16 @@ Feature: On-demand interaction
 
   Scenario: Disabled recovery keeps the foundation's 2000 ms shutdown bound
     Given a daemon started with the default configuration
-    And the owner has created session "work" with a pane running "trap '' TERM HUP; while :; do sleep 1; done"
+    And the owner has created session "work" with a pane running "trap '' TERM HUP; echo TRAPS-SET; while :; do sleep 1; done"
+    And the pane has printed "TRAPS-SET"
     When the daemon is stopped with SIGTERM
     Then the daemon exited successfully within 2600 ms
     And the process $pid is gone
 
   Scenario: Enabled recovery shuts down within 4000 ms and leaves a clean checkpoint
     Given a daemon started with recovery enabled
-    And the owner has created session "work" with a pane running "trap '' TERM HUP; while :; do sleep 1; done"
+    And the owner has created session "work" with a pane running "trap '' TERM HUP; echo TRAPS-SET; while :; do sleep 1; done"
+    And the pane has printed "TRAPS-SET"
     When the daemon is stopped with SIGTERM
     Then the daemon exited successfully within 4600 ms
     And the process $pid is gone

@@ -6,7 +6,8 @@ Feature: Clean restart
 
   Scenario: Children are terminated and reaped within the foundation deadline
     Given a daemon started with recovery enabled
-    And the owner has created session "work" with a pane running "trap '' TERM HUP; while :; do sleep 1; done"
+    And the owner has created session "work" with a pane running "trap '' TERM HUP; echo TRAPS-SET; while :; do sleep 1; done"
+    And the pane has printed "TRAPS-SET"
     When the daemon is stopped with SIGTERM
     Then the daemon exited successfully within 4600 ms
     And the process $pid is gone

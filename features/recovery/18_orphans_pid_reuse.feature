@@ -7,7 +7,8 @@ Feature: Orphans / PID reuse
   Scenario: Startup after a crash signals neither a surviving descendant nor an unrelated process
     Given an unrelated process is running
     And a daemon started with recovery enabled
-    And the owner has created session "work" with a pane running "trap '' HUP TERM; while :; do sleep 1; done"
+    And the owner has created session "work" with a pane running "trap '' HUP TERM; echo TRAPS-SET; while :; do sleep 1; done"
+    And the pane has printed "TRAPS-SET"
     When the daemon is killed with SIGKILL
     And the daemon is restarted on the same socket
     And 500 ms pass
@@ -20,7 +21,8 @@ Feature: Orphans / PID reuse
   Scenario: Restore after a crash signals no old or unrelated process and launches nothing
     Given an unrelated process is running
     And a daemon started with recovery enabled
-    And the owner has created session "work" with a pane running "trap '' HUP TERM; while :; do sleep 1; done"
+    And the owner has created session "work" with a pane running "trap '' HUP TERM; echo TRAPS-SET; while :; do sleep 1; done"
+    And the pane has printed "TRAPS-SET"
     When the owner calls "recovery.checkpoint"
     And the result "checkpoint" is saved as $cp
     And the daemon is killed with SIGKILL

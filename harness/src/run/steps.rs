@@ -116,6 +116,31 @@ pub fn dispatch(w: &mut Inner, raw: &str, doc: Option<&str>) {
         w.second = Some((status, start.elapsed()));
         return;
     }
+    if let Some(c) = step!(t, r#"^the pane has printed "([^"]+)"$"#) {
+        let pane = w
+            .vars
+            .get("pane")
+            .cloned()
+            .expect("harness-error: no pane was created");
+        let token = w.owner_token();
+        let want = c[1].to_string();
+        let limit = scaled(10_000);
+        let start = std::time::Instant::now();
+        loop {
+            let mut p = Map::new();
+            p.insert("pane".into(), Value::String(pane.clone()));
+            let r = w.wire(Some(&token), "pane.capture", p);
+            if let Ok(v) = &r.result {
+                if v.to_string().contains(&want) {
+                    return;
+                }
+            }
+            if start.elapsed() > limit {
+                panic!("timeout: pane {pane} never printed {want:?}");
+            }
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    }
     if let Some(c) = step!(t, r"^(\d+) ms pass$") {
         std::thread::sleep(Duration::from_millis(c[1].parse().unwrap()));
         return;
