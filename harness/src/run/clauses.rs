@@ -132,6 +132,54 @@ mod tests {
         }
     }
 
+    /// RFC §8's acceptance matrix, "Case" column, in order.
+    const MATRIX: [&str; 21] = [
+        "Defaults / disabled",
+        "On-demand interaction",
+        "Clean restart",
+        "Forced SIGKILL",
+        "Interrupted writes",
+        "Corrupt/partial state",
+        "Version/limits",
+        "Format 2",
+        "Format 3",
+        "Topology",
+        "Text / expiry",
+        "Secret exclusion",
+        "Credentials",
+        "Resume",
+        "Grants",
+        "Vanished executable",
+        "Duplicate launch",
+        "Orphans / PID reuse",
+        "Filesystem security",
+        "Retention/config",
+        "Events/clients",
+    ];
+
+    /// One feature per matrix row, named exactly as the RFC, in its order, each with
+    /// its row clause and `@must` at feature level.
+    #[test]
+    fn one_feature_per_matrix_row() {
+        let files = feature_files(&root().join("recovery")).unwrap();
+        let mut names = Vec::new();
+        for f in &files {
+            let text = std::fs::read_to_string(f).unwrap();
+            let mut lines = text.lines();
+            let tags = lines.next().unwrap();
+            assert!(
+                tags.starts_with("@rfc-8-") && tags.contains("@must"),
+                "{f:?}: {tags}"
+            );
+            let name = text
+                .lines()
+                .find_map(|l| l.strip_prefix("Feature: "))
+                .unwrap_or_else(|| panic!("{f:?} has no Feature line"));
+            names.push(name.to_string());
+        }
+        assert_eq!(names, MATRIX);
+    }
+
     #[test]
     fn check_catches_unknown_tags_and_uncovered_musts() {
         let dir = tempfile::tempdir().unwrap();
