@@ -77,6 +77,7 @@ fn report_has_the_surface_shape_and_all_three_files() {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["row"], "Topology");
     assert_eq!(rows[0]["verdict"], "pass");
+    assert_eq!(rows[0]["accepted"], true);
     let scenarios = r["scenarios"].as_array().unwrap();
     assert_eq!(scenarios.len(), 2);
     for s in scenarios {

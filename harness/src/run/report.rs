@@ -111,8 +111,12 @@ pub fn build(i: Inputs<'_>) -> Report {
                 .filter(|j| j.1.is_some() && j.0.verdict != "pass")
                 .map(|j| j.0.name.as_str())
                 .collect();
+            // Every scenario that did not pass is a declared expected failure.
+            let accepted = js
+                .iter()
+                .all(|j| matches!(j.0.verdict, "pass" | "unsupported-optional") || j.1.is_some());
             json!({"row": r, "verdict": verdict, "scenarios": js.len(), "counts": counts,
-                   "expected_failures": expected})
+                   "expected_failures": expected, "accepted": accepted})
         })
         .collect();
 
@@ -279,7 +283,14 @@ fn markdown(r: &Value) -> String {
         out += &format!(
             "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
             row["row"].as_str().unwrap_or(""),
-            row["verdict"].as_str().unwrap_or(""),
+            match (
+                row["verdict"].as_str().unwrap_or(""),
+                row["accepted"] == true
+            ) {
+                ("pass", _) => "pass".to_string(),
+                (v, true) => format!("{v} (declared)"),
+                (v, false) => format!("**{v}**"),
+            },
             n("pass"),
             n("fail"),
             n("timeout"),
