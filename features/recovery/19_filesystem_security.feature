@@ -19,9 +19,13 @@ Feature: Filesystem security
     Examples:
       | tamper                                                            |
       | is chmod 0644                                                     |
-      | is owned by uid 4242                                              |
       | gets a second hard link                                           |
       | is replaced by a symlink to a valid checkpoint outside the store |
+
+    @needs-root
+    Examples: another UID (the suite chowns the file, so it runs as root)
+      | tamper               |
+      | is owned by uid 4242 |
 
   @rfc-2-no-chmod-repair
   Scenario: A group-readable checkpoint keeps its mode after list and restore attempts

@@ -157,11 +157,18 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
                     return false;
                 }
             }
-            let missing = all.iter().find_map(|t| {
-                t.strip_prefix("optional-")
-                    .filter(|feat| !claimed.iter().any(|c| c == feat))
-            });
-            if let Some(feat) = missing {
+            let missing = all
+                .iter()
+                .find_map(|t| {
+                    t.strip_prefix("optional-")
+                        .filter(|feat| !claimed.iter().any(|c| c == feat))
+                        .map(|feat| format!("optional feature {feat} not claimed by the profile"))
+                })
+                .or_else(|| {
+                    (all.iter().any(|t| *t == "needs-root") && !nix::unistd::geteuid().is_root())
+                        .then(|| "the suite must run as root to chown a file to another UID".into())
+                });
+            if let Some(why) = missing {
                 let mut tags: Vec<String> = f.tags.clone();
                 tags.extend(s.tags.iter().cloned());
                 OUTCOMES.lock().unwrap().push(Outcome {
@@ -172,9 +179,7 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
                     example: example_row(f, s.position.line),
                     tags,
                     verdict: "unsupported-optional",
-                    message: Some(format!(
-                        "optional feature {feat} not claimed by the profile"
-                    )),
+                    message: Some(why),
                     duration_ms: 0,
                 });
                 return false;
