@@ -226,7 +226,8 @@ pub struct StoreInit {
 }
 
 /// Startup (RFC §2, §3), after the socket lock: with recovery enabled, open the
-/// store, remove safe temporary files and prune, or fail initialization. With
+/// store, remove safe temporary files, prune and (with `.terminal_text = .off`)
+/// delete checkpoints holding text, or fail initialization. With
 /// recovery disabled nothing is touched; the store opens on the first recovery verb.
 pub fn open_at_startup(socket: &Path, config: &RecoveryConfig) -> Result<StoreInit, StoreError> {
     let uid = vx_store::current_uid();
@@ -251,6 +252,19 @@ pub fn open_at_startup(socket: &Path, config: &RecoveryConfig) -> Result<StoreIn
     let mut store = Store::open(&location, uid, store_config(config))?;
     store.remove_temp_files().map_err(|e| e.error)?;
     store.prune(vx_store::clock::now()).map_err(|e| e.error)?;
+    if config.terminal_text == TerminalText::Off {
+        // The text policy holds for checkpoints written before this start (for
+        // example under `.plain` before the config changed): every decodable
+        // checkpoint holding text is deleted, or startup fails. Undecodable files
+        // are left for `recovery.list` to show (the reload purge deletes them too,
+        // since it cannot show they hold no text; startup keeps the evidence).
+        let scan = store.scan()?;
+        for entry in &scan.finals {
+            if entry.summary().is_some_and(|s| s.has_text) {
+                store.forget(&entry.id)?;
+            }
+        }
+    }
     Ok(StoreInit {
         location: Some(location),
         uid,

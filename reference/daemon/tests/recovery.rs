@@ -1407,3 +1407,50 @@ fn rows_wider_than_the_saved_columns_are_cut_and_counted() {
     assert_eq!(c["recovery"]["cut_rows"], 2);
     assert_eq!(c["recovery"]["text_state"], "plain");
 }
+
+#[test]
+fn starting_with_text_off_deletes_text_checkpoints_but_keeps_evidence() {
+    let mut d = Daemon::start_with_config(Some(PLAIN));
+    let s = d.ok(&["session", "create", "--name", "s"])["session"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // No pane yet: a checkpoint without text.
+    let topology_only = d.ok(&["recovery", "checkpoint"])["checkpoint"].clone();
+    let w = d.ok(&["window", "create", "--session", &s, "--name", "w"])["window"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let pane = d.ok(&[
+        "pane",
+        "create",
+        "--window",
+        &w,
+        "--argv",
+        r#"["/bin/sh","-c","echo hello; exec sleep 600"]"#,
+    ])["pane"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    d.wait_text(&pane, |r| r == "hello");
+    d.ok(&["recovery", "checkpoint"]);
+    let bad = store_dir(&d).join("c11111111-2222-4333-8444-555555555555.json");
+    std::fs::write(&bad, b"{}").unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert_eq!(checkpoint_files(&d).len(), 3);
+    let mut child = d.child.take().unwrap();
+    signal(child.id(), "KILL");
+    let _ = child.wait();
+    std::fs::write(d.config_path(), ENABLED).unwrap();
+    d.child = Some(d.spawn_serve(&[]));
+    d.wait_ready();
+    let list = d.ok(&["recovery", "list"]);
+    assert_eq!(
+        list["checkpoints"],
+        json!([
+            {"checkpoint": topology_only, "status": "valid", "generation": 1},
+            {"checkpoint": "c11111111-2222-4333-8444-555555555555", "status": "corrupt"},
+        ])
+    );
+}
