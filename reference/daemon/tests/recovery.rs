@@ -853,7 +853,7 @@ fn plain_of(cp: &vx_format::Checkpoint, pane: usize) -> Option<vx_format::PlainT
 #[test]
 fn archived_text_keeps_its_original_lifetime_and_expires_in_place() {
     let config = ".{ .recovery = .{ .enabled = true, .interval_ms = 3600000, \
-                  .terminal_text = .plain, .text_max_age_seconds = 4 } }";
+                  .terminal_text = .plain, .text_max_age_seconds = 8 } }";
     let mut d = Daemon::start_with_config(Some(config));
     let pane = d.pane(r#"["/bin/sh","-c","echo kept; exec sleep 600"]"#);
     d.wait_text(&pane, |r| r == "kept");
@@ -862,7 +862,7 @@ fn archived_text_keeps_its_original_lifetime_and_expires_in_place() {
         .unwrap()
         .to_string();
     let original = plain_of(&read_checkpoint(&d, &id), 0).expect("plain text");
-    assert_eq!(original.expires_at.0 - original.saved_at.0, 4000);
+    assert_eq!(original.expires_at.0 - original.saved_at.0, 8000);
     crash_and_restart(&mut d);
     let r = d.ok(&["recovery", "restore", "--checkpoint", &id]);
     let archive = r["panes"][0]["current"].as_str().unwrap().to_string();
