@@ -100,3 +100,24 @@ Feature: Version/limits
     When the owner calls "recovery.restore" with {"checkpoint":"$big"}
     Then the call fails with "unsupported.checkpoint_size"
     And the daemon's peak memory grew by less than 8 MiB since $before KiB
+
+  @needs-faketime @rfc-2-expired-unavailable
+  Scenario: A checkpoint written now is future-dated for a daemon whose clock runs behind
+    Given checkpoint "t" of format 1 with generation 1 is planted in the store
+    And the daemon's clock runs 2 days behind
+    And a daemon started with recovery enabled
+    When the owner calls "recovery.list"
+    Then the result lists checkpoint "$t" with status "future"
+    When the owner calls "recovery.restore" with {"checkpoint":"$t"}
+    Then the call fails with "conflict.checkpoint_expired"
+    And the store still holds the file of "t"
+
+  @needs-faketime @rfc-2-expired-unavailable
+  Scenario: A fresh checkpoint is expired for a daemon whose clock runs eight days ahead
+    Given checkpoint "t" of format 1 with generation 1 is planted in the store
+    And the daemon's clock runs 8 days ahead
+    And a daemon started with recovery enabled
+    When the owner calls "recovery.restore" with {"checkpoint":"$t"}
+    Then the call fails with "conflict.checkpoint_expired" or "not_found.checkpoint"
+    When the owner calls "session.list"
+    Then the result "sessions" is []

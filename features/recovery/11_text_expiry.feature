@@ -118,3 +118,34 @@ Feature: Text / expiry
     And the result "panes" is 1
     And no reply or error contains "PLANTED-TEXT-ROW"
     And no reply or error contains "PLANTED-HISTORY-ROW"
+
+  @needs-faketime @rfc-4-backward-clock
+  Scenario: A daemon whose clock is behind the text's saved_at discards the text, not the topology
+    Given checkpoint "t" of format 1 with generation 1 captured 7200 s ago is planted in the store as "plain text"
+    And the daemon's clock runs 1 hours behind
+    And a daemon started with the configuration:
+      """
+      .{ .recovery = .{ .enabled = true, .terminal_text = .plain } }
+      """
+    When the owner calls "recovery.restore" with {"checkpoint":"$t"}
+    Then the call succeeds
+    And the result "panes.0.current" is saved as $p
+    When the owner calls "pane.capture" with {"pane":"$p"}
+    Then the call succeeds
+    And the result "recovery.text_state" is "expired"
+    And no reply or error contains "PLANTED-TEXT-ROW"
+
+  @needs-faketime @rfc-4-expired-text-discarded
+  Scenario: Text past its expiry on the daemon's clock is discarded at restore
+    Given checkpoint "t" of format 1 with generation 1 is planted in the store as "plain text"
+    And the daemon's clock runs 2 hours ahead
+    And a daemon started with the configuration:
+      """
+      .{ .recovery = .{ .enabled = true, .terminal_text = .plain } }
+      """
+    When the owner calls "recovery.restore" with {"checkpoint":"$t"}
+    Then the call succeeds
+    And the result "panes.0.current" is saved as $p
+    When the owner calls "pane.capture" with {"pane":"$p"}
+    Then the result "recovery.text_state" is "expired"
+    And no reply or error contains "PLANTED-TEXT-ROW"

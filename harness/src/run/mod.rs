@@ -165,6 +165,13 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
                         .map(|feat| format!("optional feature {feat} not claimed by the profile"))
                 })
                 .or_else(|| {
+                    (all.iter().any(|t| *t == "needs-faketime")
+                        && world::faketime_preload().is_none())
+                    .then(|| {
+                        "libfaketime is not installed (Debian: apt-get install libfaketime)".into()
+                    })
+                })
+                .or_else(|| {
                     (all.iter().any(|t| *t == "needs-root") && !nix::unistd::geteuid().is_root())
                         .then(|| "the suite must run as root to chown a file to another UID".into())
                 });

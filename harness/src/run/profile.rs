@@ -20,6 +20,10 @@ pub struct Profile {
     /// The fault injector's preload library, for the "Interrupted writes" row.
     #[serde(default)]
     pub fault_preload: Option<String>,
+    /// libfaketime, to move the daemon's "now" (`@needs-faketime` scenarios); default
+    /// Debian's `libfaketimeMT.so.1`.
+    #[serde(default)]
+    pub faketime_preload: Option<String>,
     /// The CLI prefix (`<program> --socket {socket}`); verb words and `--json` follow.
     pub cli: Vec<String>,
     /// Optional command printing the implementation's version.

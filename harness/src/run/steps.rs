@@ -166,6 +166,23 @@ pub fn dispatch(w: &mut Inner, raw: &str, doc: Option<&str>) {
         w.extra_env.push(("VXFAULT_PLAN".into(), c[1].to_string()));
         return;
     }
+    if let Some(c) = step!(
+        t,
+        r"^the daemon's clock runs (\d+) (days|hours) (behind|ahead)$"
+    ) {
+        let lib = super::world::faketime_preload()
+            .unwrap_or_else(|| panic!("harness-error: libfaketime not found"));
+        let unit = if &c[2] == "days" { "d" } else { "h" };
+        let sign = if &c[3] == "behind" { "-" } else { "+" };
+        w.extra_env.push(("LD_PRELOAD".into(), lib));
+        w.extra_env
+            .push(("FAKETIME".into(), format!("{sign}{}{unit}", &c[1])));
+        // Timers and deadlines keep real time; only the wall clock moves.
+        w.extra_env
+            .push(("FAKETIME_DONT_FAKE_MONOTONIC".into(), "1".into()));
+        w.extra_env.push(("FAKETIME_DONT_RESET".into(), "1".into()));
+        return;
+    }
     if let Some(c) = step!(t, r"^the daemon environment has (\w+)=(.*)$") {
         w.extra_env.push((c[1].to_string(), c[2].to_string()));
         return;

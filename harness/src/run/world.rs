@@ -463,6 +463,18 @@ impl Inner {
     }
 }
 
+pub const DEFAULT_FAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
+
+/// The libfaketime the profile names (or Debian's), when it exists.
+pub fn faketime_preload() -> Option<String> {
+    let p = ctx()
+        .profile
+        .faketime_preload
+        .clone()
+        .unwrap_or_else(|| DEFAULT_FAKETIME.into());
+    Path::new(&p).is_file().then_some(p)
+}
+
 /// The injector library named by the profile, which must exist.
 pub fn fault_preload(w: &Inner) -> String {
     let t = ctx()
