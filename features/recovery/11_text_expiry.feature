@@ -87,10 +87,20 @@ Feature: Text / expiry
       | text                           | policy |
       | plain text saved in the future | .plain |
 
-    Examples: stored expiry passed, or the current config forbids text
+    Examples: stored expiry passed
       | text               | policy |
       | plain text expired | .plain |
-      | plain text         | .off   |
+
+  @rfc-4-expired-text-discarded @rfc-2-startup-text-policy
+  Scenario: Under a current text policy of off, planted text is never shown
+    Given checkpoint "t" of format 1 with generation 1 is planted in the store as "plain text"
+    And a daemon started with the configuration:
+      """
+      .{ .recovery = .{ .enabled = true, .terminal_text = .off } }
+      """
+    When restoring "$t" either fails with "not_found.checkpoint" or gives archives without text
+    Then no reply or error contains "PLANTED-TEXT-ROW"
+    And no reply or error contains "PLANTED-HISTORY-ROW"
 
   @rfc-4-rechkpt-keeps-expiry
   Scenario: Recheckpointing restored text keeps its original saved_at and expires_at

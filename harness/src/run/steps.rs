@@ -336,6 +336,35 @@ pub fn dispatch(w: &mut Inner, raw: &str, doc: Option<&str>) {
     }
     if let Some(c) = step!(
         t,
+        r#"^restoring "([^"]+)" either fails with "([a-z_.]+)" or gives archives without text$"#
+    ) {
+        let token = w.owner_token();
+        let mut p = Map::new();
+        p.insert("checkpoint".into(), Value::String(c[1].to_string()));
+        let r = w.wire(Some(&token), "recovery.restore", p);
+        match &r.result {
+            Err(e) => assert_eq!(
+                e.get("code").and_then(Value::as_str),
+                Some(&c[2]),
+                "wrong error code: {e}"
+            ),
+            Ok(v) => {
+                let panes = v["panes"].as_array().cloned().unwrap_or_default();
+                assert!(!panes.is_empty(), "restore mapped no pane: {v}");
+                for m in panes {
+                    let mut p = Map::new();
+                    p.insert("pane".into(), m["current"].clone());
+                    let cap = w.wire(Some(&token), "pane.capture", p);
+                    let cap = cap.result.unwrap_or_else(|e| panic!("capture failed: {e}"));
+                    assert_eq!(cap["recovery"]["text_state"], "expired", "capture {cap}");
+                }
+            }
+        }
+        w.last = Some(r);
+        return;
+    }
+    if let Some(c) = step!(
+        t,
         r#"^(the owner|an unauthenticated client) runs the CLI "([^"]*)"$"#
     ) {
         let token = (&c[1] == "the owner").then(|| "@owner".to_string());
