@@ -688,6 +688,16 @@ pub fn dispatch(w: &mut Inner, raw: &str, doc: Option<&str>) {
         return;
     }
     if step!(t, r"^no daemon is listening on the socket$").is_some() {
+        // Nothing may answer now or appear shortly after; a daemon on its way out
+        // gets a moment to close its socket.
+        let start = std::time::Instant::now();
+        while std::os::unix::net::UnixStream::connect(&w.ph.socket).is_ok() {
+            assert!(
+                start.elapsed() < scaled(2_000),
+                "something answers on the socket"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
         std::thread::sleep(scaled(300));
         assert!(
             std::os::unix::net::UnixStream::connect(&w.ph.socket).is_err(),
