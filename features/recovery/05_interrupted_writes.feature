@@ -56,3 +56,12 @@ Feature: Interrupted writes
     And the owner calls "recovery.list"
     Then the result lists 1 checkpoint
     And the result lists checkpoint "$first" with status "valid"
+
+  @rfc-3-lost-reply-not-proof
+  Scenario: An acknowledged checkpoint was written, synced, renamed and its directory synced first
+    Given a daemon started with recovery enabled and its file calls traced
+    And the owner has created session "work" with a pane running "sleep 60"
+    When the owner calls "recovery.checkpoint"
+    Then the call succeeds
+    And the result "checkpoint" is saved as $cp
+    And the trace shows "$cp" written, synced, renamed into place and its directory synced, in that order

@@ -47,6 +47,11 @@ fn toml_list(words: &[&str]) -> String {
 /// Runs the rows selected by `tags` against a profile whose daemon is `serve`, and
 /// returns (exit code, names of failing scenarios with their example, report).
 fn run_control(serve: &[&str], tags: &str) -> (i32, BTreeSet<String>, Value) {
+    run_control_env(serve, "", tags)
+}
+
+/// As [`run_control`], with extra profile TOML (an `[env]` table).
+fn run_control_env(serve: &[&str], extra: &str, tags: &str) -> (i32, BTreeSet<String>, Value) {
     ensure_built();
     let dir = tempfile::tempdir().unwrap();
     let profile = dir.path().join("control.toml");
@@ -59,7 +64,7 @@ fn run_control(serve: &[&str], tags: &str) -> (i32, BTreeSet<String>, Value) {
             if serve[0].ends_with("leaky_daemon") {
                 "[readiness]\nkind = \"file\"\npath = \"{socket}.ready\"\n"
             } else {
-                ""
+                extra
             }
         ),
     )
@@ -219,5 +224,35 @@ fn corrupt_listed_as_valid_fails_corrupt_partial_row() {
         ],
         "@rfc-8-corrupt-partial",
         &caught,
+    );
+}
+
+/// The reference with its store-directory fsyncs turned into no-ops (the injector's
+/// `lie`): a daemon that acknowledges a checkpoint without syncing the directory.
+/// "Interrupted writes" must fail exactly on the traced publication scenario (the
+/// scenarios with fault plans of their own replace this plan).
+#[test]
+fn skipped_directory_fsync_fails_interrupted_writes_row() {
+    let tags = "@rfc-8-interrupted-writes";
+    let (_, reference_failing, _) = run_control(REFERENCE, tags);
+    let dir64 = "?".repeat(64);
+    let extra = format!("[env]\nVXFAULT_PLAN = \"fsync@*/recovery/{dir64}=lie\"\n");
+    let (code, failing, report) = run_control_env(REFERENCE, &extra, tags);
+    assert_eq!(code, 1, "{report:#}");
+    let caught = set(&[
+        "An acknowledged checkpoint was written, synced, renamed and its directory synced first",
+    ]);
+    assert!(reference_failing.is_disjoint(&caught));
+    let want: BTreeSet<String> = reference_failing.union(&caught).cloned().collect();
+    assert_eq!(failing, want, "{report:#}");
+    let s = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["verdict"] == "fail")
+        .unwrap();
+    assert!(
+        s["message"].as_str().unwrap().contains("directory"),
+        "{s:#}"
     );
 }

@@ -183,6 +183,39 @@ pub fn dispatch(w: &mut Inner, raw: &str, doc: Option<&str>) {
         w.extra_env.push(("FAKETIME_DONT_RESET".into(), "1".into()));
         return;
     }
+    if step!(
+        t,
+        r"^a daemon started with recovery enabled and its file calls traced$"
+    )
+    .is_some()
+    {
+        let lib = super::world::fault_preload(w);
+        let trace = w.dir.path().join("trace.jsonl");
+        w.extra_env.push(("LD_PRELOAD".into(), lib));
+        w.extra_env
+            .push(("VXFAULT_TRACE".into(), trace.to_string_lossy().into_owned()));
+        w.vars
+            .insert("trace".into(), trace.to_string_lossy().into_owned());
+        w.write_config(ENABLED);
+        return w.start();
+    }
+    if let Some(c) = step!(
+        t,
+        r#"^the trace shows "([^"]+)" written, synced, renamed into place and its directory synced, in that order$"#
+    ) {
+        let path = w
+            .vars
+            .get("trace")
+            .cloned()
+            .expect("harness-error: no trace");
+        let text = std::fs::read_to_string(&path).expect("harness-error: trace unreadable");
+        let calls: Vec<Value> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        check_publication(&calls, &c[1]);
+        return;
+    }
     if let Some(c) = step!(t, r"^the daemon environment has (\w+)=(.*)$") {
         w.extra_env.push((c[1].to_string(), c[2].to_string()));
         return;
@@ -960,6 +993,49 @@ fn peak_kib(w: &Inner) -> u64 {
         .and_then(|v| v.split_whitespace().next())
         .and_then(|v| v.parse().ok())
         .expect("harness-error: no VmHWM")
+}
+
+/// RFC §3's publication, as the injector traced it: the temporary file is written
+/// and fsynced, renamed to `<checkpoint>.json`, then the store directory is fsynced,
+/// every call really done (`action` "pass") and successful.
+fn check_publication(calls: &[Value], checkpoint: &str) {
+    let done = |c: &Value| c["action"] == "pass" && c["errno"] == 0;
+    let final_name = format!("/{checkpoint}.json");
+    let (ri, rename) = calls
+        .iter()
+        .enumerate()
+        .find(|(_, c)| {
+            c["op"] == "rename"
+                && c["path2"]
+                    .as_str()
+                    .is_some_and(|p| p.ends_with(&final_name))
+        })
+        .unwrap_or_else(|| panic!("no rename to {checkpoint}.json in the trace"));
+    assert!(done(rename), "the rename was not done: {rename}");
+    let tmp = rename["path"].as_str().unwrap_or("");
+    let dest = rename["path2"].as_str().unwrap_or("");
+    let dir = dest.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+    let before = &calls[..ri];
+    let last_write = before
+        .iter()
+        .rposition(|c| c["op"] == "write" && c["path"] == tmp)
+        .unwrap_or_else(|| panic!("no write of {tmp} before the rename"));
+    let synced = before[last_write..]
+        .iter()
+        .find(|c| c["op"] == "fsync" && c["path"] == tmp)
+        .unwrap_or_else(|| panic!("the temporary file was not fsynced after its last write"));
+    assert!(
+        done(synced),
+        "the temporary file's fsync was not done: {synced}"
+    );
+    let dir_sync = calls[ri..]
+        .iter()
+        .find(|c| c["op"] == "fsync" && c["path"] == dir)
+        .unwrap_or_else(|| panic!("the store directory was not fsynced after the rename"));
+    assert!(
+        done(dir_sync),
+        "the store directory's fsync was not done: {dir_sync}"
+    );
 }
 
 fn walk_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
