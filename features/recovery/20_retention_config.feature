@@ -149,3 +149,24 @@ Feature: Retention/config
       | intact       |
       | bad checksum |
       | format 4     |
+
+  @rfc-2-plain-to-off @rfc-2-activation-infallible @rfc-2-partial-cleanup-diagnosed
+  Scenario: A reload to text off whose purge fails is reported and leaves the policy unchanged
+    Given a daemon started with the configuration:
+      """
+      .{ .recovery = .{ .enabled = true, .terminal_text = .plain } }
+      """
+    And the fault plan "unlink@*/c*.json=EIO" applies to the next start
+    And the daemon is restarted on the same socket
+    And the owner has created session "work" with a pane running "printf 'PURGE\055CANARY\n'; sleep 60"
+    And the pane has printed "PURGE-CANARY"
+    When the owner calls "recovery.checkpoint"
+    Then the call succeeds
+    When the configuration file is replaced by:
+      """
+      .{ .recovery = .{ .enabled = true, .terminal_text = .off } }
+      """
+    And the owner calls "config.reload"
+    Then the call fails
+    When the owner calls "config.get" with {"key":"recovery.terminal_text"}
+    Then the result "value" is "plain"

@@ -510,6 +510,12 @@ pub fn dispatch(w: &mut Inner, raw: &str, doc: Option<&str>) {
         }
         return;
     }
+    if step!(t, r"^the call fails$").is_some() {
+        if let Ok(v) = &w.last().result {
+            panic!("expected an error, got ok {v}");
+        }
+        return;
+    }
     if let Some(c) = step!(t, r#"^the call fails with "([a-z_.]+)"$"#) {
         match &w.last().result {
             Ok(v) => panic!("expected error {}, got ok {v}", &c[1]),
