@@ -46,3 +46,12 @@ Feature: Clean restart
     When the daemon is stopped with SIGTERM
     Then the store holds exactly 1 checkpoint file
     And the store still holds the file of "old"
+
+  Scenario: A final checkpoint that cannot be published makes the clean stop an operational failure
+    Given the fault plan "rename@*.json=EIO" applies to the next start
+    And a daemon started with recovery enabled
+    And the owner has created session "work" with a pane running "sleep 60"
+    When the daemon is stopped with SIGTERM
+    Then the daemon exited with a failure status within 4600 ms
+    And the process $pid is gone
+    And the store holds exactly 0 checkpoint files
