@@ -202,6 +202,8 @@ fn corrupt_listed_as_valid_fails_corrupt_partial_row() {
         "truncated",
         "bad checksum",
         "duplicate key",
+        "duplicate pane id",
+        "invalid tree",
         "unknown field",
         "trailing data",
         "unsafe integer",

@@ -3,6 +3,10 @@
 
 use sha2::{Digest, Sha256};
 
+/// The two leaves of the format-3 fixture's split.
+const SPLIT_LEAVES: &str =
+    "{\"kind\":\"pane\",\"pane\":\"p0\"},{\"kind\":\"pane\",\"pane\":\"p1\"}";
+
 /// What a planted file should be.
 #[derive(Debug, Clone)]
 pub struct Fixture {
@@ -92,7 +96,8 @@ impl Fixture {
 
     /// The file bytes with `defect` applied (`intact` for none).
     pub fn bytes(&self, defect: &str) -> Result<Vec<u8>, String> {
-        let mut payload = self.payload();
+        let base = self.payload();
+        let mut payload = base.clone();
         let mut format = self.format.to_string();
         let mut checksum_flip = false;
         let mut trailing = String::from("\n");
@@ -108,18 +113,32 @@ impl Fixture {
             }
             "unknown field" => payload = payload.replacen('{', "{\"extra\":1,", 1),
             "duplicate pane id" => {
-                payload = payload.replacen(
-                    "\"nodes\":[{\"kind\":\"pane\",\"pane\":\"p0\"}]",
-                    "\"nodes\":[{\"kind\":\"split\",\"axis\":\"cols\",\"first\":1,\"second\":2},{\"kind\":\"pane\",\"pane\":\"p0\"},{\"kind\":\"pane\",\"pane\":\"p0\"}]",
-                    1,
-                )
+                // One leaf names a pane twice (the single-pane and the split layouts).
+                payload = if payload.contains(SPLIT_LEAVES) {
+                    payload.replacen(
+                        SPLIT_LEAVES,
+                        "{\"kind\":\"pane\",\"pane\":\"p0\"},{\"kind\":\"pane\",\"pane\":\"p0\"}",
+                        1,
+                    )
+                } else {
+                    payload.replacen(
+                        "\"nodes\":[{\"kind\":\"pane\",\"pane\":\"p0\"}]",
+                        "\"nodes\":[{\"kind\":\"split\",\"axis\":\"cols\",\"first\":1,\"second\":2},{\"kind\":\"pane\",\"pane\":\"p0\"},{\"kind\":\"pane\",\"pane\":\"p0\"}]",
+                        1,
+                    )
+                }
             }
             "invalid tree" => {
-                payload = payload.replacen(
-                    "\"nodes\":[{\"kind\":\"pane\",\"pane\":\"p0\"}]",
-                    "\"nodes\":[{\"kind\":\"split\",\"axis\":\"cols\",\"first\":2,\"second\":1},{\"kind\":\"pane\",\"pane\":\"p0\"}]",
-                    1,
-                )
+                // A split whose children indexes are not its preorder successors.
+                payload = if payload.contains("\"first\":1,\"second\":2") {
+                    payload.replacen("\"first\":1,\"second\":2", "\"first\":2,\"second\":1", 1)
+                } else {
+                    payload.replacen(
+                        "\"nodes\":[{\"kind\":\"pane\",\"pane\":\"p0\"}]",
+                        "\"nodes\":[{\"kind\":\"split\",\"axis\":\"cols\",\"first\":2,\"second\":1},{\"kind\":\"pane\",\"pane\":\"p0\"}]",
+                        1,
+                    )
+                }
             }
             "running pane in a clean checkpoint" => {
                 payload = payload.replacen("\"state\":\"exited\",\"exit_code\":0", "\"state\":\"running\"", 1)
@@ -218,6 +237,20 @@ impl Fixture {
             "truncated" => {}
             "trailing data" => trailing = "\n{}\n".into(),
             other => return Err(format!("harness-error: unknown fixture defect {other:?}")),
+        }
+        let envelope_only = defect == "intact"
+            || defect == "bad checksum"
+            || defect == "oversized"
+            || defect == "oversized 40 MiB"
+            || defect == "truncated"
+            || defect == "trailing data"
+            || defect.starts_with("format ")
+            || defect.starts_with("read as format ");
+        if !envelope_only && payload == base {
+            return Err(format!(
+                "harness-error: defect {defect:?} does not apply to a format-{} fixture",
+                self.format
+            ));
         }
         let mut sum = hex(&Sha256::digest(payload.as_bytes()));
         if checksum_flip {
@@ -362,7 +395,18 @@ mod tests {
                 "format 2: {defect}"
             );
         }
+        // The damaged-file examples of "Corrupt/partial state" plant format-3 files.
         let f3 = fixture(3, -60);
+        for (defect, want) in &cases {
+            if *defect == "format-2 field in format 1" {
+                continue;
+            }
+            assert_eq!(verdict(&f3, defect), *want, "format 3: {defect}");
+        }
+        assert!(
+            f3.bytes("layer tile").is_err(),
+            "a defect that changes nothing"
+        );
         for defect in [
             "ratio 0",
             "ratio 10000",
