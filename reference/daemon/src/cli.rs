@@ -59,6 +59,11 @@ pub fn command() -> Command {
     let mut groups: Vec<&str> = VERBS.iter().filter_map(|v| v.words().next()).collect();
     groups.dedup();
     for group in groups {
+        // A one-word verb (`doctor`) is a subcommand of its own.
+        if let Some(verb) = VERBS.iter().find(|v| v.name == group) {
+            root = root.subcommand(verb_command(verb, group));
+            continue;
+        }
         let mut g = Command::new(group).subcommand_required(true);
         for verb in VERBS.iter().filter(|v| v.words().next() == Some(group)) {
             let rest: Vec<&str> = verb.words().skip(1).collect();
@@ -136,6 +141,9 @@ pub fn main() -> i32 {
             EXIT_OK
         }
         group => {
+            if let Some(verb) = crate::manifest::find(group) {
+                return run_verb(verb, sub, socket_flag, json);
+            }
             let (verb_name, args) = sub.subcommand().expect("subcommand_required");
             let dotted = format!("{group}.{}", verb_name.replace('-', "."));
             let verb = crate::manifest::find(&dotted).expect("generated from the manifest");

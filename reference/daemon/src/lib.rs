@@ -13,6 +13,7 @@ pub mod cli;
 pub mod client;
 pub mod config;
 pub mod docs_gen;
+pub mod doctor;
 pub mod emulator;
 pub mod errors;
 pub mod fuzzing;

@@ -514,6 +514,15 @@ pub const VERBS: &[Verb] = &[
         mutation: true,
         result: "{}",
     },
+    Verb {
+        name: "doctor",
+        summary: "Named health checks (store and config first, then recovery and its archives), each ok, info, warning or error; no user content",
+        params: &[],
+        right: Admin,
+        target: Target::Server,
+        mutation: false,
+        result: "{checks:[{name,status,summary,…}]}",
+    },
 ];
 
 const CHECKPOINT_HELP: &str = "checkpoint id: c + lowercase UUID v4";
@@ -541,6 +550,13 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), VERBS.len());
         for v in VERBS {
+            // The one top-level verb is `doctor`; it must not also be a group.
+            if v.name == "doctor" {
+                assert!(!VERBS
+                    .iter()
+                    .any(|o| o.words().next() == Some("doctor") && o.name != "doctor"));
+                continue;
+            }
             assert!(v.name.contains('.'), "{}", v.name);
             if let Target::Param(p) = v.target {
                 assert!(v.param(p).is_some_and(|p| p.required), "{}", v.name);
@@ -572,6 +588,7 @@ mod tests {
             "recovery.restore",
             "recovery.forget",
             "pane.relaunch",
+            "doctor",
         ] {
             assert!(find(name).is_some(), "{name}");
         }

@@ -42,6 +42,9 @@ pub struct Archive {
     pub process_state: PreviousState,
     pub text: ArchiveText,
     pub cut_rows: u64,
+    /// A float whose saved preset the restoring daemon did not know (it fell back
+    /// to `.floats.default`). Reported by doctor only; not part of the wire object.
+    pub unknown_preset: bool,
 }
 
 impl Archive {
@@ -214,6 +217,12 @@ pub enum Job {
         purge_text: bool,
         reply: oneshot::Sender<Outcome>,
     },
+    /// `doctor`: the reactor's facts, completed with the store's (read only: no
+    /// prune, no write; an enabled store that is not open yet is opened).
+    Doctor {
+        facts: Box<crate::doctor::ReactorFacts>,
+        reply: oneshot::Sender<Outcome>,
+    },
 }
 
 /// The store as the daemon opened it at startup.
@@ -286,6 +295,8 @@ struct Worker {
     /// `.recovery.enabled`: a disabled daemon never prunes (RFC §2: disabling must
     /// not silently delete archives); list and inspect only read.
     enabled: bool,
+    /// The code of the last reload whose retention cleanup failed (for doctor).
+    last_reload_error: Option<&'static str>,
     reactor: mpsc::Sender<Msg>,
 }
 
@@ -300,6 +311,7 @@ pub fn start_worker(
         init,
         config: store_config(config),
         enabled: config.enabled,
+        last_reload_error: None,
         reactor,
     };
     let spawned = std::thread::Builder::new()
@@ -451,6 +463,14 @@ impl Worker {
                     }
                 }
             }
+            Job::Doctor { facts, reply } => {
+                let mut facts = *facts;
+                if facts.last_reload_error.is_none() {
+                    facts.last_reload_error = self.last_reload_error.map(str::to_string);
+                }
+                let store = self.doctor_facts();
+                let _ = reply.send(outcome(Ok(crate::doctor::report(&facts, &store))));
+            }
             Job::Reload {
                 config,
                 purge_text,
@@ -460,9 +480,11 @@ impl Worker {
                 let result = self.retention_for(new, purge_text, config.recovery.enabled);
                 match result {
                     Err(e) => {
+                        self.last_reload_error = Some(e.code.as_str());
                         let _ = reply.send(outcome(Err(api_error(&e))));
                     }
                     Ok(()) => {
+                        self.last_reload_error = None;
                         self.config = new;
                         self.enabled = config.recovery.enabled;
                         if let Some(s) = self.init.store.as_mut() {
@@ -475,6 +497,38 @@ impl Worker {
                 }
             }
         }
+    }
+
+    /// Doctor's view of the store. A disabled daemon's store is not opened (doctor
+    /// touches nothing recovery has not touched); an enabled one was opened at
+    /// startup, or is opened now.
+    fn doctor_facts(&mut self) -> crate::doctor::StoreFacts {
+        use crate::doctor::{StoreFacts, StoreState};
+        let mut facts = StoreFacts {
+            state: StoreState::NotOpened,
+            summary: None,
+            summary_error: None,
+            health: vx_store::Health::default(),
+        };
+        if self.init.store.is_none() && self.enabled {
+            if let Err(e) = self.store() {
+                facts.state = StoreState::Unavailable(e.code.as_str());
+                return facts;
+            }
+        }
+        let Some(store) = self.init.store.as_mut() else {
+            return facts;
+        };
+        facts.state = match store.check_dir() {
+            Ok(()) => StoreState::Safe,
+            Err(_) => StoreState::Unsafe,
+        };
+        match store.summary(vx_store::clock::now()) {
+            Ok(s) => facts.summary = Some(s),
+            Err(e) => facts.summary_error = Some(e.code.as_str()),
+        }
+        facts.health = store.health().clone();
+        facts
     }
 
     /// Reload's retention cleanup under the new config, before activation: the

@@ -40,6 +40,10 @@ pub struct RecoveryState {
     pub tick_pending: bool,
     pub next_tick: Instant,
     pub archives: HashMap<PaneId, Archive>,
+    /// Restores committed by this daemon start (doctor: `cleanup_unverified`).
+    pub restores: u64,
+    /// The code of the last `config.reload` refused before the worker (doctor).
+    pub last_reload_error: Option<String>,
 }
 
 impl RecoveryState {
@@ -53,6 +57,8 @@ impl RecoveryState {
             tick_pending: false,
             next_tick: Instant::now() + Duration::from_millis(interval_ms),
             archives: HashMap::new(),
+            restores: 0,
+            last_reload_error: None,
         }
     }
 }
@@ -60,7 +66,7 @@ impl RecoveryState {
 /// Verbs whose handler hands work to the recovery worker instead of answering in the
 /// turn.
 pub fn is_deferred(verb: &str) -> bool {
-    verb.starts_with("recovery.") || verb == "config.reload"
+    verb.starts_with("recovery.") || verb == "config.reload" || verb == "doctor"
 }
 
 /// Product mutations that activate checkpointing and make the next tick write.
@@ -494,6 +500,10 @@ impl State {
                 return;
             }
             "recovery.list" => Job::List { reply },
+            "doctor" => Job::Doctor {
+                facts: Box::new(self.doctor_facts()),
+                reply,
+            },
             "recovery.inspect" | "recovery.forget" | "recovery.restore" => {
                 let Ok(id) = p.str("checkpoint") else {
                     let _ = reply.send(plain(Err(ApiError::param(
@@ -526,6 +536,7 @@ impl State {
                     reply,
                 },
                 Err(e) => {
+                    self.recovery.last_reload_error = Some(e.code.clone());
                     let _ = reply.send(plain(Err(e)));
                     return;
                 }
@@ -590,6 +601,7 @@ impl State {
             self.screens.insert(id, Arc::new(Mutex::new(e)));
         }
         self.recovery.archives.extend(archives);
+        self.recovery.restores += 1;
         self.note_mutation();
         // Published at this boundary once the event system exists (issue 6).
         drop(events);
@@ -702,6 +714,11 @@ impl State {
                 PreviousState::Interrupted
             });
             let (mut cols, mut rows) = (p.cols, p.rows);
+            let unknown_preset = p
+                .float
+                .as_ref()
+                .and_then(|f| f.preset.as_ref())
+                .is_some_and(|name| !self.config.floats.presets.contains_key(name));
             let layer = match &p.float {
                 None => Layer::Tiled,
                 Some(f) => {
@@ -775,6 +792,7 @@ impl State {
                     process_state,
                     text,
                     cut_rows,
+                    unknown_preset,
                 },
             ));
             screens.push((id, emulator));
@@ -837,6 +855,7 @@ impl State {
 
     /// Reload, activation: the worker's retention cleanup succeeded; nothing here fails.
     pub(super) fn reload_activate(&mut self, config: Config) -> Value {
+        self.recovery.last_reload_error = None;
         self.registry.unknown_read = config.unknown_read;
         if config.recovery.interval_ms != self.config.recovery.interval_ms {
             self.recovery.next_tick =
@@ -844,6 +863,29 @@ impl State {
         }
         self.config = config;
         json!({})
+    }
+
+    /// Doctor's reactor-side facts at this turn. The config file is re-read and
+    /// validated like `config.check` (no side effect); only its error code is kept.
+    fn doctor_facts(&self) -> crate::doctor::ReactorFacts {
+        use crate::doctor::ConfigFile;
+        let config_file = match &self.identity.config_path {
+            None => ConfigFile::NoPath,
+            Some(path) => match crate::config::load(path) {
+                Ok(_) => ConfigFile::Valid,
+                Err(e) => ConfigFile::Invalid(e.to_api().code),
+            },
+        };
+        let archives = &self.recovery.archives;
+        crate::doctor::ReactorFacts {
+            recovery: self.config.recovery.clone(),
+            config_file,
+            last_reload_error: self.recovery.last_reload_error.clone(),
+            archives: archives.len() as u64,
+            cut_rows: archives.values().map(|a| a.cut_rows).sum(),
+            unknown_presets: archives.values().filter(|a| a.unknown_preset).count() as u64,
+            restores: self.recovery.restores,
+        }
     }
 
     /// The `recovery` object of an archive, for pane.list and pane.capture.
@@ -1096,6 +1138,7 @@ mod tests {
                 process_state: PreviousState::Interrupted,
                 text: ArchiveText::Expired,
                 cut_rows: 0,
+                unknown_preset: false,
             },
         );
         let at = Timestamp(1_800_000_000_000);
