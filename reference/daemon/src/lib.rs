@@ -24,6 +24,7 @@ pub mod pty;
 pub mod reactor;
 pub mod recovery;
 pub mod server;
+pub mod stream;
 pub mod strict_json;
 pub mod topology;
 pub mod wire;

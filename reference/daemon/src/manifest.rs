@@ -76,6 +76,9 @@ pub struct Verb {
     pub target: Target,
     /// Mutations are refused once shutdown has begun.
     pub mutation: bool,
+    /// After its `ok` reply the connection carries this verb's stream
+    /// ([`crate::stream`]) and no further requests.
+    pub streaming: bool,
     /// The closed shape of the `ok` object, for the docs.
     pub result: &'static str,
 }
@@ -104,6 +107,7 @@ impl Verb {
                 Target::Filtered => json!({"right": "read", "resource": "<each entry>"}),
             },
             "mutation": self.mutation,
+            "streaming": self.streaming,
             "result": self.result,
         })
     }
@@ -148,6 +152,7 @@ pub const VERBS: &[Verb] = &[
         right: Read,
         target: Target::Open,
         mutation: false,
+        streaming: false,
         result: "{source,version,protocol}",
     },
     Verb {
@@ -157,6 +162,7 @@ pub const VERBS: &[Verb] = &[
         right: Read,
         target: Target::Open,
         mutation: false,
+        streaming: false,
         result: "{principal}",
     },
     Verb {
@@ -166,6 +172,7 @@ pub const VERBS: &[Verb] = &[
         right: Read,
         target: Target::Open,
         mutation: false,
+        streaming: false,
         result: "{principal,namespace,grants:[\"right@resource\"]}",
     },
     Verb {
@@ -178,6 +185,7 @@ pub const VERBS: &[Verb] = &[
         right: Admin,
         target: Target::Server,
         mutation: true,
+        streaming: false,
         result: "{principal,token}",
     },
     Verb {
@@ -187,6 +195,7 @@ pub const VERBS: &[Verb] = &[
         right: Admin,
         target: Target::Server,
         mutation: true,
+        streaming: false,
         result: "{}",
     },
     Verb {
@@ -196,6 +205,7 @@ pub const VERBS: &[Verb] = &[
         right: Write,
         target: Target::Server,
         mutation: true,
+        streaming: false,
         result: "{session}",
     },
     Verb {
@@ -205,6 +215,7 @@ pub const VERBS: &[Verb] = &[
         right: Read,
         target: Target::Filtered,
         mutation: false,
+        streaming: false,
         result: "{sessions:[{session,name,windows:[{window,name,revision,cols,rows,nodes,floats}]}]}",
     },
     Verb {
@@ -214,6 +225,7 @@ pub const VERBS: &[Verb] = &[
         right: Write,
         target: Target::Param("session"),
         mutation: true,
+        streaming: false,
         result: "{}",
     },
     Verb {
@@ -223,6 +235,7 @@ pub const VERBS: &[Verb] = &[
         right: Write,
         target: Target::Param("session"),
         mutation: true,
+        streaming: false,
         result: "{}",
     },
     Verb {
@@ -237,6 +250,7 @@ pub const VERBS: &[Verb] = &[
         right: Write,
         target: Target::Param("session"),
         mutation: true,
+        streaming: false,
         result: "{window}",
     },
     Verb {
@@ -246,6 +260,7 @@ pub const VERBS: &[Verb] = &[
         right: Write,
         target: Target::Param("window"),
         mutation: true,
+        streaming: false,
         result: "{}",
     },
     Verb {
@@ -255,6 +270,7 @@ pub const VERBS: &[Verb] = &[
         right: Write,
         target: Target::Param("window"),
         mutation: true,
+        streaming: false,
         result: "{}",
     },
     Verb {
@@ -268,6 +284,7 @@ pub const VERBS: &[Verb] = &[
         right: Write,
         target: Target::Param("window"),
         mutation: true,
+        streaming: false,
         result: "{revision}",
     },
     Verb {
@@ -282,6 +299,7 @@ pub const VERBS: &[Verb] = &[
         right: Write,
         target: Target::Param("window"),
         mutation: true,
+        streaming: false,
         result: "{revision}",
     },
     Verb {
@@ -297,6 +315,7 @@ pub const VERBS: &[Verb] = &[
         right: Spawn,
         target: Target::Param("window"),
         mutation: true,
+        streaming: false,
         result: "{pane,window,session,principal,pid}",
     },
     Verb {
@@ -313,6 +332,7 @@ pub const VERBS: &[Verb] = &[
         right: Spawn,
         target: Target::Param("pane"),
         mutation: true,
+        streaming: false,
         result: "{pane,window,session,principal,pid}",
     },
     Verb {
@@ -336,6 +356,7 @@ pub const VERBS: &[Verb] = &[
         right: Spawn,
         target: Target::Param("window"),
         mutation: true,
+        streaming: false,
         result: "{pane,window,session,principal,pid,z}",
     },
     Verb {
@@ -350,6 +371,7 @@ pub const VERBS: &[Verb] = &[
         right: Spawn,
         target: Target::Param("pane"),
         mutation: true,
+        streaming: false,
         result: "{pane,window,session,principal,pid}",
     },
     Verb {
@@ -359,6 +381,7 @@ pub const VERBS: &[Verb] = &[
         right: Read,
         target: Target::Filtered,
         mutation: false,
+        streaming: false,
         result: "{panes:[{pane,window,session,cols,rows,state,exit_code?,signal?,argv0?,layer?,float?,tags?,recovery?}]}",
     },
     Verb {
@@ -368,6 +391,7 @@ pub const VERBS: &[Verb] = &[
         right: Read,
         target: Target::Param("pane"),
         mutation: false,
+        streaming: false,
         result: "{pane,cols,rows,screen:[string],history:[string],exited,exit_code?,signal?,recovery?}",
     },
     Verb {
@@ -377,6 +401,7 @@ pub const VERBS: &[Verb] = &[
         right: Write,
         target: Target::Param("pane"),
         mutation: true,
+        streaming: false,
         result: "{}",
     },
     Verb {
@@ -390,6 +415,7 @@ pub const VERBS: &[Verb] = &[
         right: Write,
         target: Target::Param("pane"),
         mutation: true,
+        streaming: false,
         result: "{}",
     },
     Verb {
@@ -399,6 +425,7 @@ pub const VERBS: &[Verb] = &[
         right: Write,
         target: Target::Param("pane"),
         mutation: true,
+        streaming: false,
         result: "{}",
     },
     Verb {
@@ -415,6 +442,7 @@ pub const VERBS: &[Verb] = &[
         right: Write,
         target: Target::Param("pane"),
         mutation: true,
+        streaming: false,
         result: "{window,session,revision}",
     },
     Verb {
@@ -428,6 +456,7 @@ pub const VERBS: &[Verb] = &[
         right: Write,
         target: Target::Param("pane"),
         mutation: true,
+        streaming: false,
         result: "{cols,rows}",
     },
     Verb {
@@ -437,6 +466,7 @@ pub const VERBS: &[Verb] = &[
         right: Read,
         target: Target::Server,
         mutation: false,
+        streaming: false,
         result: "{config} or {key,value}",
     },
     Verb {
@@ -449,6 +479,7 @@ pub const VERBS: &[Verb] = &[
         right: Admin,
         target: Target::Server,
         mutation: true,
+        streaming: false,
         result: "{}",
     },
     Verb {
@@ -458,6 +489,7 @@ pub const VERBS: &[Verb] = &[
         right: Read,
         target: Target::Server,
         mutation: false,
+        streaming: false,
         result: "{valid:true}",
     },
     Verb {
@@ -467,6 +499,7 @@ pub const VERBS: &[Verb] = &[
         right: Admin,
         target: Target::Server,
         mutation: true,
+        streaming: false,
         result: "{}",
     },
     Verb {
@@ -476,6 +509,7 @@ pub const VERBS: &[Verb] = &[
         right: Admin,
         target: Target::Server,
         mutation: true,
+        streaming: false,
         result: "{checkpoint,generation}",
     },
     Verb {
@@ -485,6 +519,7 @@ pub const VERBS: &[Verb] = &[
         right: Admin,
         target: Target::Server,
         mutation: false,
+        streaming: false,
         result: "{checkpoints:[{checkpoint,status,generation?}]}",
     },
     Verb {
@@ -494,6 +529,7 @@ pub const VERBS: &[Verb] = &[
         right: Admin,
         target: Target::Server,
         mutation: false,
+        streaming: false,
         result: "{checkpoint,generation,shutdown,sessions,windows,panes,text_panes,expired_text_panes}",
     },
     Verb {
@@ -503,6 +539,7 @@ pub const VERBS: &[Verb] = &[
         right: Admin,
         target: Target::Server,
         mutation: true,
+        streaming: false,
         result: "{checkpoint,sessions:[{previous,current}],windows:[{previous,current}],panes:[{previous,current}]}",
     },
     Verb {
@@ -512,6 +549,7 @@ pub const VERBS: &[Verb] = &[
         right: Admin,
         target: Target::Server,
         mutation: true,
+        streaming: false,
         result: "{}",
     },
     Verb {
@@ -521,6 +559,7 @@ pub const VERBS: &[Verb] = &[
         right: Admin,
         target: Target::Server,
         mutation: false,
+        streaming: false,
         result: "{checks:[{name,status,summary,…}]}",
     },
 ];

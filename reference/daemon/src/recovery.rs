@@ -282,11 +282,7 @@ pub fn open_at_startup(socket: &Path, config: &RecoveryConfig) -> Result<StoreIn
 }
 
 fn outcome(result: Result<Value, ApiError>) -> Outcome {
-    Outcome {
-        result,
-        principal: None,
-        close: false,
-    }
+    Outcome::reply(result)
 }
 
 struct Worker {

@@ -302,8 +302,8 @@ async fn serve_connection(stream: UnixStream, handle: ReactorHandle) {
         if wire::is_blank(&frame) {
             continue;
         }
-        let (reply, close) = match wire::decode_request(&frame) {
-            Err(e) => (wire::encode_error(&e.id, &e.error), false),
+        let (reply, close, stream) = match wire::decode_request(&frame) {
+            Err(e) => (wire::encode_error(&e.id, &e.error), false, None),
             Ok(req) => match crate::manifest::find(&req.verb) {
                 None => (
                     wire::encode_error(
@@ -314,6 +314,7 @@ async fn serve_connection(stream: UnixStream, handle: ReactorHandle) {
                         ),
                     ),
                     false,
+                    None,
                 ),
                 Some(verb) => {
                     let (tx, rx) = oneshot::channel();
@@ -335,11 +336,12 @@ async fn serve_connection(stream: UnixStream, handle: ReactorHandle) {
                                 Ok(ok) => wire::encode_ok(&req.id, &ok),
                                 Err(e) => wire::encode_error(&req.id, &e),
                             };
-                            (reply, outcome.close)
+                            (reply, outcome.close, outcome.stream)
                         }
                         _ => (
                             wire::encode_error(&req.id, &crate::errors::ApiError::shutdown()),
                             true,
+                            None,
                         ),
                     }
                 }
@@ -347,6 +349,10 @@ async fn serve_connection(stream: UnixStream, handle: ReactorHandle) {
         };
         if write_half.write_all(&reply).await.is_err() || close {
             break;
+        }
+        if let Some(stream) = stream {
+            stream.run(reader, write_half).await;
+            return;
         }
     }
 }

@@ -31,6 +31,20 @@ pub struct Outcome {
     pub principal: Option<String>,
     /// Close the connection after replying (invalid token).
     pub close: bool,
+    /// A streaming verb takes the connection over after its `ok` reply.
+    pub stream: Option<Box<dyn crate::stream::ConnectionStream>>,
+}
+
+impl Outcome {
+    /// A reply with nothing else for the connection to do.
+    pub fn reply(result: ApiResult<Value>) -> Self {
+        Outcome {
+            result,
+            principal: None,
+            close: false,
+            stream: None,
+        }
+    }
 }
 
 pub enum Msg {
@@ -155,12 +169,12 @@ async fn run(
                 Some(Msg::Published { explicit }) => state.on_published(explicit),
                 Some(Msg::RestoreLoaded { loaded, principal, reply }) => {
                     let result = state.restore_loaded(*loaded, &principal);
-                    let _ = reply.send(Outcome { result, principal: None, close: false });
+                    let _ = reply.send(Outcome::reply(result));
                     state.publish_sessions();
                 }
                 Some(Msg::ReloadCleaned { config, reply }) => {
                     let result = Ok(state.reload_activate(*config));
-                    let _ = reply.send(Outcome { result, principal: None, close: false });
+                    let _ = reply.send(Outcome::reply(result));
                 }
                 Some(Msg::FinalCheckpoint { done }) => state.final_checkpoint(done),
                 Some(Msg::GraceExpired { stop }) => {
@@ -279,13 +293,7 @@ impl State {
         verb: &'static Verb,
         params: &Map<String, Value>,
     ) -> Step {
-        let plain = |result| {
-            Step::Done(Outcome {
-                result,
-                principal: None,
-                close: false,
-            })
-        };
+        let plain = |result| Step::Done(Outcome::reply(result));
         if let Err(e) = check_shape(verb, params) {
             return plain(Err(e));
         }
@@ -295,9 +303,8 @@ impl State {
         }
         let Some(principal) = self.registry.get(principal_id).cloned() else {
             return Step::Done(Outcome {
-                result: Err(ApiError::new("denied.token", "token is not valid")),
-                principal: None,
                 close: true,
+                ..Outcome::reply(Err(ApiError::new("denied.token", "token is not valid")))
             });
         };
         let caller = Caller { principal };
@@ -323,14 +330,12 @@ impl State {
             .and_then(|t| self.registry.resolve_token(t))
         {
             Some(id) => Outcome {
-                result: Ok(json!({"principal": id})),
                 principal: Some(id.to_string()),
-                close: false,
+                ..Outcome::reply(Ok(json!({"principal": id})))
             },
             None => Outcome {
-                result: Err(ApiError::new("denied.token", "token is not valid")),
-                principal: None,
                 close: true,
+                ..Outcome::reply(Err(ApiError::new("denied.token", "token is not valid")))
             },
         }
     }

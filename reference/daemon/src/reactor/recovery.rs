@@ -81,11 +81,7 @@ pub(super) fn now() -> Timestamp {
 }
 
 fn plain(result: ApiResult<Value>) -> Outcome {
-    Outcome {
-        result,
-        principal: None,
-        close: false,
-    }
+    Outcome::reply(result)
 }
 
 fn to_format_spec(spec: &FloatSpec, z: u64) -> fmt::FloatSpec {
