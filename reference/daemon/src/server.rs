@@ -183,7 +183,14 @@ async fn run(
     let mut sigint =
         signal(SignalKind::interrupt()).map_err(|_| "cannot install signal handlers")?;
     let listener = UnixListener::bind(socket).map_err(|_| "cannot bind the socket")?;
+    let config_path = identity.config_path.clone();
     let handle = reactor::start(identity, config, owner_token, store);
+    if let Some(path) = config_path {
+        let tx = handle.tx.clone();
+        config::watch::spawn(path, move || {
+            tx.blocking_send(Msg::ConfigFileChanged).is_ok()
+        });
+    }
     let accept_handle = handle.clone();
     tokio::spawn(async move {
         loop {

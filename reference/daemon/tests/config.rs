@@ -46,11 +46,7 @@ fn set_persists_zon_and_reload_activates_it() {
     let text = std::fs::read_to_string(d.config_path()).unwrap();
     assert!(text.contains(".terminal_text = .plain,"), "{text}");
     assert!(text.contains(".enabled = true,"), "{text}");
-    // set only persists; the effective config changes on reload.
-    assert_eq!(
-        d.ok(&["config", "get", "--key", "recovery.enabled"])["value"],
-        false
-    );
+    // set only persists; reload (or the file watcher, which may already have) activates.
     d.ok(&["config", "reload"]);
     assert_eq!(
         d.ok(&["config", "get", "--key", "recovery.enabled"])["value"],
@@ -164,4 +160,77 @@ fn a_daemon_refuses_to_start_on_an_invalid_config() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(".recovery.interval_ms"), "{err}");
     assert!(!dir.path().join("s.sock").exists());
+}
+
+fn effective(d: &Daemon, key: &str) -> serde_json::Value {
+    d.ok(&["config", "get", "--key", key])["value"].clone()
+}
+
+#[test]
+fn the_watcher_activates_a_valid_edit_without_an_explicit_reload() {
+    let d = Daemon::start_with_config(Some(".{ .recovery = .{ .interval_ms = 30000 } }\n"));
+    // An in-place rewrite (what many editors do) and a rename over the file (what
+    // config.set and others do) are both seen.
+    std::fs::write(
+        d.config_path(),
+        ".{ .recovery = .{ .interval_ms = 45000 } }\n",
+    )
+    .unwrap();
+    poll("in-place edit activated", || {
+        (effective(&d, "recovery.interval_ms") == 45000).then_some(())
+    });
+    let tmp = d.config_path().with_extension("new");
+    std::fs::write(&tmp, ".{ .recovery = .{ .interval_ms = 50000 } }\n").unwrap();
+    std::fs::rename(&tmp, d.config_path()).unwrap();
+    poll("renamed file activated", || {
+        (effective(&d, "recovery.interval_ms") == 50000).then_some(())
+    });
+}
+
+#[test]
+fn a_watched_invalid_edit_changes_nothing_and_doctor_reports_it() {
+    let d = Daemon::start_with_config(Some(".{ .recovery = .{ .interval_ms = 45000 } }\n"));
+    std::fs::write(
+        d.config_path(),
+        ".{ .recovery = .{ .interval_ms = 999 } }\n",
+    )
+    .unwrap();
+    let check = poll("doctor reports the failed reload", || {
+        let doctor = d.ok(&["doctor"]);
+        let config = doctor["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "config")
+            .cloned()
+            .unwrap();
+        config["last_reload_error"].is_string().then_some(config)
+    });
+    assert_eq!(check["last_reload_error"], "invalid_params.config");
+    assert!(!check.to_string().contains("999"));
+    assert_eq!(effective(&d, "recovery.interval_ms"), 45000);
+    // Fixing the file clears the error through the same path.
+    std::fs::write(
+        d.config_path(),
+        ".{ .recovery = .{ .interval_ms = 60000 } }\n",
+    )
+    .unwrap();
+    poll("fixed file activated", || {
+        (effective(&d, "recovery.interval_ms") == 60000).then_some(())
+    });
+}
+
+#[test]
+fn a_config_directory_created_after_start_is_watched() {
+    let d = Daemon::start();
+    assert!(!d.config_path().parent().unwrap().exists());
+    std::fs::create_dir_all(d.config_path().parent().unwrap()).unwrap();
+    std::fs::write(
+        d.config_path(),
+        ".{ .recovery = .{ .interval_ms = 45000 } }\n",
+    )
+    .unwrap();
+    poll("file in a new directory activated", || {
+        (effective(&d, "recovery.interval_ms") == 45000).then_some(())
+    });
 }

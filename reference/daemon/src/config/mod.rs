@@ -3,6 +3,7 @@
 //! effective [`Config`]; `config.reload` replaces it only when the file is valid.
 
 pub mod schema;
+pub mod watch;
 pub mod zon;
 
 pub use schema::{Config, ConfigError};

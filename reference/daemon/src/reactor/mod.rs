@@ -74,6 +74,8 @@ pub enum Msg {
         config: Box<Config>,
         reply: oneshot::Sender<Outcome>,
     },
+    /// The config file watcher saw the file change: reload it like `config.reload`.
+    ConfigFileChanged,
     /// Shutdown reaped every child: write the final clean checkpoint (if any is
     /// due) and report whether it is durable.
     FinalCheckpoint { done: oneshot::Sender<bool> },
@@ -177,6 +179,11 @@ async fn run(
                     let _ = reply.send(Outcome::reply(result));
                 }
                 Some(Msg::FinalCheckpoint { done }) => state.final_checkpoint(done),
+                Some(Msg::ConfigFileChanged) => {
+                    if !state.stopping {
+                        state.start_reload(oneshot::channel().0);
+                    }
+                }
                 Some(Msg::GraceExpired { stop }) => {
                     let expired = state.topology.sessions.is_empty();
                     if expired {

@@ -525,18 +525,10 @@ impl State {
                     }
                 }
             }
-            "config.reload" => match self.reload_prepare() {
-                Ok((config, purge_text)) => Job::Reload {
-                    config: Box::new(config),
-                    purge_text,
-                    reply,
-                },
-                Err(e) => {
-                    self.recovery.last_reload_error = Some(e.code.clone());
-                    let _ = reply.send(plain(Err(e)));
-                    return;
-                }
-            },
+            "config.reload" => {
+                self.start_reload(reply);
+                return;
+            }
             _ => {
                 let _ = reply.send(plain(Err(ApiError::new(
                     "invalid_request.unknown_verb",
@@ -547,6 +539,25 @@ impl State {
         };
         // A send failure drops the job and its reply: the client sees shutdown.
         let _ = self.recovery.jobs.send(job);
+    }
+
+    /// Reload (RFC §2), one path for `config.reload` and the file watcher: validate
+    /// in this turn with no side effect, clean up retention on the worker, then
+    /// activate in a later turn ([`Msg::ReloadCleaned`](super::Msg)).
+    pub(super) fn start_reload(&mut self, reply: oneshot::Sender<Outcome>) {
+        match self.reload_prepare() {
+            Ok((config, purge_text)) => {
+                let _ = self.recovery.jobs.send(Job::Reload {
+                    config: Box::new(config),
+                    purge_text,
+                    reply,
+                });
+            }
+            Err(e) => {
+                self.recovery.last_reload_error = Some(e.code.clone());
+                let _ = reply.send(plain(Err(e)));
+            }
+        }
     }
 
     /// Restore's checks that need no disk: id syntax, enabled, empty tree.
