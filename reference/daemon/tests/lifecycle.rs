@@ -185,3 +185,76 @@ fn on_demand_daemon_stops_after_the_last_session_and_the_grace() {
     );
     assert!(!d.socket.exists());
 }
+
+/// An on-demand daemon with a stopped default daemon's files out of the way.
+fn on_demand() -> (Daemon, std::process::Child) {
+    let mut d = Daemon::start();
+    let (status, _) = d.stop();
+    assert!(status.success());
+    let child = d.spawn_serve(&["--on-demand"]);
+    d.wait_ready();
+    (d, child)
+}
+
+#[test]
+fn a_session_created_during_the_grace_keeps_an_on_demand_daemon_alive() {
+    let (d, mut child) = on_demand();
+    // The daemon starts awaiting its first session, inside its grace.
+    std::thread::sleep(Duration::from_millis(2500));
+    let created = d.owner(&["session", "create", "--name", "late"]);
+    assert_eq!(created.0, 0, "{}", created.1);
+    // Past the end of the first grace: the session cancelled it.
+    std::thread::sleep(Duration::from_millis(3500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "stopped with a session"
+    );
+    d.ok(&[
+        "session",
+        "kill",
+        "--session",
+        created.1["session"].as_str().unwrap(),
+    ]);
+    let status = poll("on-demand exit", || child.try_wait().unwrap());
+    assert!(status.success());
+}
+
+#[test]
+fn session_creation_and_grace_expiry_serialize() {
+    let (d, mut child) = on_demand();
+    // Create sessions back to back across the expiry. Each attempt either wins (and
+    // then the daemon must not stop while that session exists) or loses to the
+    // stopping commit with unavailable.shutdown (and the daemon stops).
+    std::thread::sleep(Duration::from_millis(4950));
+    let mut won = None;
+    for _ in 0..200 {
+        let (code, v) = d.owner(&["session", "create", "--name", "racer"]);
+        if code == 0 {
+            won = Some(v["session"].as_str().unwrap().to_string());
+            break;
+        }
+        let err = v["error"]["code"].as_str().unwrap_or("").to_string();
+        assert!(
+            err == "unavailable.shutdown" || err == "unavailable.daemon",
+            "a losing create must be refused as shutdown, got {v}"
+        );
+        if err == "unavailable.daemon" {
+            break;
+        }
+    }
+    match won {
+        Some(session) => {
+            std::thread::sleep(Duration::from_millis(5500));
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "stopped with a session"
+            );
+            d.ok(&["session", "kill", "--session", &session]);
+        }
+        None => {
+            // Lost: no session may exist, and the daemon stops on its own.
+        }
+    }
+    let status = poll("on-demand exit", || child.try_wait().unwrap());
+    assert!(status.success());
+}
