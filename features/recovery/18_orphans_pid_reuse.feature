@@ -33,6 +33,23 @@ Feature: Orphans / PID reuse
     And the process $pid is still alive
     And the unrelated process is still alive
 
+  @rfc-7-pid-reuse-untouched @rfc-7-no-adoption
+  Scenario: A process that reuses a crashed pane's PID is left untouched by startup and restore
+    Given a daemon started with recovery enabled
+    And the owner has created session "work" with a pane running "echo STARTED; while :; do sleep 1; done"
+    And the pane has printed "STARTED"
+    When the owner calls "recovery.checkpoint"
+    And the result "checkpoint" is saved as $cp
+    And the daemon is killed with SIGKILL
+    And the pane's process is killed and an unrelated process takes its PID
+    And the daemon is restarted on the same socket
+    And the owner calls "recovery.restore" with {"checkpoint":"$cp"}
+    Then the call succeeds
+    And the daemon has no child processes
+    When 500 ms pass
+    Then the unrelated process is still alive
+    And the process $unrelated_pid is still alive
+
   @rfc-7-no-sandbox-claim
   Scenario: Diagnostics after a restore never assert cleanup
     Given checkpoint "f1" of format 1 with generation 1 is planted in the store

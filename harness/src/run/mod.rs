@@ -2,6 +2,7 @@
 
 mod clauses;
 mod fixtures;
+mod pids;
 mod profile;
 mod report;
 mod steps;
@@ -107,6 +108,8 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
             bin_dir,
         })
         .map_err(|_| "run context already set")?;
+    // A crashed daemon's orphans come back to us, so their PIDs can be freed and reused.
+    pids::become_subreaper();
 
     std::fs::create_dir_all(&args.report)
         .map_err(|e| format!("cannot create {}: {e}", args.report.display()))?;

@@ -1,0 +1,101 @@
+//! A real PID reuse for the "Orphans / PID reuse" row (RFC §7): after a crashed
+//! daemon's pane process is gone, start an unrelated process that has exactly that
+//! PID, so "an unrelated process reusing a former PID stays untouched" is tested on
+//! the PID itself rather than on a stand-in.
+//!
+//! Two things make this possible on Linux: the run is a child subreaper (a crashed
+//! daemon's orphans are re-parented to it, so it can reap them and free their PIDs,
+//! which a container's PID 1 often never does), and `/proc/sys/kernel/ns_last_pid`
+//! (writable by root in its PID namespace) chooses the next PID. Where either is
+//! unavailable the step says so in the transcript and uses a stand-in.
+
+use nix::sys::signal::{kill, killpg, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag};
+use nix::unistd::Pid;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const NS_LAST_PID: &str = "/proc/sys/kernel/ns_last_pid";
+/// Another process may take the PID between the write and our fork.
+const SPAWN_ATTEMPTS: usize = 50;
+
+/// Makes this process the reaper of its descendants' orphans (once, at run start).
+pub fn become_subreaper() -> bool {
+    nix::sys::prctl::set_child_subreaper(true).is_ok()
+}
+
+/// Why a real reuse could not be arranged (for the transcript).
+#[derive(Debug)]
+pub enum NoReuse {
+    /// The process (or a zombie of it) never went away: someone else must reap it.
+    StillAllocated,
+    /// `ns_last_pid` is not writable here (no root in this PID namespace).
+    NoPidControl,
+    /// Other processes kept taking the PID.
+    Raced,
+}
+
+/// Kills `pid`'s process group (it led one on its PTY) and waits until the PID is
+/// free. A PID stays allocated while any process, zombies included, still has it as
+/// its process group or session, so every member of the group that became our orphan
+/// is reaped too.
+pub fn kill_and_free(pid: i32, within: Duration) -> Result<(), NoReuse> {
+    let target = Pid::from_raw(pid);
+    let _ = killpg(target, Signal::SIGKILL);
+    let _ = kill(target, Signal::SIGKILL);
+    let until = Instant::now() + within;
+    loop {
+        let group = Pid::from_raw(-pid);
+        while let Ok(status) = waitpid(group, Some(WaitPidFlag::WNOHANG)) {
+            if status == nix::sys::wait::WaitStatus::StillAlive {
+                break;
+            }
+        }
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() && !group_in_use(pid) {
+            return Ok(());
+        }
+        if Instant::now() >= until {
+            return Err(NoReuse::StillAllocated);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Starts `sleep 300` in its own process group with exactly `pid`.
+pub fn spawn_with_pid(pid: i32) -> Result<Child, NoReuse> {
+    for _ in 0..SPAWN_ATTEMPTS {
+        std::fs::write(NS_LAST_PID, format!("{}", pid - 1)).map_err(|_| NoReuse::NoPidControl)?;
+        let mut cmd = Command::new("sleep");
+        cmd.arg("300")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let mut child = cmd.spawn().map_err(|_| NoReuse::Raced)?;
+        if i32::try_from(child.id()) == Ok(pid) {
+            return Ok(child);
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    Err(NoReuse::Raced)
+}
+
+/// Whether any process still has `pgid` as its process group or session.
+fn group_in_use(pgid: i32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            return false;
+        };
+        // Fields after the parenthesised command: state ppid pgrp session ...
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            return false;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let is = |i: usize| fields.get(i).and_then(|f| f.parse::<i32>().ok()) == Some(pgid);
+        is(2) || is(3)
+    })
+}
