@@ -50,6 +50,21 @@ Feature: Orphans / PID reuse
     Then the unrelated process is still alive
     And the process $unrelated_pid is still alive
 
+  @rfc-7-no-adoption
+  Scenario: A descendant that left the pane's process group survives the crash, restart and restore untouched
+    Given a daemon started with recovery enabled
+    And the owner has created session "work" with a pane running "setsid sleep 300 & echo ESCAPED=$!; while :; do sleep 1; done"
+    And the pane has printed a process ID after "ESCAPED=", saved as $escaped
+    When the owner calls "recovery.checkpoint"
+    And the result "checkpoint" is saved as $cp
+    And the daemon is killed with SIGKILL
+    And the daemon is restarted on the same socket
+    And the owner calls "recovery.restore" with {"checkpoint":"$cp"}
+    Then the call succeeds
+    And the daemon has no child processes
+    When 500 ms pass
+    Then the process $escaped is still alive
+
   @rfc-7-no-sandbox-claim
   Scenario: Diagnostics after a restore never assert cleanup
     Given checkpoint "f1" of format 1 with generation 1 is planted in the store

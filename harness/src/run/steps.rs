@@ -116,6 +116,37 @@ pub fn dispatch(w: &mut Inner, raw: &str, doc: Option<&str>) {
         w.second = Some((status, start.elapsed()));
         return;
     }
+    if let Some(c) = step!(
+        t,
+        r#"^the pane has printed a process ID after "([^"]+)", saved as \$(\w+)$"#
+    ) {
+        let pane = w.vars.get("pane").cloned().expect("harness-error: no pane");
+        let token = w.owner_token();
+        let pattern = regex::Regex::new(&format!("{}([0-9]+)", regex::escape(&c[1])))
+            .expect("harness-error: marker");
+        let limit = scaled(10_000);
+        let start = std::time::Instant::now();
+        let pid = loop {
+            let mut p = Map::new();
+            p.insert("pane".into(), Value::String(pane.clone()));
+            if let Ok(v) = &w.wire(Some(&token), "pane.capture", p).result {
+                let text = v.to_string();
+                if let Some(m) = pattern.captures(&text) {
+                    break m[1].parse::<i32>().expect("harness-error: pid");
+                }
+            }
+            assert!(
+                start.elapsed() < limit,
+                "timeout: the pane never printed {:?}",
+                &c[1]
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        // Escaped descendants have their own group: the World must clean them up too.
+        w.pane_pids.push(pid);
+        w.vars.insert(c[2].to_string(), pid.to_string());
+        return;
+    }
     if let Some(c) = step!(t, r#"^the pane has printed "([^"]+)"$"#) {
         let pane = w
             .vars
