@@ -267,8 +267,14 @@ fn a_subscriber_that_never_reads_is_closed_as_lagging() {
     let (mut slow, r) = subscribe(&d, None, None);
     let first = r["ok"]["sequence"].as_u64().unwrap() + 1;
     // More than the daemon can hold for it: 4096 queued, at most 4096 being written,
-    // and the socket buffers.
-    renames(&d, &s, 16384);
+    // and what the socket buffers (the daemon's send buffer, net.core.wmem_default,
+    // bounds it; every line is longer than 100 bytes).
+    let wmem: usize = std::fs::read_to_string("/proc/sys/net/core/wmem_default")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(212_992);
+    let n = (2 * 4096 + wmem / 100 + 1024).max(16384);
+    renames(&d, &s, n);
     assert!(d.ok(&["server", "info"]).get("source").is_some());
     let mut expected = first;
     loop {
@@ -285,7 +291,7 @@ fn a_subscriber_that_never_reads_is_closed_as_lagging() {
         assert_eq!(v, json!({"closed": {"reason": "lagging"}}));
         break;
     }
-    assert!(expected < first + 16384, "some events were not queued");
+    assert!(expected < first + n as u64, "some events were not queued");
     // The cursor of the last delivered event resumes (or expired, as the ring decides).
     let cursor = json!({"source": r["ok"]["source"], "sequence": expected - 1});
     let (_, r) = subscribe(&d, None, Some(cursor));
