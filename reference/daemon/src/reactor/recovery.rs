@@ -225,10 +225,9 @@ struct Prepared {
     screens: Vec<(PaneId, Emulator)>,
     archives: Vec<(PaneId, Archive)>,
     mapping: Value,
-    /// RFC §8's events in commit order, for the event system (issue 6) to publish at
-    /// the commit boundary. Their data is the committed resources' ordinary entity
-    /// JSON, rendered from the state at publication (everything is committed in the
-    /// same turn), so the records hold only IDs.
+    /// RFC §8's events in commit order, published at the commit boundary
+    /// (`reactor/events.rs`). Their data is rendered from the committed state in the
+    /// same turn, so the records hold only IDs.
     events: Vec<RestoreEvent>,
 }
 
@@ -610,8 +609,7 @@ impl State {
         self.recovery.archives.extend(archives);
         self.recovery.restores += 1;
         self.note_mutation();
-        // Published at this boundary once the event system exists (issue 6).
-        drop(events);
+        self.publish_restore(events);
         Ok(mapping)
     }
 
@@ -869,6 +867,7 @@ impl State {
                 Instant::now() + Duration::from_millis(config.recovery.interval_ms);
         }
         self.config = config;
+        self.emit("config.reloaded", crate::auth::Resource::Server, json!({}));
         json!({})
     }
 
