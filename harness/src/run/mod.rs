@@ -1,10 +1,13 @@
 //! `vxcert run`: the acceptance suite against one implementation, and its reports.
 
+mod attach;
 mod clauses;
+mod events;
 mod fixtures;
 mod profile;
 mod report;
 mod steps;
+mod steps_streams;
 mod world;
 
 use cucumber::{event, tag::Ext as _, writer::Ext as _, World as _};
