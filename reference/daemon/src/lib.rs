@@ -8,6 +8,7 @@
 //! - [`client::call`]: one request over the socket, as the CLI sends it.
 //! - [`manifest::VERBS`]: the verb table; [`errors`]: codes and exit codes.
 
+pub mod attach;
 pub mod auth;
 pub mod cli;
 pub mod client;

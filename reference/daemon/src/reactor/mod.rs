@@ -3,6 +3,7 @@
 //! request is authorized and applied in one turn, so no other request ever sees half of
 //! a mutation. Pane supervisors report exits to it on a separate channel.
 
+mod attach;
 mod config_verbs;
 mod panes;
 pub mod params;
@@ -74,6 +75,13 @@ pub enum Msg {
         config: Box<Config>,
         reply: oneshot::Sender<Outcome>,
     },
+    /// A `pane.attach` viewer's resize frame.
+    AttachResize {
+        pane: PaneId,
+        principal: String,
+        cols: u16,
+        rows: u16,
+    },
     /// Shutdown reaped every child: write the final clean checkpoint (if any is
     /// due) and report whether it is durable.
     FinalCheckpoint { done: oneshot::Sender<bool> },
@@ -97,6 +105,10 @@ pub struct State {
     live: HashMap<PaneId, PaneHandle>,
     /// Emulators of every pane in the topology (exited panes keep theirs).
     screens: HashMap<PaneId, Arc<Mutex<Emulator>>>,
+    /// `pane.attach` output streams, by pane; an archive's is made on first attach.
+    outputs: HashMap<PaneId, Arc<crate::attach::ring::PaneOutput>>,
+    /// This reactor's own queue, for attached streams' resize frames.
+    me: mpsc::WeakSender<Msg>,
     stopping: bool,
     recovery: recovery::RecoveryState,
     exits: mpsc::UnboundedSender<Exited>,
@@ -134,6 +146,8 @@ pub fn start(
         topology: Topology::default(),
         live: HashMap::new(),
         screens: HashMap::new(),
+        outputs: HashMap::new(),
+        me: tx.downgrade(),
         stopping: false,
         recovery,
         exits: exits_tx,
@@ -176,6 +190,9 @@ async fn run(
                     let result = Ok(state.reload_activate(*config));
                     let _ = reply.send(Outcome::reply(result));
                 }
+                Some(Msg::AttachResize { pane, principal, cols, rows }) => {
+                    state.attach_resize(pane, &principal, cols, rows);
+                }
                 Some(Msg::FinalCheckpoint { done }) => state.final_checkpoint(done),
                 Some(Msg::GraceExpired { stop }) => {
                     let expired = state.topology.sessions.is_empty();
@@ -210,6 +227,8 @@ pub(crate) fn test_state() -> State {
         topology: Topology::default(),
         live: HashMap::new(),
         screens: HashMap::new(),
+        outputs: HashMap::new(),
+        me: mpsc::channel(1).0.downgrade(),
         stopping: false,
         exits,
         supervised: watch::channel(0).0,
@@ -255,6 +274,7 @@ impl State {
 
     fn begin_shutdown(&mut self) {
         self.stopping = true;
+        self.close_all_outputs(crate::attach::ring::CloseReason::Shutdown);
         self.signal_all(Control::Terminate);
     }
 
@@ -313,6 +333,9 @@ impl State {
         }
         if self.stopping && verb.mutation {
             return plain(Err(ApiError::shutdown()));
+        }
+        if verb.name == "pane.attach" {
+            return Step::Done(self.pane_attach(&caller, &p));
         }
         if recovery::is_deferred(verb.name) {
             return Step::Deferred(caller);
@@ -509,6 +532,7 @@ impl State {
                 self.registry.revoke(id);
             }
             self.screens.remove(pane);
+            self.close_output(*pane, crate::attach::ring::CloseReason::PaneRemoved);
             self.recovery.archives.remove(pane);
         }
     }
