@@ -6,6 +6,12 @@
 //! - `restore-nonempty`: a `conflict.not_empty` refusal of `recovery.restore` is
 //!   answered as a success, as if it had restored into a nonempty tree (RFC §5).
 //! - `corrupt-as-valid`: `recovery.list` reports corrupt files as valid (RFC §3).
+//! - `resume-old-cursor`: an `events.subscribe` answered with `source_changed` is
+//!   answered as a resume instead (`resumed: true`, no reason, no snapshot), as if
+//!   an old daemon's cursor were valid in the new source (RFC §5 "Resume").
+//!
+//! After the `ok` reply to `pane.attach` the relay copies bytes unchanged both ways:
+//! the binary frames are not lines.
 //!
 //! Everything else is the reference's behaviour.
 //!
@@ -27,11 +33,16 @@ fn main() {
         "argv0-dir" => "argv0-dir",
         "restore-nonempty" => "restore-nonempty",
         "corrupt-as-valid" => "corrupt-as-valid",
+        "resume-old-cursor" => "resume-old-cursor",
         other => panic!("unknown mode {other}"),
     };
     let vxref = PathBuf::from(&args[2]);
     let socket = PathBuf::from(&args[3]);
     let real = suffixed(&socket, ".real");
+    // A restart on the same socket finds the previous relay's files: readiness must
+    // not be claimed before this relay holds the public path.
+    let _ = std::fs::remove_file(suffixed(&socket, ".ready"));
+    let _ = std::fs::remove_file(&real);
     // The reference binds the public path (so its store, lock and owner token are the
     // ones of that socket); the relay then moves its socket aside and takes the path.
     let mut cmd = Command::new(&vxref);
@@ -80,20 +91,41 @@ fn main() {
         let Ok(upstream) = UnixStream::connect(&real) else {
             continue;
         };
+        // The id of this connection's pane.attach request, once the client sent one.
+        let attach_id: Arc<Mutex<Option<Value>>> = Arc::new(Mutex::new(None));
         let last = last_argv0.clone();
-        let mut up_w = upstream.try_clone().expect("clone");
-        let mut cl_w = client.try_clone().expect("clone");
+        let up_w = upstream.try_clone().expect("clone");
+        let cl_w = client.try_clone().expect("clone");
+        let ids = attach_id.clone();
         std::thread::spawn(move || {
-            for line in BufReader::new(client).lines() {
-                let Ok(line) = line else { break };
-                if let Ok(v) = serde_json::from_str::<Value>(&line) {
-                    if v["verb"] == "pane.create" {
-                        if let Some(a0) = v["params"]["argv"][0].as_str() {
-                            *last.lock().unwrap() = Some(a0.to_string());
-                        }
-                    }
+            let mut up_w = up_w;
+            let mut reader = BufReader::new(client);
+            loop {
+                let mut line = Vec::new();
+                match reader.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
                 }
-                if writeln!(up_w, "{line}").is_err() {
+                let attach = match serde_json::from_slice::<Value>(&line) {
+                    Ok(v) => {
+                        if v["verb"] == "pane.create" {
+                            if let Some(a0) = v["params"]["argv"][0].as_str() {
+                                *last.lock().unwrap() = Some(a0.to_string());
+                            }
+                        }
+                        let attach = v["verb"] == "pane.attach";
+                        if attach {
+                            *ids.lock().unwrap() = Some(v["id"].clone());
+                        }
+                        attach
+                    }
+                    Err(_) => false,
+                };
+                if up_w.write_all(&line).is_err() {
+                    break;
+                }
+                if attach {
+                    raw_copy(reader, &mut up_w);
                     break;
                 }
             }
@@ -101,18 +133,45 @@ fn main() {
         });
         let last = last_argv0.clone();
         std::thread::spawn(move || {
-            for line in BufReader::new(upstream).lines() {
-                let Ok(line) = line else { break };
-                let out = match serde_json::from_str::<Value>(&line) {
-                    Ok(v) => rewrite(mode, v, &last).unwrap_or(line),
-                    Err(_) => line,
+            let mut cl_w = cl_w;
+            let mut reader = BufReader::new(upstream);
+            loop {
+                let mut line = Vec::new();
+                match reader.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                let v = serde_json::from_slice::<Value>(&line).ok();
+                let attached = v.as_ref().is_some_and(|v| {
+                    v.get("ok").is_some() && attach_id.lock().unwrap().as_ref() == Some(&v["id"])
+                });
+                let out = match v {
+                    Some(v) => match rewrite(mode, v, &last) {
+                        Some(text) => format!("{text}\n").into_bytes(),
+                        None => line,
+                    },
+                    None => line,
                 };
-                if writeln!(cl_w, "{out}").is_err() {
+                if cl_w.write_all(&out).is_err() {
+                    break;
+                }
+                if attached {
+                    raw_copy(reader, &mut cl_w);
                     break;
                 }
             }
+            let _ = cl_w.shutdown(std::net::Shutdown::Write);
         });
     }
+}
+
+/// Copies what `reader` buffered and everything after it, unchanged.
+fn raw_copy(mut reader: BufReader<UnixStream>, to: &mut UnixStream) {
+    let buffered = reader.buffer().to_vec();
+    if to.write_all(&buffered).is_err() {
+        return;
+    }
+    let _ = std::io::copy(reader.get_mut(), to);
 }
 
 /// The mode's defect applied to one reply; None leaves it as the reference sent it.
@@ -133,6 +192,15 @@ fn rewrite(mode: &str, mut v: Value, last: &Mutex<Option<String>>) -> Option<Str
             }
             let id = v["id"].clone();
             v = serde_json::json!({"id": id, "ok": {"checkpoint": "", "sessions": [], "windows": [], "panes": []}});
+        }
+        "resume-old-cursor" => {
+            let ok = v.get_mut("ok")?.as_object_mut()?;
+            if ok.get("reason")? != "source_changed" {
+                return None;
+            }
+            ok.remove("reason");
+            ok.remove("snapshot");
+            ok.insert("resumed".into(), Value::Bool(true));
         }
         _ => {
             let list = v["ok"]["checkpoints"].as_array_mut()?;

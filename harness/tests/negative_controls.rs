@@ -258,3 +258,27 @@ fn skipped_directory_fsync_fails_interrupted_writes_row() {
         "{s:#}"
     );
 }
+
+/// A daemon that resumes an old daemon's event cursor (`resumed: true`, no
+/// `source_changed`, no snapshot): "Resume" must fail exactly on the old-cursor
+/// scenario; its attach scenarios pass through the relay unchanged.
+#[test]
+fn old_event_cursor_resumed_fails_resume_row() {
+    let report = assert_caught(
+        &[
+            "{bin_dir}/examples/leaky_daemon",
+            "resume-old-cursor",
+            "{bin_dir}/vxref",
+            "{socket}",
+        ],
+        "@rfc-8-resume",
+        &["A new authenticated client with an old event cursor gets a source_changed snapshot"],
+    );
+    let s = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["verdict"] == "fail")
+        .unwrap();
+    assert!(s["message"].as_str().unwrap().contains("resumed"), "{s:#}");
+}
