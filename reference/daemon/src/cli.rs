@@ -45,7 +45,8 @@ pub fn command() -> Command {
             Command::new("manifest")
                 .about("Print the verb manifest (JSON), or the docs generated from it")
                 .arg(Arg::new("markdown").long("markdown").action(ArgAction::SetTrue).help("verbs as Markdown"))
-                .arg(Arg::new("errors").long("errors").action(ArgAction::SetTrue).help("error table as Markdown")),
+                .arg(Arg::new("errors").long("errors").action(ArgAction::SetTrue).help("error table as Markdown"))
+                .arg(Arg::new("events").long("events").action(ArgAction::SetTrue).help("event catalog as Markdown")),
         )
         .subcommand(
             Command::new("completions")
@@ -56,16 +57,18 @@ pub fn command() -> Command {
                         .value_parser(clap::value_parser!(clap_complete::Shell)),
                 ),
         );
-    let mut groups: Vec<&str> = VERBS.iter().filter_map(|v| v.words().next()).collect();
+    // Streaming verbs are wire-only: a CLI call is one request and one reply.
+    let cli_verbs = || VERBS.iter().filter(|v| !v.streaming);
+    let mut groups: Vec<&str> = cli_verbs().filter_map(|v| v.words().next()).collect();
     groups.dedup();
     for group in groups {
         // A one-word verb (`doctor`) is a subcommand of its own.
-        if let Some(verb) = VERBS.iter().find(|v| v.name == group) {
+        if let Some(verb) = cli_verbs().find(|v| v.name == group) {
             root = root.subcommand(verb_command(verb, group));
             continue;
         }
         let mut g = Command::new(group).subcommand_required(true);
-        for verb in VERBS.iter().filter(|v| v.words().next() == Some(group)) {
+        for verb in cli_verbs().filter(|v| v.words().next() == Some(group)) {
             let rest: Vec<&str> = verb.words().skip(1).collect();
             g = g.subcommand(verb_command(verb, &rest.join("-")));
         }
@@ -128,6 +131,8 @@ pub fn main() -> i32 {
                 print!("{}", docs_gen::verbs_markdown());
             } else if sub.get_flag("errors") {
                 print!("{}", docs_gen::errors_markdown());
+            } else if sub.get_flag("events") {
+                print!("{}", docs_gen::events_markdown());
             } else {
                 println!("{}", crate::manifest::manifest_json());
             }

@@ -1,6 +1,7 @@
 //! Docs generated from the manifest and the error table (`vxref manifest --markdown`,
 //! `vxref manifest --errors`); `docs/spec/verbs.md` and `docs/spec/errors.md` embed
-//! this output and a test keeps them in step.
+//! this output and a test keeps them in step (`vxref manifest --events`:
+//! `docs/spec/events.md`).
 
 use crate::errors::{ERROR_CLASSES, ERROR_CODES};
 use crate::manifest::{flag_name, Target, VERBS};
@@ -13,7 +14,11 @@ pub fn verbs_markdown() -> String {
     );
     out.push_str("|---|---|---|---|---|---|\n");
     for v in VERBS {
-        let cli = format!("vxref {}", v.words().collect::<Vec<_>>().join(" "));
+        let cli = if v.streaming {
+            "wire only".to_string()
+        } else {
+            format!("vxref {}", v.words().collect::<Vec<_>>().join(" "))
+        };
         let params = if v.params.is_empty() {
             "—".to_string()
         } else {
@@ -38,9 +43,9 @@ pub fn verbs_markdown() -> String {
         };
         let _ = writeln!(
             out,
-            "| `{}` | `{}` | {} | {} | {} | `{}` |",
+            "| `{}` | {} | {} | {} | {} | `{}` |",
             v.name,
-            cli,
+            if v.streaming { cli } else { format!("`{cli}`") },
             params,
             grant,
             if v.mutation { "yes" } else { "no" },
@@ -82,6 +87,57 @@ pub fn errors_markdown() -> String {
             crate::errors::exit_code_for(code),
             meaning
         );
+    }
+    out
+}
+
+pub fn events_markdown() -> String {
+    use crate::manifest::{EVENTS, SILENT_MUTATIONS};
+    let mut out = String::new();
+    out.push_str("| type | resource | data | emitted by | meaning |\n|---|---|---|---|---|\n");
+    for e in EVENTS {
+        let data = if e.fields.is_empty() {
+            "—".to_string()
+        } else {
+            e.fields
+                .iter()
+                .map(|f| {
+                    let opt = if f.required { "" } else { "?" };
+                    format!("`{}{opt}` {}", f.name, f.kind.name())
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let by = e
+            .emitted_by
+            .iter()
+            .map(|v| format!("`{v}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = writeln!(
+            out,
+            "| `{}` | `{}` | {} | {} | {} |",
+            e.name, e.resource, data, by, e.summary
+        );
+    }
+    out.push_str("\n| mutation verb without events | why |\n|---|---|\n");
+    for (verb, why) in SILENT_MUTATIONS {
+        let _ = writeln!(out, "| `{verb}` | {why} |");
+    }
+    out.push('\n');
+    for e in EVENTS.iter().filter(|e| !e.fields.is_empty()) {
+        let _ = writeln!(out, "### `{}`\n", e.name);
+        for f in e.fields {
+            let _ = writeln!(
+                out,
+                "- `{}` ({}, {}): {}",
+                f.name,
+                f.kind.name(),
+                if f.required { "always" } else { "optional" },
+                f.help
+            );
+        }
+        out.push('\n');
     }
     out
 }

@@ -17,6 +17,8 @@ pub mod docs_gen;
 pub mod doctor;
 pub mod emulator;
 pub mod errors;
+pub mod event_catalog;
+pub mod events;
 pub mod fuzzing;
 pub mod ids;
 pub mod manifest;

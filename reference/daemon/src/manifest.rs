@@ -4,6 +4,8 @@
 
 use serde_json::{json, Value};
 
+pub use crate::event_catalog::{EventField, EventType, FieldKind, EVENTS, SILENT_MUTATIONS};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParamKind {
     /// A JSON string; on the CLI, the flag's text as is.
@@ -564,6 +566,20 @@ pub const VERBS: &[Verb] = &[
         mutation: true,
         streaming: false,
         result: "{}",
+    },
+    Verb {
+        name: "events.subscribe",
+        summary: "Stream events the caller may read, from a snapshot or after a cursor (wire only; docs/spec/events.md)",
+        params: &[opt(
+            "cursor",
+            J,
+            "{\"source\":S,\"sequence\":N} from a previous stream: resume after event N",
+        )],
+        right: Read,
+        target: Target::Filtered,
+        mutation: false,
+        streaming: true,
+        result: "{source,sequence,resumed,reason?,snapshot?:{sessions,windows,panes}} then event lines",
     },
     Verb {
         name: "doctor",

@@ -5,6 +5,7 @@
 
 mod attach;
 mod config_verbs;
+mod events;
 mod panes;
 pub mod params;
 mod recovery;
@@ -114,6 +115,7 @@ pub struct State {
     exits: mpsc::UnboundedSender<Exited>,
     supervised: watch::Sender<usize>,
     sessions: watch::Sender<usize>,
+    events: crate::events::EventLog,
 }
 
 /// Handles for talking to a running reactor.
@@ -139,6 +141,7 @@ pub fn start(
     let (exits_tx, exits_rx) = mpsc::unbounded_channel();
     let (supervised_tx, supervised_rx) = watch::channel(0);
     let (sessions_tx, sessions_rx) = watch::channel(0);
+    let events = crate::events::EventLog::new(identity.source.clone());
     let state = State {
         identity,
         registry: Registry::new(owner_token, config.unknown_read),
@@ -153,6 +156,7 @@ pub fn start(
         exits: exits_tx,
         supervised: supervised_tx,
         sessions: sessions_tx,
+        events,
     };
     tokio::spawn(run(state, rx, exits_rx));
     ReactorHandle {
@@ -233,6 +237,7 @@ pub(crate) fn test_state() -> State {
         exits,
         supervised: watch::channel(0).0,
         sessions: watch::channel(0).0,
+        events: crate::events::EventLog::new("venomx/test".into()),
     }
 }
 
@@ -268,6 +273,7 @@ impl State {
                 exit_code: e.exit_code,
                 signal: e.signal,
             };
+            self.emit_exited(e.pane);
         }
         self.publish_supervised();
     }
@@ -275,6 +281,7 @@ impl State {
     fn begin_shutdown(&mut self) {
         self.stopping = true;
         self.close_all_outputs(crate::attach::ring::CloseReason::Shutdown);
+        self.close_event_streams();
         self.signal_all(Control::Terminate);
     }
 
@@ -336,6 +343,9 @@ impl State {
         }
         if verb.name == "pane.attach" {
             return Step::Done(self.pane_attach(&caller, &p));
+        }
+        if verb.name == "events.subscribe" {
+            return Step::Done(self.subscribe(&caller, &p));
         }
         if recovery::is_deferred(verb.name) {
             return Step::Deferred(caller);
@@ -467,6 +477,11 @@ impl State {
             .registry
             .issue(crate::auth::PrincipalKind::Issued, namespace, grants)
             .map_err(|_| ApiError::internal())?;
+        self.emit(
+            "principal.issued",
+            Resource::Server,
+            json!({"principal": id}),
+        );
         Ok(json!({"principal": id, "token": token}))
     }
 
@@ -479,6 +494,7 @@ impl State {
             ));
         }
         if self.registry.revoke(id) {
+            self.emit_principal_revoked(id);
             Ok(json!({}))
         } else {
             Err(ApiError::not_found("principal"))

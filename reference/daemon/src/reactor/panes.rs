@@ -115,6 +115,10 @@ impl State {
         self.live.insert(id, handle);
         self.publish_supervised();
         let mut extra = json!({});
+        let replaced = match &placement {
+            Placement::Replace { archive, .. } => Some(*archive),
+            _ => None,
+        };
         let resized = match placement {
             Placement::Root => self.topology.insert_root(record),
             Placement::Split {
@@ -143,6 +147,7 @@ impl State {
             }
         };
         self.apply_resizes(&resized);
+        self.emit_spawned(id, replaced, &principal);
         let mut out = json!({
             "pane": id.to_string(),
             "window": window.to_string(),
@@ -388,14 +393,20 @@ impl State {
                 pane.tags.remove(key);
             }
         }
+        self.emit_pane("pane.tagged", id, json!({"pane": id.to_string()}));
         Ok(json!({}))
     }
 
     pub(super) fn pane_kill(&mut self, p: &Params<'_>) -> ApiResult<Value> {
         let id = p.pane("pane")?;
+        let events = self.pane_removals(std::iter::once(id));
         let (pane, resized) = self.topology.remove_pane(id).ok_or_else(pane_not_found)?;
         self.retire_panes(&[(id, pane.principal)]);
         self.apply_resizes(&resized);
+        self.publish_all(events);
+        if pane.layer == Layer::Tiled {
+            self.emit_layout_changed(pane.window);
+        }
         Ok(json!({}))
     }
 
@@ -463,8 +474,10 @@ impl State {
                 w
             }
         };
+        let source = pane.window;
         let resized = self.topology.place(id, target, window, axis, ratio, before);
         self.apply_resizes(&resized);
+        self.emit_placed(id, source);
         let w = &self.topology.windows[&window];
         Ok(
             json!({"window": window.to_string(), "session": w.session.to_string(), "revision": w.revision}),
@@ -534,6 +547,7 @@ impl State {
             resized = self.topology.relayout(window);
         }
         self.apply_resizes(&resized);
+        self.emit_resized(id);
         let pane = &self.topology.panes[&id];
         Ok(json!({"cols": pane.cols, "rows": pane.rows}))
     }

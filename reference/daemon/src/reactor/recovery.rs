@@ -599,8 +599,7 @@ impl State {
         self.recovery.archives.extend(archives);
         self.recovery.restores += 1;
         self.note_mutation();
-        // Published at this boundary once the event system exists (issue 6).
-        drop(events);
+        self.publish_restore(events);
         Ok(mapping)
     }
 
@@ -858,6 +857,7 @@ impl State {
                 Instant::now() + Duration::from_millis(config.recovery.interval_ms);
         }
         self.config = config;
+        self.emit("config.reloaded", crate::auth::Resource::Server, json!({}));
         json!({})
     }
 

@@ -29,7 +29,12 @@ fn exhausted() -> ApiError {
 impl State {
     pub(super) fn session_create(&mut self, p: &Params<'_>) -> ApiResult<Value> {
         let name = name_param(p)?;
-        let id = self.topology.create_session(name).ok_or_else(exhausted)?;
+        let id = self
+            .topology
+            .create_session(name.clone())
+            .ok_or_else(exhausted)?;
+        let data = json!({"session": id.to_string(), "name": name});
+        self.emit("session.created", Resource::Session(id), data);
         Ok(json!({"session": id.to_string()}))
     }
 
@@ -58,7 +63,9 @@ impl State {
             .sessions
             .get_mut(&id)
             .ok_or_else(|| ApiError::not_found("session"))?;
-        s.name = name;
+        s.name = name.clone();
+        let data = json!({"session": id.to_string(), "name": name});
+        self.emit("session.renamed", Resource::Session(id), data);
         Ok(json!({}))
     }
 
@@ -68,8 +75,10 @@ impl State {
             return Err(ApiError::not_found("session"));
         }
         let principals = self.principals_in(|pane| pane.session == id);
+        let events = self.session_removals(id);
         self.topology.remove_session(id);
         self.retire_panes(&principals);
+        self.publish_all(events);
         Ok(json!({}))
     }
 
@@ -87,8 +96,10 @@ impl State {
         }
         let id = self
             .topology
-            .create_window(session, name, cols, rows)
+            .create_window(session, name.clone(), cols, rows)
             .ok_or_else(exhausted)?;
+        let data = json!({"window": id.to_string(), "session": session.to_string(), "name": name});
+        self.emit("window.created", Resource::Window(id), data);
         Ok(json!({"window": id.to_string()}))
     }
 
@@ -100,7 +111,9 @@ impl State {
             .windows
             .get_mut(&id)
             .ok_or_else(|| ApiError::not_found("window"))?;
-        w.name = name;
+        w.name = name.clone();
+        let data = json!({"window": id.to_string(), "name": name});
+        self.emit("window.renamed", Resource::Window(id), data);
         Ok(json!({}))
     }
 
@@ -110,8 +123,10 @@ impl State {
             return Err(ApiError::not_found("window"));
         }
         let principals = self.principals_in(|pane| pane.window == id);
+        let events = self.window_removals(id);
         self.topology.remove_window(id);
         self.retire_panes(&principals);
+        self.publish_all(events);
         Ok(json!({}))
     }
 
@@ -144,6 +159,7 @@ impl State {
             }
         }
         self.apply_resizes(&resized);
+        self.emit_layout_changed(id);
         Ok(json!({"revision": revision}))
     }
 
@@ -173,6 +189,7 @@ impl State {
         let revision = w.revision;
         let resized = self.topology.relayout(id);
         self.apply_resizes(&resized);
+        self.emit_layout_changed(id);
         Ok(json!({"revision": revision}))
     }
 
