@@ -92,7 +92,8 @@ fn collect(mut reader: BufReader<UnixStream>, shared: Shared) {
             }
             Ok(5) => {}
             _ => {
-                r.bad.get_or_insert("the stream ended inside a frame header".into());
+                r.bad
+                    .get_or_insert("the stream ended inside a frame header".into());
                 r.eof = true;
                 cv.notify_all();
                 return;
@@ -102,10 +103,7 @@ fn collect(mut reader: BufReader<UnixStream>, shared: Shared) {
         let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]);
         let mut payload = vec![0u8; len.min(MAX_FRAME) as usize];
         let got = if len > MAX_FRAME {
-            Err(format!(
-                "a {} frame announces {len} bytes",
-                head[0] as char
-            ))
+            Err(format!("a {} frame announces {len} bytes", head[0] as char))
         } else {
             match read_full(&mut reader, &mut payload) {
                 Ok(n) if n == payload.len() => Ok(()),
@@ -162,7 +160,10 @@ impl Viewer {
         let mut r = lock.lock().unwrap();
         loop {
             if let Some(bad) = &r.bad {
-                panic!("attach stream framing error: {bad}; frames {}", kinds(&r.frames));
+                panic!(
+                    "attach stream framing error: {bad}; frames {}",
+                    kinds(&r.frames)
+                );
             }
             if done(&r) || r.eof {
                 return f(&r);
@@ -201,7 +202,8 @@ mod tests {
         let t = std::thread::spawn(move || collect(BufReader::new(b), s2));
         use std::io::Write;
         let mut w = &a;
-        w.write_all(b"R\0\0\0\0X\0\0\0\x0e{\"exit_code\":3}").unwrap();
+        w.write_all(b"R\0\0\0\0X\0\0\0\x0e{\"exit_code\":3}")
+            .unwrap();
         w.write_all(b"O\0\0\0\x09\0\0\0\0\0\0\0\0").unwrap();
         a.shutdown(std::net::Shutdown::Both).unwrap();
         t.join().unwrap();

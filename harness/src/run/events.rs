@@ -44,6 +44,9 @@ impl Drop for Subscriber {
     }
 }
 
+/// An open stream connection: its socket and the reader holding what was buffered.
+pub type Open = (UnixStream, BufReader<UnixStream>);
+
 /// Connects, logs in with `token` when there is one, and sends the request; returns
 /// the reply (with the raw bytes seen) and the open connection's buffered reader.
 pub fn open(
@@ -51,7 +54,7 @@ pub fn open(
     token: Option<&str>,
     verb: &str,
     params: Map<String, Value>,
-) -> (Reply, Vec<u8>, Option<(UnixStream, BufReader<UnixStream>)>) {
+) -> (Reply, Vec<u8>, Option<Open>) {
     let stream = UnixStream::connect(socket)
         .unwrap_or_else(|e| panic!("cannot connect to the implementation's socket: {e}"));
     stream.set_read_timeout(Some(scaled(10_000))).ok();
@@ -180,7 +183,9 @@ impl Subscriber {
         let mut r = lock.lock().unwrap();
         loop {
             if let Some(bad) = &r.bad {
-                panic!("the event stream carried a line that is neither an event nor closed: {bad:?}");
+                panic!(
+                    "the event stream carried a line that is neither an event nor closed: {bad:?}"
+                );
             }
             if done(&r) || r.eof {
                 return f(&r);

@@ -135,7 +135,10 @@ fn sub<'a>(w: &'a Inner, name: &str) -> &'a Subscriber {
 }
 
 fn viewer<'a>(w: &'a Inner, name: &str) -> &'a Viewer {
-    w.streams.viewers.get(name).unwrap_or_else(|| missing(w, name))
+    w.streams
+        .viewers
+        .get(name)
+        .unwrap_or_else(|| missing(w, name))
 }
 
 fn missing(w: &Inner, name: &str) -> ! {
@@ -225,7 +228,10 @@ fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
         assert_eq!(got, want, "event types received by {}", &c[1]);
         return true;
     }
-    if let Some(c) = step!(t, r#"^"(\w+)" receives the restore's events in the RFC's order$"#) {
+    if let Some(c) = step!(
+        t,
+        r#"^"(\w+)" receives the restore's events in the RFC's order$"#
+    ) {
         let reply = w.last().result.clone();
         let v = reply.unwrap_or_else(|e| panic!("the restore failed: {e}"));
         let r = Restored::from_result(&v);
@@ -328,7 +334,10 @@ fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
         w.last = Some(reply);
         return true;
     }
-    if let Some(c) = step!(t, r#"^the stream of "(\w+)" is a snapshot, READY, then EXIT$"#) {
+    if let Some(c) = step!(
+        t,
+        r#"^the stream of "(\w+)" is a snapshot, READY, then EXIT$"#
+    ) {
         let frames = viewer(w, &c[1]).wait(
             "an X frame",
             WAIT_MS,
@@ -349,11 +358,13 @@ fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
         );
         let json = frames[x].json();
         w.transcript.extend_from_slice(json.to_string().as_bytes());
-        w.vars
-            .insert(format!("{}_exit", &c[1]), json.to_string());
+        w.vars.insert(format!("{}_exit", &c[1]), json.to_string());
         return true;
     }
-    if let Some(c) = step!(t, r#"^the stream of "(\w+)" begins with a snapshot, then READY$"#) {
+    if let Some(c) = step!(
+        t,
+        r#"^the stream of "(\w+)" begins with a snapshot, then READY$"#
+    ) {
         let frames = viewer(w, &c[1]).wait(
             "S and R frames",
             WAIT_MS,
@@ -420,7 +431,10 @@ fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
 
 /// Does the event name one of `resources`, as its resource or in its data?
 fn mentions(e: &Value, resources: &BTreeSet<String>) -> bool {
-    if e["resource"].as_str().is_some_and(|r| resources.contains(r)) {
+    if e["resource"]
+        .as_str()
+        .is_some_and(|r| resources.contains(r))
+    {
         return true;
     }
     let Some(data) = e["data"].as_object() else {
@@ -468,7 +482,11 @@ fn check_restore_events(all: &[Value], r: &Restored, s: &Subscriber) {
     let np = r.panes.len();
     let expect = |e: &Value, kind: &str, id: &str| {
         assert_eq!(e["data"][kind], id, "{kind} of {e}");
-        assert_eq!(e["resource"], format!("{kind}:{id}").as_str(), "resource of {e}");
+        assert_eq!(
+            e["resource"],
+            format!("{kind}:{id}").as_str(),
+            "resource of {e}"
+        );
     };
     for (e, (_, id)) in evs.iter().zip(&r.sessions) {
         expect(e, "session", id);
@@ -582,7 +600,10 @@ fn judge_race(w: &mut Inner, witness: &str) {
             );
             let mut want = r.expected_types();
             want.push("session.created".into());
-            assert_eq!(got, want, "{name}: events after a snapshot without the restore");
+            assert_eq!(
+                got, want,
+                "{name}: events after a snapshot without the restore"
+            );
         } else {
             assert_eq!(
                 shown,
@@ -594,7 +615,11 @@ fn judge_race(w: &mut Inner, witness: &str) {
                 "{name}: a snapshot with the restore has head {} before recovery.restored {done}",
                 s.head
             );
-            assert_eq!(got, ["session.created"], "{name}: events after a full snapshot");
+            assert_eq!(
+                got,
+                ["session.created"],
+                "{name}: events after a full snapshot"
+            );
         }
     }
 }
@@ -602,7 +627,11 @@ fn judge_race(w: &mut Inner, witness: &str) {
 /// Resource names (`pane:p3`) of a snapshot's entities.
 fn snapshot_resources(snap: &Value) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    for (list, kind) in [("sessions", "session"), ("windows", "window"), ("panes", "pane")] {
+    for (list, kind) in [
+        ("sessions", "session"),
+        ("windows", "window"),
+        ("panes", "pane"),
+    ] {
         for e in snap[list].as_array().map(Vec::as_slice).unwrap_or(&[]) {
             if let Some(id) = e[kind].as_str() {
                 out.insert(format!("{kind}:{id}"));
@@ -614,5 +643,7 @@ fn snapshot_resources(snap: &Value) -> BTreeSet<String> {
 
 /// `\e` and `\a` in a step's text stand for ESC and BEL.
 fn unescape(s: &str) -> Vec<u8> {
-    s.replace("\\e", "\u{1b}").replace("\\a", "\u{7}").into_bytes()
+    s.replace("\\e", "\u{1b}")
+        .replace("\\a", "\u{7}")
+        .into_bytes()
 }
