@@ -202,7 +202,7 @@ mod tests {
         let t = std::thread::spawn(move || collect(BufReader::new(b), s2));
         use std::io::Write;
         let mut w = &a;
-        w.write_all(b"R\0\0\0\0X\0\0\0\x0e{\"exit_code\":3}")
+        w.write_all(b"R\0\0\0\0X\0\0\0\x0f{\"exit_code\":3}")
             .unwrap();
         w.write_all(b"O\0\0\0\x09\0\0\0\0\0\0\0\0").unwrap();
         a.shutdown(std::net::Shutdown::Both).unwrap();
