@@ -123,12 +123,13 @@ Feature: Events/clients
 
   @rfc-6-failed-restore-no-events
   Scenario: A refused second restore emits no event
-    Given checkpoint "f1" of format 1 with generation 1 is planted in the store
+    Given checkpoint "f3" of format 3 with generation 1 is planted in the store
     And a daemon started with recovery enabled
     When the owner subscribes to events as "owner"
-    And the owner calls "recovery.restore" with {"checkpoint":"$f1"}
+    And the owner calls "recovery.restore" with {"checkpoint":"$f3"}
     Then "owner" receives the restore's events in the RFC's order
-    When the owner calls "recovery.restore" with {"checkpoint":"$f1"}
+    And in "owner", the pane restored from "p1" exited with code 3
+    When the owner calls "recovery.restore" with {"checkpoint":"$f3"}
     Then the call fails with "conflict.not_empty"
     When the owner calls "session.create" with {"name":"marker"}
     Then the events of "owner" after its "recovery.restored" event are, in order: session.created

@@ -491,11 +491,22 @@ fn check_restore_events(all: &[Value], r: &Restored, s: &Subscriber) {
     for (e, (_, id)) in evs.iter().zip(&r.sessions) {
         expect(e, "session", id);
     }
+    // Containers before children: every parent named is one the restore created.
+    let parent = |e: &Value, kind: &str, list: &[(String, String)]| {
+        let id = e["data"][kind].as_str().unwrap_or("");
+        assert!(
+            list.iter().any(|(_, cur)| cur == id),
+            "{kind} of {e} is not a restored {kind}"
+        );
+    };
     for (e, (_, id)) in evs[ns..].iter().zip(&r.windows) {
         expect(e, "window", id);
+        parent(e, "session", &r.sessions);
     }
     for (e, (_, id)) in evs[ns + nw..].iter().zip(&r.panes) {
         expect(e, "pane", id);
+        parent(e, "window", &r.windows);
+        parent(e, "session", &r.sessions);
     }
     for (e, (_, id)) in evs[ns + nw + np..].iter().zip(&r.panes) {
         expect(e, "pane", id);
