@@ -9,6 +9,9 @@
 //! - `resume-old-cursor`: an `events.subscribe` answered with `source_changed` is
 //!   answered as a resume instead (`resumed: true`, no reason, no snapshot), as if
 //!   an old daemon's cursor were valid in the new source (RFC §5 "Resume").
+//! - `restored-to-all`: every `recovery.restored` event is also delivered to the
+//!   event subscriptions of principals other than the owner, whatever their grants
+//!   (RFC §8: it requires read on `server:root`).
 //!
 //! After the `ok` reply to `pane.attach` the relay copies bytes unchanged both ways:
 //! the binary frames are not lines.
@@ -34,6 +37,7 @@ fn main() {
         "restore-nonempty" => "restore-nonempty",
         "corrupt-as-valid" => "corrupt-as-valid",
         "resume-old-cursor" => "resume-old-cursor",
+        "restored-to-all" => "restored-to-all",
         other => panic!("unknown mode {other}"),
     };
     let vxref = PathBuf::from(&args[2]);
@@ -86,6 +90,12 @@ fn main() {
         });
     }
     let last_argv0: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
+    let owner_token = std::fs::read_to_string(suffixed(&socket, ".owner"))
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    // Event subscriptions of principals other than the owner, for `restored-to-all`.
+    let others: Arc<Mutex<Vec<Writer>>> = Arc::new(Mutex::new(Vec::new()));
     for conn in listener.incoming() {
         let Ok(client) = conn else { continue };
         let Ok(upstream) = UnixStream::connect(&real) else {
@@ -95,10 +105,12 @@ fn main() {
         let attach_id: Arc<Mutex<Option<Value>>> = Arc::new(Mutex::new(None));
         let last = last_argv0.clone();
         let up_w = upstream.try_clone().expect("clone");
-        let cl_w = client.try_clone().expect("clone");
+        let cl_w: Writer = Arc::new(Mutex::new(client.try_clone().expect("clone")));
         let ids = attach_id.clone();
+        let (mine, owner, subs) = (cl_w.clone(), owner_token.clone(), others.clone());
         std::thread::spawn(move || {
             let mut up_w = up_w;
+            let mut by_owner = false;
             let mut reader = BufReader::new(client);
             loop {
                 let mut line = Vec::new();
@@ -112,6 +124,12 @@ fn main() {
                             if let Some(a0) = v["params"]["argv"][0].as_str() {
                                 *last.lock().unwrap() = Some(a0.to_string());
                             }
+                        }
+                        if v["verb"] == "auth.login" {
+                            by_owner = v["params"]["token"] == owner.as_str();
+                        }
+                        if v["verb"] == "events.subscribe" && !by_owner {
+                            subs.lock().unwrap().push(mine.clone());
                         }
                         let attach = v["verb"] == "pane.attach";
                         if attach {
@@ -132,8 +150,8 @@ fn main() {
             let _ = up_w.shutdown(std::net::Shutdown::Write);
         });
         let last = last_argv0.clone();
+        let others = others.clone();
         std::thread::spawn(move || {
-            let mut cl_w = cl_w;
             let mut reader = BufReader::new(upstream);
             loop {
                 let mut line = Vec::new();
@@ -145,6 +163,18 @@ fn main() {
                 let attached = v.as_ref().is_some_and(|v| {
                     v.get("ok").is_some() && attach_id.lock().unwrap().as_ref() == Some(&v["id"])
                 });
+                let restored = v
+                    .as_ref()
+                    .is_some_and(|v| v["event"]["type"] == "recovery.restored");
+                if mode == "restored-to-all" && restored {
+                    // Delivered to the others before this subscriber sees it, so a
+                    // client that waits for its own copy knows the others have theirs.
+                    for other in others.lock().unwrap().iter() {
+                        if !Arc::ptr_eq(other, &cl_w) {
+                            let _ = other.lock().unwrap().write_all(&line);
+                        }
+                    }
+                }
                 let out = match v {
                     Some(v) => match rewrite(mode, v, &last) {
                         Some(text) => format!("{text}\n").into_bytes(),
@@ -152,18 +182,22 @@ fn main() {
                     },
                     None => line,
                 };
-                if cl_w.write_all(&out).is_err() {
+                if cl_w.lock().unwrap().write_all(&out).is_err() {
                     break;
                 }
                 if attached {
-                    raw_copy(reader, &mut cl_w);
+                    // Attach connections are never subscriptions: no other writer.
+                    raw_copy(reader, &mut cl_w.lock().unwrap());
                     break;
                 }
             }
-            let _ = cl_w.shutdown(std::net::Shutdown::Write);
+            let _ = cl_w.lock().unwrap().shutdown(std::net::Shutdown::Write);
         });
     }
 }
+
+/// A client connection's write side, shared by the threads that may write to it.
+type Writer = Arc<Mutex<UnixStream>>;
 
 /// Copies what `reader` buffered and everything after it, unchanged.
 fn raw_copy(mut reader: BufReader<UnixStream>, to: &mut UnixStream) {
@@ -193,6 +227,7 @@ fn rewrite(mode: &str, mut v: Value, last: &Mutex<Option<String>>) -> Option<Str
             let id = v["id"].clone();
             v = serde_json::json!({"id": id, "ok": {"checkpoint": "", "sessions": [], "windows": [], "panes": []}});
         }
+        "restored-to-all" => return None,
         "resume-old-cursor" => {
             let ok = v.get_mut("ok")?.as_object_mut()?;
             if ok.get("reason")? != "source_changed" {
