@@ -117,7 +117,11 @@ pub fn events_markdown() -> String {
         let _ = writeln!(
             out,
             "| `{}` | `{}` | {} | {} | {} |",
-            e.name, e.resource, data, by, e.summary
+            e.name,
+            e.resource.replace('|', "` or `"),
+            data,
+            by,
+            e.summary
         );
     }
     out.push_str("\n| mutation verb without events | why |\n|---|---|\n");

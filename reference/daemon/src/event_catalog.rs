@@ -141,8 +141,16 @@ pub const EVENTS: &[EventType] = &[
             WINDOW,
             SESSION,
             req("layer", S, "`tiled` or `float`"),
-            opt("argv0", S, "basename of argv[0]; absent for restored archives"),
-            opt("float", O, "only for layer float: `{z, geometry:{col,row,cols,rows}}`"),
+            opt(
+                "argv0",
+                S,
+                "basename of argv[0]; absent for restored archives",
+            ),
+            opt(
+                "float",
+                O,
+                "only for layer float: `{z, geometry:{col,row,cols,rows}}`",
+            ),
         ],
         emitted_by: &[
             "pane.create",
@@ -196,7 +204,13 @@ pub const EVENTS: &[EventType] = &[
         resource: "server|pane",
         summary: "A principal exists: `server:root` for grant.issue, `pane:<id>` for a pane's own",
         fields: &[PRINCIPAL],
-        emitted_by: &["grant.issue", "pane.create", "pane.split", "pane.float", "pane.relaunch"],
+        emitted_by: &[
+            "grant.issue",
+            "pane.create",
+            "pane.split",
+            "pane.float",
+            "pane.relaunch",
+        ],
     },
     EventType {
         name: "principal.revoked",
@@ -226,8 +240,14 @@ pub const EVENTS: &[EventType] = &[
 
 /// Mutation verbs that emit nothing, and why (listed in the docs).
 pub const SILENT_MUTATIONS: &[(&str, &str)] = &[
-    ("pane.send", "input is not daemon state, and events never carry terminal text"),
-    ("config.set", "writes the config file only; `config.reload` activates it"),
+    (
+        "pane.send",
+        "input is not daemon state, and events never carry terminal text",
+    ),
+    (
+        "config.set",
+        "writes the config file only; `config.reload` activates it",
+    ),
     ("recovery.checkpoint", "writes the store only"),
     ("recovery.forget", "writes the store only"),
 ];

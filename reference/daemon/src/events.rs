@@ -163,7 +163,11 @@ impl EventLog {
             CursorFit::SourceChanged
         } else if sequence > self.head {
             CursorFit::Future
-        } else if sequence == self.head || self.ring.front().is_some_and(|e| e.sequence <= sequence + 1)
+        } else if sequence == self.head
+            || self
+                .ring
+                .front()
+                .is_some_and(|e| e.sequence <= sequence + 1)
         {
             CursorFit::Resumable
         } else {

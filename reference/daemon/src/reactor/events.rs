@@ -77,11 +77,12 @@ impl State {
     /// event's recorded ancestry and the grants they hold now.
     pub(super) fn publish(&mut self, event: Pending) {
         let registry = &self.registry;
-        self.events.publish(event, |id, resource, ancestry| match registry.get(id) {
-            None => Access::Revoked,
-            Some(p) if registry.allows(p, Right::Read, resource, ancestry) => Access::Allowed,
-            Some(_) => Access::Denied,
-        });
+        self.events
+            .publish(event, |id, resource, ancestry| match registry.get(id) {
+                None => Access::Revoked,
+                Some(p) if registry.allows(p, Right::Read, resource, ancestry) => Access::Allowed,
+                Some(_) => Access::Denied,
+            });
     }
 
     pub(super) fn publish_all(&mut self, events: Vec<Pending>) {
@@ -219,7 +220,11 @@ impl State {
             .find(|p| p.principal.as_deref() == Some(principal))
             .map(|p| p.id);
         let resource = pane.map_or(Resource::Server, Resource::Pane);
-        self.emit("principal.revoked", resource, json!({"principal": principal}));
+        self.emit(
+            "principal.revoked",
+            resource,
+            json!({"principal": principal}),
+        );
     }
 
     /// A supervised process was reaped while its pane is in the topology.
