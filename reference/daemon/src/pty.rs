@@ -188,8 +188,31 @@ fn signal_group(pid: u32, signal: Signal) {
 fn feed(emulator: &Mutex<Emulator>, output: &PaneOutput, bytes: &[u8]) {
     if let Ok(mut e) = emulator.lock() {
         e.feed(bytes);
-        output.append(bytes);
+        output.append_quiet(bytes);
     }
+}
+
+/// Output read in one burst before viewers are woken and the supervisor's other
+/// duties (signals, exit) get a turn.
+const BURST: usize = 256 * 1024;
+
+/// Keeps reading while output is already waiting (a PTY read returns at most a few
+/// KiB), so a fast producer wakes viewers once per burst. Returns true at EOF.
+fn read_burst(s: &mut Supervisor, buf: &mut [u8], mut done: usize) -> bool {
+    use std::future::Future as _;
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    while done < BURST {
+        let read = std::pin::pin!(s.reader.read(buf)).poll(&mut cx);
+        match read {
+            std::task::Poll::Ready(Ok(n)) if n > 0 => {
+                feed(&s.emulator, &s.output, &buf[..n]);
+                done += n;
+            }
+            std::task::Poll::Ready(_) => return true,
+            std::task::Poll::Pending => break,
+        }
+    }
+    false
 }
 
 async fn supervise(mut s: Supervisor) {
@@ -203,7 +226,11 @@ async fn supervise(mut s: Supervisor) {
         tokio::select! {
             read = s.reader.read(&mut buf), if !eof => match read {
                 Ok(0) | Err(_) => eof = true,
-                Ok(n) => feed(&s.emulator, &s.output, &buf[..n]),
+                Ok(n) => {
+                    feed(&s.emulator, &s.output, &buf[..n]);
+                    eof = read_burst(&mut s, &mut buf, n);
+                    s.output.announce();
+                }
             },
             status = s.child.wait() => break status.ok(),
             c = s.control.recv(), if control_open => match c {
@@ -228,7 +255,10 @@ async fn supervise(mut s: Supervisor) {
         let until = Instant::now() + DRAIN_MAX;
         while Instant::now() < until {
             match tokio::time::timeout(DRAIN_IDLE, s.reader.read(&mut buf)).await {
-                Ok(Ok(n)) if n > 0 => feed(&s.emulator, &s.output, &buf[..n]),
+                Ok(Ok(n)) if n > 0 => {
+                    feed(&s.emulator, &s.output, &buf[..n]);
+                    s.output.announce();
+                }
                 _ => break,
             }
         }

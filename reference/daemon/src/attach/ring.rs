@@ -121,7 +121,20 @@ impl PaneOutput {
         self.changed.send_modify(|v| *v = v.wrapping_add(1));
     }
 
+    /// Appends and wakes the viewers.
     pub fn append(&self, bytes: &[u8]) {
+        self.append_quiet(bytes);
+        self.announce();
+    }
+
+    /// Wakes the viewers after [`Self::append_quiet`].
+    pub fn announce(&self) {
+        self.bump();
+    }
+
+    /// Appends without waking anyone: a producer reading a burst wakes viewers once
+    /// per burst, not once per PTY read.
+    pub fn append_quiet(&self, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
         }
@@ -143,7 +156,6 @@ impl PaneOutput {
             }
             g.buf.extend(bytes);
         }
-        self.bump();
     }
 
     /// `(start, end)`: the absolute offsets the ring holds.
