@@ -241,3 +241,14 @@ Feature: Events/clients
     Then the call fails with "conflict.checkpoint_corrupt"
     When the owner calls "session.create" with {"name":"marker"}
     Then the events of "owner" are, in order: session.created
+
+  @rfc-8-restore-event-order
+  Scenario: Restored pane IDs past p9 are announced in numeric order, not text order
+    Given checkpoint "f2" of format 2 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner has used up 8 pane IDs and left the tree empty
+    And the owner subscribes to events as "owner"
+    And the owner calls "recovery.restore" with {"checkpoint":"$f2"}
+    Then the call succeeds
+    And the result "panes.2.current" is not "p2"
+    And "owner" receives the restore's events in the RFC's order

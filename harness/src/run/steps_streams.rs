@@ -316,6 +316,14 @@ fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
         return true;
     }
 
+    if let Some(c) = step!(
+        t,
+        r"^the owner has used up (\d+) pane IDs and left the tree empty$"
+    ) {
+        use_up_pane_ids(w, c[1].parse().unwrap());
+        return true;
+    }
+
     // ---- attach
     if let Some(c) = step!(
         t,
@@ -427,6 +435,36 @@ fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
         return true;
     }
     false
+}
+
+/// Creates and removes `n` panes, so the next pane IDs are past single digits and
+/// numeric order differs from text order.
+fn use_up_pane_ids(w: &mut Inner, n: usize) {
+    let token = w.owner_token();
+    let call = |w: &mut Inner, verb: &str, params: Value| -> Value {
+        let Value::Object(p) = params else {
+            unreachable!()
+        };
+        let r = w.wire(Some(&token), verb, p);
+        r.result
+            .unwrap_or_else(|e| panic!("harness-error: {verb} failed: {e}"))
+    };
+    let s = call(w, "session.create", json!({"name": "scratch"}));
+    let session = s["session"].clone();
+    // One tiled pane per window.
+    for _ in 0..n {
+        let win = call(
+            w,
+            "window.create",
+            json!({"session": session, "name": "scratch"}),
+        );
+        call(
+            w,
+            "pane.create",
+            json!({"window": win["window"], "argv": ["/bin/sh", "-c", "exit 0"]}),
+        );
+    }
+    call(w, "session.kill", json!({"session": session}));
 }
 
 /// Does the event name one of `resources`, as its resource or in its data?
