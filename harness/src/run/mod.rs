@@ -6,6 +6,7 @@ mod events;
 mod fixtures;
 mod profile;
 mod report;
+mod restore_events;
 mod steps;
 mod steps_streams;
 mod world;
