@@ -225,10 +225,9 @@ struct Prepared {
     screens: Vec<(PaneId, Emulator)>,
     archives: Vec<(PaneId, Archive)>,
     mapping: Value,
-    /// RFC §8's events in commit order, for the event system (issue 6) to publish at
-    /// the commit boundary. Their data is the committed resources' ordinary entity
-    /// JSON, rendered from the state at publication (everything is committed in the
-    /// same turn), so the records hold only IDs.
+    /// RFC §8's events in commit order, published at the commit boundary
+    /// (`reactor/events.rs`). Their data is rendered from the committed state in the
+    /// same turn, so the records hold only IDs.
     events: Vec<RestoreEvent>,
 }
 
