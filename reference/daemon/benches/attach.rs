@@ -11,6 +11,10 @@
 //!   `tmux wait-for done<i>`, with `tmux attach` running under a PTY of 80x24 whose
 //!   output a thread drains.
 //!
+//! A vxref viewer that falls out of the ring (`CLOSE lagging`, possible on a loaded
+//! machine: the producer never waits) reattaches with its offset, as the protocol
+//! intends, and the count is reported.
+//!
 //! Rounds alternate the two; medians and the ratio tmux/vxref (>= 1.0: vxref at least
 //! as fast). Environment: `VXBENCH_ROUNDS` (default 5), `VXBENCH_MIB` (default 256).
 
@@ -107,8 +111,9 @@ impl Vx {
             .unwrap_or_else(|| panic!("{verb}: {v}"))
     }
 
-    /// One round: spawn, attach, drain to EXIT; returns the time and the bytes read.
-    fn round(&mut self, file: &Path) -> (Duration, u64) {
+    /// One round: spawn, attach, drain to EXIT; returns the time, the final offset and
+    /// how often the viewer lagged and reattached.
+    fn round(&mut self, file: &Path) -> (Duration, u64, u32) {
         let t = Instant::now();
         let p = self.call(
             "pane.create",
@@ -117,20 +122,29 @@ impl Vx {
         let pane = p["pane"].as_str().unwrap().to_string();
         let mut a = client::attach(&self.socket, Some(&self.token), &pane, None)
             .unwrap_or_else(|e| panic!("attach: {e:?}"));
-        let mut bytes = 0u64;
+        let mut at = a.offset();
+        let mut lags = 0;
         loop {
             match a.read_frame().expect("frame").expect("open") {
-                Frame::Output { bytes: b, .. } => bytes += b.len() as u64,
+                Frame::Output { offset, bytes } => at = offset + bytes.len() as u64,
                 Frame::Exit(_) => break,
                 Frame::Snapshot(_) | Frame::Ready => {}
+                // A viewer that fell out of the ring resumes from where it was, as
+                // the protocol intends; it gets a snapshot and the current end.
+                Frame::Close(r) if r == "lagging" => {
+                    lags += 1;
+                    let source = a.source().to_string();
+                    a = client::attach(&self.socket, Some(&self.token), &pane, Some((&source, at)))
+                        .unwrap_or_else(|e| panic!("reattach: {e:?}"));
+                    at = a.offset();
+                }
                 other => panic!("unexpected {other:?}"),
             }
         }
         let elapsed = t.elapsed();
-        bytes += a.offset();
         drop(a);
         self.call("pane.kill", json!({"pane": pane}));
-        (elapsed, bytes)
+        (elapsed, at, lags)
     }
 }
 
@@ -253,11 +267,13 @@ fn main() {
         "sleep 100000",
     ]);
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let mut total_lags = 0;
     for i in 0..rounds {
-        let (t_vx, b_vx) = vx.round(&file);
+        let (t_vx, b_vx, lags) = vx.round(&file);
+        total_lags += lags;
         let (t_tm, b_tm) = tmux.round(&file, i);
         println!(
-            "round {i}: vxref {:.3} s ({} MiB streamed)  tmux {:.3} s ({} KiB to its client)",
+            "round {i}: vxref {:.3} s ({} MiB, {lags} lagging reattaches)  tmux {:.3} s ({} KiB to its client)",
             t_vx.as_secs_f64(),
             b_vx >> 20,
             t_tm.as_secs_f64(),
@@ -268,7 +284,7 @@ fn main() {
     }
     let (m_vx, m_tm) = (median(&mut ours), median(&mut theirs));
     println!(
-        "median: vxref {:.3} s ({:.0} MiB/s)  tmux {:.3} s  ratio tmux/vxref {:.2}",
+        "median: vxref {:.3} s ({:.0} MiB/s)  tmux {:.3} s  ratio tmux/vxref {:.2}  ({total_lags} lagging reattaches in all)",
         m_vx.as_secs_f64(),
         mib as f64 / m_vx.as_secs_f64(),
         m_tm.as_secs_f64(),

@@ -468,3 +468,38 @@ fn unknown_panes_bad_resume_and_read_denial() {
         "denied.read"
     );
 }
+
+#[test]
+fn shutdown_and_session_kill_close_streams() {
+    let mut d = Daemon::start();
+    let pane = d.pane(r#"["cat"]"#);
+    let second = d.ok(&[
+        "pane",
+        "split",
+        "--pane",
+        &pane,
+        "--axis",
+        "cols",
+        "--argv",
+        r#"["cat"]"#,
+    ]);
+    let mut a = attach(&d, &pane, None);
+    until_ready(&mut a);
+    let mut b = attach(&d, second["pane"].as_str().unwrap(), None);
+    until_ready(&mut b);
+    d.ok(&[
+        "session",
+        "kill",
+        "--session",
+        second["session"].as_str().unwrap(),
+    ]);
+    assert_eq!(next(&mut a), Frame::Close("pane_removed".into()));
+    assert_eq!(next(&mut b), Frame::Close("pane_removed".into()));
+
+    let pane = d.pane(r#"["cat"]"#);
+    let mut c = attach(&d, &pane, None);
+    until_ready(&mut c);
+    let (status, _) = d.stop();
+    assert!(status.success());
+    assert_eq!(next(&mut c), Frame::Close("shutdown".into()));
+}

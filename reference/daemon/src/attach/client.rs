@@ -95,20 +95,23 @@ impl Attached {
         if len > MAX_PAYLOAD {
             return Err(bad("frame too large"));
         }
+        if kind == frame::OUTPUT && len >= 8 {
+            // The offset is read apart so the bytes land in their own buffer as is.
+            let mut offset = [0u8; 8];
+            self.reader.read_exact(&mut offset)?;
+            let mut bytes = vec![0u8; len - 8];
+            self.reader.read_exact(&mut bytes)?;
+            return Ok(Some(Frame::Output {
+                offset: u64::from_be_bytes(offset),
+                bytes,
+            }));
+        }
         let mut payload = vec![0u8; len];
         self.reader.read_exact(&mut payload)?;
         let json = |p: &[u8]| serde_json::from_slice::<Value>(p).map_err(|_| bad("bad JSON"));
         Ok(Some(match kind {
             frame::SNAPSHOT => Frame::Snapshot(payload),
             frame::READY => Frame::Ready,
-            frame::OUTPUT if len >= 8 => {
-                let offset = u64::from_be_bytes(payload[..8].try_into().map_err(|_| bad("O"))?);
-                payload.drain(..8);
-                Frame::Output {
-                    offset,
-                    bytes: payload,
-                }
-            }
             frame::EXIT => Frame::Exit(json(&payload)?),
             frame::CLOSE => {
                 let v = json(&payload)?;

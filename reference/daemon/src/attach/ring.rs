@@ -35,19 +35,6 @@ impl CloseReason {
             CloseReason::Protocol => "protocol",
         }
     }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        [
-            CloseReason::PaneRemoved,
-            CloseReason::Lagging,
-            CloseReason::Shutdown,
-            CloseReason::Detached,
-            CloseReason::Denied,
-            CloseReason::Protocol,
-        ]
-        .into_iter()
-        .find(|r| r.as_str() == s)
-    }
 }
 
 /// How the pane's process ended (`EXIT` payload).
@@ -172,10 +159,6 @@ impl PaneOutput {
             drop(g);
             self.bump();
         }
-    }
-
-    pub fn exited(&self) -> bool {
-        self.lock().exit.is_some()
     }
 
     /// Closes every stream of this output; the first reason wins.
