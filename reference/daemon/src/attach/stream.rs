@@ -21,8 +21,9 @@ pub struct AttachStream {
     pub snapshot: Option<Vec<u8>>,
     /// Whether this viewer may send input and resize frames.
     pub write: bool,
-    /// The pane's input queue, while the pane runs and the viewer may write.
-    pub input: Option<mpsc::Sender<Vec<u8>>>,
+    /// The pane's input queue, while the pane runs and the viewer may write. Weak, so
+    /// a viewer that stays after EXIT does not keep the pane's writer alive.
+    pub input: Option<mpsc::WeakSender<Vec<u8>>>,
     /// Weak, so open streams never keep the reactor alive.
     pub reactor: mpsc::WeakSender<Msg>,
 }
@@ -118,7 +119,7 @@ struct ClientSide {
     pane: PaneId,
     principal: String,
     write: bool,
-    input: Option<mpsc::Sender<Vec<u8>>>,
+    input: Option<mpsc::WeakSender<Vec<u8>>>,
     reactor: mpsc::WeakSender<Msg>,
 }
 
@@ -142,7 +143,8 @@ async fn read_client(reader: &mut Reader, mut side: ClientSide) -> End {
             frame::INPUT => {
                 // Awaiting here only holds back this viewer's own frames: the pane's
                 // queue is bounded and the daemon never waits on it.
-                if let Some(q) = &side.input {
+                let queue = side.input.as_ref().and_then(mpsc::WeakSender::upgrade);
+                if let Some(q) = queue {
                     if !payload.is_empty() && q.send(payload).await.is_err() {
                         side.input = None;
                     }

@@ -79,7 +79,7 @@ impl State {
             }
         };
         let input = if write {
-            self.live.get(&id).map(|h| h.input_sender())
+            self.live.get(&id).map(|h| h.input_sender().downgrade())
         } else {
             None
         };
