@@ -21,11 +21,12 @@
 //! Usage: leaky_daemon MODE <vxref binary> <socket>; it creates `<socket>.ready` once
 //! it relays (profile `readiness = { kind = "file", path = "{socket}.ready" }`).
 
+use nix::sys::signal::{SigSet, Signal};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -47,29 +48,18 @@ fn main() {
     // not be claimed before this relay holds the public path.
     let _ = std::fs::remove_file(suffixed(&socket, ".ready"));
     let _ = std::fs::remove_file(&real);
-    // The reference binds the public path (so its store, lock and owner token are the
-    // ones of that socket); the relay then moves its socket aside and takes the path.
-    let mut cmd = Command::new(&vxref);
-    cmd.arg("serve")
-        .arg("--socket")
-        .arg(&socket)
-        .stdin(Stdio::null());
-    // SAFETY: prctl is async-signal-safe; the reference dies with its relay.
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
-            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
-                .map_err(std::io::Error::from)
-        });
-    }
-    let mut child = cmd.spawn().expect("start the reference");
-    let start = Instant::now();
-    while UnixStream::connect(&socket).is_err() {
-        if start.elapsed() > Duration::from_secs(20) || child.try_wait().ok().flatten().is_some() {
-            let _ = child.kill();
-            std::process::exit(1);
+    // SIGTERM is taken by a thread of the relay and passed on to the reference, so
+    // the relay's exit (what the harness waits for) comes after the reference's.
+    let mut term = SigSet::empty();
+    term.add(Signal::SIGTERM);
+    term.thread_block().expect("block SIGTERM");
+    let child = start_reference(&vxref, &socket);
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    std::thread::spawn(move || {
+        if term.wait().is_ok() {
+            let _ = nix::sys::signal::kill(pid, Signal::SIGTERM);
         }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    });
     // No moment without a socket at the public path: a second name for the
     // reference's socket, then the relay's socket atomically replaces the public one.
     std::fs::hard_link(&socket, &real).expect("second name of the reference's socket");
@@ -78,7 +68,7 @@ fn main() {
     std::fs::rename(&staging, &socket).expect("take the public path");
     // Readiness for the harness (profile: readiness kind "file").
     std::fs::write(suffixed(&socket, ".ready"), b"").expect("ready file");
-    // The relay dies with the reference; the reference dies with the relay's TERM.
+    // The relay exits with the reference, with its status.
     let child = Arc::new(Mutex::new(child));
     {
         let child = child.clone();
@@ -193,6 +183,49 @@ fn main() {
             }
             let _ = cl_w.lock().unwrap().shutdown(std::net::Shutdown::Write);
         });
+    }
+}
+
+/// Starts the reference on the public path and waits until it accepts connections.
+/// The reference of a relay that was just killed may still hold the socket's lock
+/// for a moment (it dies by its parent-death signal), so a start that fails early is
+/// retried.
+fn start_reference(vxref: &Path, socket: &Path) -> Child {
+    let start = Instant::now();
+    loop {
+        let mut cmd = Command::new(vxref);
+        cmd.arg("serve")
+            .arg("--socket")
+            .arg(socket)
+            .stdin(Stdio::null());
+        // SAFETY: prctl and sigprocmask are async-signal-safe; the reference dies
+        // with its relay and gets SIGTERM back unblocked.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+                nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)?;
+                let mut term = SigSet::empty();
+                term.add(Signal::SIGTERM);
+                term.thread_unblock().map_err(std::io::Error::from)
+            });
+        }
+        let mut child = cmd.spawn().expect("start the reference");
+        loop {
+            if UnixStream::connect(socket).is_ok() {
+                return child;
+            }
+            if child.try_wait().ok().flatten().is_some() {
+                break;
+            }
+            if start.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                std::process::exit(1);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if start.elapsed() > Duration::from_secs(20) {
+            std::process::exit(1);
+        }
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
