@@ -42,6 +42,18 @@ pub struct EventType {
 }
 
 impl EventType {
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "type": self.name,
+            "resource": self.resource,
+            "summary": self.summary,
+            "data": self.fields.iter().map(|f| serde_json::json!({
+                "name": f.name, "type": f.kind.name(), "required": f.required, "help": f.help,
+            })).collect::<Vec<_>>(),
+            "emitted_by": self.emitted_by,
+        })
+    }
+
     pub fn field(&self, name: &str) -> Option<&'static EventField> {
         self.fields.iter().find(|f| f.name == name)
     }

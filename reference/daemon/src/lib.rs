@@ -6,7 +6,8 @@
 //! - [`config::zon::parse`] / [`config::zon::write`] and [`config::check_text`]: the
 //!   ZON config reader/writer (fuzzed by `fuzz/fuzz_targets/zon_config.rs`).
 //! - [`client::call`]: one request over the socket, as the CLI sends it.
-//! - [`manifest::VERBS`]: the verb table; [`errors`]: codes and exit codes.
+//! - [`manifest::VERBS`]: the verb table; [`manifest::EVENTS`]: the event catalog;
+//!   [`errors`]: codes and exit codes.
 
 pub mod attach;
 pub mod auth;

@@ -604,6 +604,7 @@ pub fn manifest_json() -> Value {
     json!({
         "manifest": 1,
         "verbs": VERBS.iter().map(Verb::to_json).collect::<Vec<_>>(),
+        "events": EVENTS.iter().map(EventType::to_json).collect::<Vec<_>>(),
     })
 }
 
