@@ -102,3 +102,153 @@ Feature: Events/clients
     Then the call succeeds
     And the result "recovery" is absent
     And the result "history" is []
+
+  @rfc-8-restore-event-order
+  Scenario: Restore while subscribed emits created events in numeric order, pane.exited per archive, then recovery.restored
+    Given checkpoint "f2" of format 2 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner subscribes to events as "owner"
+    Then the call succeeds
+    And the result "resumed" is false
+    And the result "reason" is absent
+    And the result "snapshot.sessions" is []
+    When the owner calls "recovery.restore" with {"checkpoint":"$f2"}
+    Then the call succeeds
+    And "owner" receives the restore's events in the RFC's order
+    And the events of "owner" are, in order: session.created, window.created, pane.created, pane.created, pane.created, pane.exited, pane.exited, pane.exited, recovery.restored
+    And in "owner", the pane restored from "p0" exited with code 0
+    And in "owner", the pane restored from "p1" exited with no code
+    And in "owner", the pane restored from "p1" was created with layer "float"
+    And in "owner", the pane restored from "p2" was created with layer "float"
+
+  @rfc-6-failed-restore-no-events
+  Scenario: A refused second restore emits no event
+    Given checkpoint "f3" of format 3 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner subscribes to events as "owner"
+    And the owner calls "recovery.restore" with {"checkpoint":"$f3"}
+    Then "owner" receives the restore's events in the RFC's order
+    And in "owner", the pane restored from "p1" exited with code 3
+    When the owner calls "recovery.restore" with {"checkpoint":"$f3"}
+    Then the call fails with "conflict.not_empty"
+    When the owner calls "session.create" with {"name":"marker"}
+    Then the events of "owner" after its "recovery.restored" event are, in order: session.created
+
+  @rfc-5-no-partial-graph
+  Scenario: Restore snapshot race exposes all or none
+    Given checkpoint "f2" of format 2 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner subscribes to events as "witness"
+    And 6 owner subscriptions start while the owner restores "$f2"
+    Then the call succeeds
+    And "witness" receives the restore's events in the RFC's order
+    And every racing snapshot shows all or none of the restored resources, consistent with the events of "witness"
+
+  @rfc-6-relaunch-closes-streams
+  Scenario: Relaunch closes the archive's stream with pane_removed; the old ID cannot be attached; the new pane's stream starts at 0
+    Given checkpoint "f1" of format 1 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner calls "recovery.restore" with {"checkpoint":"$f1"}
+    And the result "panes.0.current" is saved as $archive
+    And the owner calls "server.info"
+    And the result "source" is saved as $source
+    And the owner attaches to pane "$archive" as "old"
+    Then the call succeeds
+    And the result "offset" is 0
+    And the stream of "old" is a snapshot, READY, then EXIT
+    When the owner calls "pane.relaunch" with {"pane":"$archive","argv":["/bin/sh","-c","sleep 60"],"ack_orphans":true}
+    Then the call succeeds
+    And the result "pane" is saved as $fresh
+    And the stream of "old" closes with reason "pane_removed"
+    When the owner attaches to pane "$archive" as "again" resuming source "$source" at offset 0
+    Then the call fails with "not_found.pane"
+    When the owner attaches to pane "$archive" as "again"
+    Then the call fails with "not_found.pane"
+    When the owner attaches to pane "$fresh" as "fresh"
+    Then the call succeeds
+    And the result "pane" is "$fresh"
+    And the result "pane" is not "$archive"
+    And the result "resumed" is false
+    And the result "offset" is 0
+    And the stream of "fresh" begins with a snapshot, then READY
+
+  @rfc-8-restored-event-read-root
+  Scenario: A client with read on one session sees neither another session's restored resources nor their events
+    Given checkpoint "f1" of format 1 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner calls "recovery.restore" with {"checkpoint":"$f1"}
+    And the result "panes.0.current" is saved as $archive
+    And the owner calls "session.create" with {"name":"other"}
+    And the result "session" is saved as $other
+    And the owner calls "grant.issue" with {"grants":["read@session:$other"]}
+    And the result "token" is saved as $scoped
+    And a client with token "$scoped" subscribes to events as "scoped"
+    Then the call succeeds
+    And the result "snapshot.sessions.0.session" is "$other"
+    And the result "snapshot.sessions.1" is absent
+    And the result "snapshot.panes" is []
+    When the owner subscribes to events as "owner"
+    Then the result "snapshot.panes.0.pane" is "$archive"
+    And the result "snapshot.panes.0.recovery.previous_pane" is "p0"
+    When the owner calls "pane.relaunch" with {"pane":"$archive","argv":["/bin/sh","-c","sleep 60"],"ack_orphans":true}
+    And the owner calls "window.create" with {"session":"$other","name":"marker"}
+    Then the events of "owner" are, in order: principal.issued, pane.removed, pane.created, window.layout_changed, window.created
+    And the events of "scoped" are, in order: window.created
+
+  @rfc-8-restored-event-read-root
+  Scenario: A client with read on one session gets no event of a restore and no recovery.restored; the owner gets them
+    Given checkpoint "f1" of format 1 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner calls "session.create" with {"name":"other"}
+    And the result "session" is saved as $other
+    And the owner calls "grant.issue" with {"grants":["read@session:$other"]}
+    And the result "token" is saved as $scoped
+    And a client with token "$scoped" subscribes to events as "scoped"
+    And the owner subscribes to events as "owner"
+    And the owner calls "session.kill" with {"session":"$other"}
+    And the owner calls "recovery.restore" with {"checkpoint":"$f1"}
+    Then the call succeeds
+    And "owner" receives the restore's events in the RFC's order
+    When the daemon is stopped with SIGTERM
+    Then the event stream of "scoped" ends
+    And "scoped" received no event about the restored resources and no "recovery.restored"
+
+  @rfc-5-literal-hydration
+  Scenario: Restored text that looks like an OSC stays literal text in capture and in the attach snapshot
+    Given checkpoint "t" of format 1 with generation 1 is planted in the store as "plain text like an OSC"
+    And a daemon started with the configuration:
+      """
+      .{ .recovery = .{ .enabled = true, .terminal_text = .plain } }
+      """
+    When the owner calls "recovery.restore" with {"checkpoint":"$t"}
+    And the result "panes.0.current" is saved as $new
+    And the owner calls "pane.capture" with {"pane":"$new"}
+    Then the result "screen.0" is "]0;PWNED-TITLE;[31mLITERAL"
+    When the owner attaches to pane "$new" as "v"
+    Then the stream of "v" is a snapshot, READY, then EXIT
+    And the snapshot of "v" contains "]0;PWNED-TITLE;[31mLITERAL"
+    And the snapshot of "v" does not contain the bytes "\e]0;PWNED"
+
+  @rfc-5-literal-hydration @rfc-6-failed-restore-no-events
+  Scenario: A checkpoint whose text holds a real OSC sequence is refused, and the failed restore emits no event
+    Given checkpoint "bad" of format 1 with generation 1 is planted in the store as "plain text with an OSC"
+    And a daemon started with the configuration:
+      """
+      .{ .recovery = .{ .enabled = true, .terminal_text = .plain } }
+      """
+    When the owner subscribes to events as "owner"
+    And the owner calls "recovery.restore" with {"checkpoint":"$bad"}
+    Then the call fails with "conflict.checkpoint_corrupt"
+    When the owner calls "session.create" with {"name":"marker"}
+    Then the events of "owner" are, in order: session.created
+
+  @rfc-8-restore-event-order
+  Scenario: Restored pane IDs past p9 are announced in numeric order, not text order
+    Given checkpoint "f2" of format 2 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner has used up 8 pane IDs and left the tree empty
+    And the owner subscribes to events as "owner"
+    And the owner calls "recovery.restore" with {"checkpoint":"$f2"}
+    Then the call succeeds
+    And the result "panes.2.current" is not "p2"
+    And "owner" receives the restore's events in the RFC's order

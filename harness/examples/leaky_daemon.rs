@@ -6,17 +6,27 @@
 //! - `restore-nonempty`: a `conflict.not_empty` refusal of `recovery.restore` is
 //!   answered as a success, as if it had restored into a nonempty tree (RFC §5).
 //! - `corrupt-as-valid`: `recovery.list` reports corrupt files as valid (RFC §3).
+//! - `resume-old-cursor`: an `events.subscribe` answered with `source_changed` is
+//!   answered as a resume instead (`resumed: true`, no reason, no snapshot), as if
+//!   an old daemon's cursor were valid in the new source (RFC §5 "Resume").
+//! - `restored-to-all`: every `recovery.restored` event is also delivered to the
+//!   event subscriptions of principals other than the owner, whatever their grants
+//!   (RFC §8: it requires read on `server:root`).
+//!
+//! After the `ok` reply to `pane.attach` the relay copies bytes unchanged both ways:
+//! the binary frames are not lines.
 //!
 //! Everything else is the reference's behaviour.
 //!
 //! Usage: leaky_daemon MODE <vxref binary> <socket>; it creates `<socket>.ready` once
 //! it relays (profile `readiness = { kind = "file", path = "{socket}.ready" }`).
 
+use nix::sys::signal::{SigSet, Signal};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -27,34 +37,29 @@ fn main() {
         "argv0-dir" => "argv0-dir",
         "restore-nonempty" => "restore-nonempty",
         "corrupt-as-valid" => "corrupt-as-valid",
+        "resume-old-cursor" => "resume-old-cursor",
+        "restored-to-all" => "restored-to-all",
         other => panic!("unknown mode {other}"),
     };
     let vxref = PathBuf::from(&args[2]);
     let socket = PathBuf::from(&args[3]);
     let real = suffixed(&socket, ".real");
-    // The reference binds the public path (so its store, lock and owner token are the
-    // ones of that socket); the relay then moves its socket aside and takes the path.
-    let mut cmd = Command::new(&vxref);
-    cmd.arg("serve")
-        .arg("--socket")
-        .arg(&socket)
-        .stdin(Stdio::null());
-    // SAFETY: prctl is async-signal-safe; the reference dies with its relay.
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
-            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
-                .map_err(std::io::Error::from)
-        });
-    }
-    let mut child = cmd.spawn().expect("start the reference");
-    let start = Instant::now();
-    while UnixStream::connect(&socket).is_err() {
-        if start.elapsed() > Duration::from_secs(20) || child.try_wait().ok().flatten().is_some() {
-            let _ = child.kill();
-            std::process::exit(1);
+    // A restart on the same socket finds the previous relay's files: readiness must
+    // not be claimed before this relay holds the public path.
+    let _ = std::fs::remove_file(suffixed(&socket, ".ready"));
+    let _ = std::fs::remove_file(&real);
+    // SIGTERM is taken by a thread of the relay and passed on to the reference, so
+    // the relay's exit (what the harness waits for) comes after the reference's.
+    let mut term = SigSet::empty();
+    term.add(Signal::SIGTERM);
+    term.thread_block().expect("block SIGTERM");
+    let child = start_reference(&vxref, &socket);
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    std::thread::spawn(move || {
+        if term.wait().is_ok() {
+            let _ = nix::sys::signal::kill(pid, Signal::SIGTERM);
         }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    });
     // No moment without a socket at the public path: a second name for the
     // reference's socket, then the relay's socket atomically replaces the public one.
     std::fs::hard_link(&socket, &real).expect("second name of the reference's socket");
@@ -63,7 +68,7 @@ fn main() {
     std::fs::rename(&staging, &socket).expect("take the public path");
     // Readiness for the harness (profile: readiness kind "file").
     std::fs::write(suffixed(&socket, ".ready"), b"").expect("ready file");
-    // The relay dies with the reference; the reference dies with the relay's TERM.
+    // The relay exits with the reference, with its status.
     let child = Arc::new(Mutex::new(child));
     {
         let child = child.clone();
@@ -75,44 +80,165 @@ fn main() {
         });
     }
     let last_argv0: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
+    let owner_token = std::fs::read_to_string(suffixed(&socket, ".owner"))
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    // Event subscriptions of principals other than the owner, for `restored-to-all`.
+    let others: Arc<Mutex<Vec<Writer>>> = Arc::new(Mutex::new(Vec::new()));
     for conn in listener.incoming() {
         let Ok(client) = conn else { continue };
         let Ok(upstream) = UnixStream::connect(&real) else {
             continue;
         };
+        // The id of this connection's pane.attach request, once the client sent one.
+        let attach_id: Arc<Mutex<Option<Value>>> = Arc::new(Mutex::new(None));
         let last = last_argv0.clone();
-        let mut up_w = upstream.try_clone().expect("clone");
-        let mut cl_w = client.try_clone().expect("clone");
+        let up_w = upstream.try_clone().expect("clone");
+        let cl_w: Writer = Arc::new(Mutex::new(client.try_clone().expect("clone")));
+        let ids = attach_id.clone();
+        let (mine, owner, subs) = (cl_w.clone(), owner_token.clone(), others.clone());
         std::thread::spawn(move || {
-            for line in BufReader::new(client).lines() {
-                let Ok(line) = line else { break };
-                if let Ok(v) = serde_json::from_str::<Value>(&line) {
-                    if v["verb"] == "pane.create" {
-                        if let Some(a0) = v["params"]["argv"][0].as_str() {
-                            *last.lock().unwrap() = Some(a0.to_string());
-                        }
-                    }
+            let mut up_w = up_w;
+            let mut by_owner = false;
+            let mut reader = BufReader::new(client);
+            loop {
+                let mut line = Vec::new();
+                match reader.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
                 }
-                if writeln!(up_w, "{line}").is_err() {
+                let attach = match serde_json::from_slice::<Value>(&line) {
+                    Ok(v) => {
+                        if v["verb"] == "pane.create" {
+                            if let Some(a0) = v["params"]["argv"][0].as_str() {
+                                *last.lock().unwrap() = Some(a0.to_string());
+                            }
+                        }
+                        if v["verb"] == "auth.login" {
+                            by_owner = v["params"]["token"] == owner.as_str();
+                        }
+                        if v["verb"] == "events.subscribe" && !by_owner {
+                            subs.lock().unwrap().push(mine.clone());
+                        }
+                        let attach = v["verb"] == "pane.attach";
+                        if attach {
+                            *ids.lock().unwrap() = Some(v["id"].clone());
+                        }
+                        attach
+                    }
+                    Err(_) => false,
+                };
+                if up_w.write_all(&line).is_err() {
+                    break;
+                }
+                if attach {
+                    raw_copy(reader, &mut up_w);
                     break;
                 }
             }
             let _ = up_w.shutdown(std::net::Shutdown::Write);
         });
         let last = last_argv0.clone();
+        let others = others.clone();
         std::thread::spawn(move || {
-            for line in BufReader::new(upstream).lines() {
-                let Ok(line) = line else { break };
-                let out = match serde_json::from_str::<Value>(&line) {
-                    Ok(v) => rewrite(mode, v, &last).unwrap_or(line),
-                    Err(_) => line,
+            let mut reader = BufReader::new(upstream);
+            loop {
+                let mut line = Vec::new();
+                match reader.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                let v = serde_json::from_slice::<Value>(&line).ok();
+                let attached = v.as_ref().is_some_and(|v| {
+                    v.get("ok").is_some() && attach_id.lock().unwrap().as_ref() == Some(&v["id"])
+                });
+                let restored = v
+                    .as_ref()
+                    .is_some_and(|v| v["event"]["type"] == "recovery.restored");
+                if mode == "restored-to-all" && restored {
+                    // Delivered to the others before this subscriber sees it, so a
+                    // client that waits for its own copy knows the others have theirs.
+                    for other in others.lock().unwrap().iter() {
+                        if !Arc::ptr_eq(other, &cl_w) {
+                            let _ = other.lock().unwrap().write_all(&line);
+                        }
+                    }
+                }
+                let out = match v {
+                    Some(v) => match rewrite(mode, v, &last) {
+                        Some(text) => format!("{text}\n").into_bytes(),
+                        None => line,
+                    },
+                    None => line,
                 };
-                if writeln!(cl_w, "{out}").is_err() {
+                if cl_w.lock().unwrap().write_all(&out).is_err() {
+                    break;
+                }
+                if attached {
+                    // Attach connections are never subscriptions: no other writer.
+                    raw_copy(reader, &mut cl_w.lock().unwrap());
                     break;
                 }
             }
+            let _ = cl_w.lock().unwrap().shutdown(std::net::Shutdown::Write);
         });
     }
+}
+
+/// Starts the reference on the public path and waits until it accepts connections.
+/// The reference of a relay that was just killed may still hold the socket's lock
+/// for a moment (it dies by its parent-death signal), so a start that fails early is
+/// retried.
+fn start_reference(vxref: &Path, socket: &Path) -> Child {
+    let start = Instant::now();
+    loop {
+        let mut cmd = Command::new(vxref);
+        cmd.arg("serve")
+            .arg("--socket")
+            .arg(socket)
+            .stdin(Stdio::null());
+        // SAFETY: prctl and sigprocmask are async-signal-safe; the reference dies
+        // with its relay and gets SIGTERM back unblocked.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+                nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)?;
+                let mut term = SigSet::empty();
+                term.add(Signal::SIGTERM);
+                term.thread_unblock().map_err(std::io::Error::from)
+            });
+        }
+        let mut child = cmd.spawn().expect("start the reference");
+        loop {
+            if UnixStream::connect(socket).is_ok() {
+                return child;
+            }
+            if child.try_wait().ok().flatten().is_some() {
+                break;
+            }
+            if start.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                std::process::exit(1);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if start.elapsed() > Duration::from_secs(20) {
+            std::process::exit(1);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A client connection's write side, shared by the threads that may write to it.
+type Writer = Arc<Mutex<UnixStream>>;
+
+/// Copies what `reader` buffered and everything after it, unchanged.
+fn raw_copy(mut reader: BufReader<UnixStream>, to: &mut UnixStream) {
+    let buffered = reader.buffer().to_vec();
+    if to.write_all(&buffered).is_err() {
+        return;
+    }
+    let _ = std::io::copy(reader.get_mut(), to);
 }
 
 /// The mode's defect applied to one reply; None leaves it as the reference sent it.
@@ -133,6 +259,16 @@ fn rewrite(mode: &str, mut v: Value, last: &Mutex<Option<String>>) -> Option<Str
             }
             let id = v["id"].clone();
             v = serde_json::json!({"id": id, "ok": {"checkpoint": "", "sessions": [], "windows": [], "panes": []}});
+        }
+        "restored-to-all" => return None,
+        "resume-old-cursor" => {
+            let ok = v.get_mut("ok")?.as_object_mut()?;
+            if ok.get("reason")? != "source_changed" {
+                return None;
+            }
+            ok.remove("reason");
+            ok.remove("snapshot");
+            ok.insert("resumed".into(), Value::Bool(true));
         }
         _ => {
             let list = v["ok"]["checkpoints"].as_array_mut()?;

@@ -258,3 +258,54 @@ fn skipped_directory_fsync_fails_interrupted_writes_row() {
         "{s:#}"
     );
 }
+
+/// A daemon that resumes an old daemon's event cursor (`resumed: true`, no
+/// `source_changed`, no snapshot): "Resume" must fail exactly on the old-cursor
+/// scenario; its attach scenarios pass through the relay unchanged.
+#[test]
+fn old_event_cursor_resumed_fails_resume_row() {
+    let report = assert_caught(
+        &[
+            "{bin_dir}/examples/leaky_daemon",
+            "resume-old-cursor",
+            "{bin_dir}/vxref",
+            "{socket}",
+        ],
+        "@rfc-8-resume",
+        &["A new authenticated client with an old event cursor gets a source_changed snapshot"],
+    );
+    let s = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["verdict"] == "fail")
+        .unwrap();
+    assert!(s["message"].as_str().unwrap().contains("resumed"), "{s:#}");
+}
+
+/// A daemon that delivers `recovery.restored` to subscribers without read on
+/// `server:root`: "Events/clients" must fail exactly on the scenario where a client
+/// scoped to one session subscribes across a restore.
+#[test]
+fn restored_event_to_scoped_client_fails_events_clients_row() {
+    let report = assert_caught(
+        &[
+            "{bin_dir}/examples/leaky_daemon",
+            "restored-to-all",
+            "{bin_dir}/vxref",
+            "{socket}",
+        ],
+        "@rfc-8-events-clients",
+        &["A client with read on one session gets no event of a restore and no recovery.restored; the owner gets them"],
+    );
+    let s = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["verdict"] == "fail")
+        .unwrap();
+    assert!(
+        s["message"].as_str().unwrap().contains("recovery.restored"),
+        "{s:#}"
+    );
+}

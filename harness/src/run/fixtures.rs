@@ -213,6 +213,15 @@ impl Fixture {
                 )
             }
             "plain text" => payload = with_text(&payload, -60, 3600),
+            // An OSC 0 ("set title") with its ESC and BEL left out: printable text
+            // that only an escape parser would take for a sequence.
+            "plain text like an OSC" => {
+                payload = with_row(&payload, -60, 3600, "]0;PWNED-TITLE;[31mLITERAL")
+            }
+            // A real OSC 0 in a text row: the format forbids control characters.
+            "plain text with an OSC" => {
+                payload = with_row(&payload, -60, 3600, "\u{1b}]0;PWNED-TITLE\u{7}LITERAL")
+            }
             "plain text saved in the future" => payload = with_text(&payload, 3600, 7200),
             "plain text expired" => payload = with_text(&payload, -7200, -3600),
             "oversized 40 MiB" => trailing = " ".repeat(40 << 20) + "\n",
@@ -273,8 +282,13 @@ impl Fixture {
 /// Pane p0's text becomes plain, 24 screen rows (the fixture's `rows`) and one history
 /// row, saved and expiring at the given offsets from now.
 fn with_text(payload: &str, saved_s: i64, expires_s: i64) -> String {
+    with_row(payload, saved_s, expires_s, "PLANTED-TEXT-ROW \u{2713}")
+}
+
+/// As [`with_text`], with `row` as the first screen row.
+fn with_row(payload: &str, saved_s: i64, expires_s: i64, row: &str) -> String {
     let mut screen = vec![String::new(); 24];
-    screen[0] = "PLANTED-TEXT-ROW \u{2713}".into();
+    screen[0] = row.into();
     let text = serde_json::json!({
         "availability": "plain",
         "saved_at": timestamp(saved_s),
@@ -366,6 +380,11 @@ mod tests {
             assert_eq!(verdict(&f, defect), want, "{defect}");
         }
         assert!(f.bytes("no such defect").is_err());
+        assert_eq!(verdict(&f, "plain text like an OSC"), "valid");
+        assert_eq!(
+            verdict(&f, "plain text with an OSC"),
+            "conflict.checkpoint_corrupt"
+        );
         for variant in [
             "plain text",
             "plain text saved in the future",

@@ -1,11 +1,15 @@
 //! `vxcert run`: the acceptance suite against one implementation, and its reports.
 
+mod attach;
 mod clauses;
+mod events;
 mod fixtures;
 mod pids;
 mod profile;
 mod report;
+mod restore_events;
 mod steps;
+mod steps_streams;
 mod world;
 
 use cucumber::{event, tag::Ext as _, writer::Ext as _, World as _};

@@ -1041,6 +1041,9 @@ pub fn dispatch(w: &mut Inner, raw: &str, doc: Option<&str>) {
         );
         return;
     }
+    if super::steps_streams::dispatch(w, t) {
+        return;
+    }
     panic!("harness-error: undefined step: {raw}");
 }
 

@@ -58,6 +58,8 @@ pub struct Inner {
     /// PIDs of pane processes created by the suite, killed when the scenario ends
     /// (a crashed daemon can leave them behind by design).
     pub pane_pids: Vec<i32>,
+    /// Event subscriptions and attach streams kept open across steps.
+    pub streams: super::steps_streams::Streams,
 }
 
 #[derive(cucumber::World)]
@@ -111,6 +113,7 @@ impl World {
                 unrelated: None,
                 stderr_files: Vec::new(),
                 extra_env: Vec::new(),
+                streams: Default::default(),
                 pane_pids: Vec::new(),
             })),
             created: Instant::now(),

@@ -151,6 +151,26 @@ impl Emulator {
         }
     }
 
+    /// VT bytes that redraw the current screen on a reset terminal of the same size
+    /// (`pane.attach`'s snapshot). A live pane uses avt's own dump, plus the bytes of
+    /// an unfinished UTF-8 sequence so the snapshot covers every byte fed; an archive
+    /// writes its literal rows and homes the cursor, as hydration left it.
+    pub fn snapshot(&self) -> Vec<u8> {
+        match &self.screen {
+            Screen::Live(live) => {
+                let mut out = live.terminal.dump().into_bytes();
+                out.extend_from_slice(&live.pending);
+                out
+            }
+            Screen::Literal(_) => {
+                let rows = self.capture().screen;
+                let mut out = rows.join("\r\n").into_bytes();
+                out.extend_from_slice(b"\x1b[H");
+                out
+            }
+        }
+    }
+
     /// The primary screen and its history as plain rows.
     pub fn capture(&self) -> Capture {
         match &self.screen {

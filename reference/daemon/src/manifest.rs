@@ -397,6 +397,19 @@ pub const VERBS: &[Verb] = &[
         result: "{pane,cols,rows,screen:[string],history:[string],exited,exit_code?,signal?,recovery?}",
     },
     Verb {
+        name: "pane.attach",
+        summary: "Stream the pane's output as binary frames with absolute offsets (docs/spec/attach.md)",
+        params: &[
+            req("pane", S, "pane id"),
+            opt("resume", J, "{\"source\":S,\"offset\":N} from an earlier attach"),
+        ],
+        right: Read,
+        target: Target::Param("pane"),
+        mutation: false,
+        streaming: true,
+        result: "{pane,source,resumed,offset,cols,rows,input}",
+    },
+    Verb {
         name: "pane.send",
         summary: "Queue text as input to the pane's program",
         params: &[req("pane", S, "pane id"), req("text", S, "UTF-8 text, sent as is")],

@@ -5,6 +5,7 @@
 //! reused), and reports the exit. A writer task per pane drains its input queue, so a
 //! program that does not read its input never blocks the daemon.
 
+use crate::attach::ring::{ExitStatus, PaneOutput};
 use crate::emulator::Emulator;
 use crate::ids::PaneId;
 use nix::sys::signal::{killpg, Signal};
@@ -49,6 +50,8 @@ pub struct Exited {
 pub struct PaneHandle {
     pub pid: u32,
     pub emulator: Arc<Mutex<Emulator>>,
+    /// Everything read from the PTY, for `pane.attach` viewers.
+    pub output: Arc<PaneOutput>,
     input: mpsc::Sender<Vec<u8>>,
     control: mpsc::UnboundedSender<Control>,
     /// A duplicate of the PTY master, used only to set the window size.
@@ -67,6 +70,11 @@ impl PaneHandle {
             mpsc::error::TrySendError::Full(_) => InputError::Full,
             mpsc::error::TrySendError::Closed(_) => InputError::Closed,
         })
+    }
+
+    /// The pane's input queue, for an attached viewer's input frames.
+    pub fn input_sender(&self) -> mpsc::Sender<Vec<u8>> {
+        self.input.clone()
     }
 
     /// Resizes the emulator and the PTY; the kernel sends SIGWINCH to the foreground group.
@@ -126,6 +134,7 @@ pub fn spawn(
         spec.rows,
         spec.history_rows,
     )));
+    let output = PaneOutput::new();
     let (input_tx, input_rx) = mpsc::channel(INPUT_QUEUE);
     let (control_tx, control_rx) = mpsc::unbounded_channel();
     tokio::spawn(write_input(writer, input_rx));
@@ -135,12 +144,14 @@ pub fn spawn(
         child,
         reader,
         emulator: emulator.clone(),
+        output: output.clone(),
         control: control_rx,
         exits,
     }));
     Ok(PaneHandle {
         pid,
         emulator,
+        output,
         input: input_tx,
         control: control_tx,
         winsize,
@@ -161,6 +172,7 @@ struct Supervisor {
     child: tokio::process::Child,
     reader: pty_process::OwnedReadPty,
     emulator: Arc<Mutex<Emulator>>,
+    output: Arc<PaneOutput>,
     control: mpsc::UnboundedReceiver<Control>,
     exits: mpsc::UnboundedSender<Exited>,
 }
@@ -171,10 +183,36 @@ fn signal_group(pid: u32, signal: Signal) {
     }
 }
 
-fn feed(emulator: &Mutex<Emulator>, bytes: &[u8]) {
+/// Appending under the emulator's lock lets an attach take the screen and the ring's
+/// end offset as one consistent pair.
+fn feed(emulator: &Mutex<Emulator>, output: &PaneOutput, bytes: &[u8]) {
     if let Ok(mut e) = emulator.lock() {
         e.feed(bytes);
+        output.append_quiet(bytes);
     }
+}
+
+/// Output read in one burst before viewers are woken and the supervisor's other
+/// duties (signals, exit) get a turn.
+const BURST: usize = 256 * 1024;
+
+/// Keeps reading while output is already waiting (a PTY read returns at most a few
+/// KiB), so a fast producer wakes viewers once per burst. Returns true at EOF.
+fn read_burst(s: &mut Supervisor, buf: &mut [u8], mut done: usize) -> bool {
+    use std::future::Future as _;
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    while done < BURST {
+        let read = std::pin::pin!(s.reader.read(buf)).poll(&mut cx);
+        match read {
+            std::task::Poll::Ready(Ok(n)) if n > 0 => {
+                feed(&s.emulator, &s.output, &buf[..n]);
+                done += n;
+            }
+            std::task::Poll::Ready(_) => return true,
+            std::task::Poll::Pending => break,
+        }
+    }
+    false
 }
 
 async fn supervise(mut s: Supervisor) {
@@ -188,7 +226,11 @@ async fn supervise(mut s: Supervisor) {
         tokio::select! {
             read = s.reader.read(&mut buf), if !eof => match read {
                 Ok(0) | Err(_) => eof = true,
-                Ok(n) => feed(&s.emulator, &buf[..n]),
+                Ok(n) => {
+                    feed(&s.emulator, &s.output, &buf[..n]);
+                    eof = read_burst(&mut s, &mut buf, n);
+                    s.output.announce();
+                }
             },
             status = s.child.wait() => break status.ok(),
             c = s.control.recv(), if control_open => match c {
@@ -213,7 +255,10 @@ async fn supervise(mut s: Supervisor) {
         let until = Instant::now() + DRAIN_MAX;
         while Instant::now() < until {
             match tokio::time::timeout(DRAIN_IDLE, s.reader.read(&mut buf)).await {
-                Ok(Ok(n)) if n > 0 => feed(&s.emulator, &buf[..n]),
+                Ok(Ok(n)) if n > 0 => {
+                    feed(&s.emulator, &s.output, &buf[..n]);
+                    s.output.announce();
+                }
                 _ => break,
             }
         }
@@ -226,6 +271,11 @@ async fn supervise(mut s: Supervisor) {
         },
         None => (None, None),
     };
+    // Every byte is in the ring by now, so viewers send EXIT after the last output.
+    s.output.set_exit(ExitStatus {
+        exit_code,
+        signal: signal.clone(),
+    });
     let _ = s.exits.send(Exited {
         pane: s.pane,
         exit_code,

@@ -3,6 +3,7 @@
 //! request is authorized and applied in one turn, so no other request ever sees half of
 //! a mutation. Pane supervisors report exits to it on a separate channel.
 
+mod attach;
 mod config_verbs;
 mod events;
 mod panes;
@@ -77,6 +78,13 @@ pub enum Msg {
     },
     /// The config file watcher saw the file change: reload it like `config.reload`.
     ConfigFileChanged,
+    /// A `pane.attach` viewer's resize frame.
+    AttachResize {
+        pane: PaneId,
+        principal: String,
+        cols: u16,
+        rows: u16,
+    },
     /// Shutdown reaped every child: write the final clean checkpoint (if any is
     /// due) and report whether it is durable.
     FinalCheckpoint { done: oneshot::Sender<bool> },
@@ -100,6 +108,10 @@ pub struct State {
     live: HashMap<PaneId, PaneHandle>,
     /// Emulators of every pane in the topology (exited panes keep theirs).
     screens: HashMap<PaneId, Arc<Mutex<Emulator>>>,
+    /// `pane.attach` output streams, by pane; an archive's is made on first attach.
+    outputs: HashMap<PaneId, Arc<crate::attach::ring::PaneOutput>>,
+    /// This reactor's own queue, for attached streams' resize frames.
+    me: mpsc::WeakSender<Msg>,
     stopping: bool,
     recovery: recovery::RecoveryState,
     exits: mpsc::UnboundedSender<Exited>,
@@ -139,6 +151,8 @@ pub fn start(
         topology: Topology::default(),
         live: HashMap::new(),
         screens: HashMap::new(),
+        outputs: HashMap::new(),
+        me: tx.downgrade(),
         stopping: false,
         recovery,
         exits: exits_tx,
@@ -182,6 +196,9 @@ async fn run(
                     let result = Ok(state.reload_activate(*config));
                     let _ = reply.send(Outcome::reply(result));
                 }
+                Some(Msg::AttachResize { pane, principal, cols, rows }) => {
+                    state.attach_resize(pane, &principal, cols, rows);
+                }
                 Some(Msg::FinalCheckpoint { done }) => state.final_checkpoint(done),
                 Some(Msg::ConfigFileChanged) => {
                     if !state.stopping {
@@ -221,6 +238,8 @@ pub(crate) fn test_state() -> State {
         topology: Topology::default(),
         live: HashMap::new(),
         screens: HashMap::new(),
+        outputs: HashMap::new(),
+        me: mpsc::channel(1).0.downgrade(),
         stopping: false,
         exits,
         supervised: watch::channel(0).0,
@@ -268,6 +287,7 @@ impl State {
 
     fn begin_shutdown(&mut self) {
         self.stopping = true;
+        self.close_all_outputs(crate::attach::ring::CloseReason::Shutdown);
         self.close_event_streams();
         self.signal_all(Control::Terminate);
     }
@@ -327,6 +347,9 @@ impl State {
         }
         if self.stopping && verb.mutation {
             return plain(Err(ApiError::shutdown()));
+        }
+        if verb.name == "pane.attach" {
+            return Step::Done(self.pane_attach(&caller, &p));
         }
         if verb.name == "events.subscribe" {
             return Step::Done(self.subscribe(&caller, &p));
@@ -532,6 +555,7 @@ impl State {
                 self.registry.revoke(id);
             }
             self.screens.remove(pane);
+            self.close_output(*pane, crate::attach::ring::CloseReason::PaneRemoved);
             self.recovery.archives.remove(pane);
         }
     }

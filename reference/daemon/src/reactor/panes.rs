@@ -111,6 +111,7 @@ impl State {
             principal: Some(principal.clone()),
         };
         self.screens.insert(id, handle.emulator.clone());
+        self.outputs.insert(id, handle.output.clone());
         self.live.insert(id, handle);
         self.publish_supervised();
         let mut extra = json!({});
@@ -140,6 +141,7 @@ impl State {
                 // The archive's screen, history and recovery metadata go with it.
                 self.topology.replace_pane(archive, record);
                 self.screens.remove(&archive);
+                self.close_output(archive, crate::attach::ring::CloseReason::PaneRemoved);
                 self.recovery.archives.remove(&archive);
                 Vec::new()
             }

@@ -1,0 +1,379 @@
+//! Steps about streams: event subscriptions (`events.subscribe`) and attach viewers
+//! (`pane.attach`) that stay open across steps, for the "Resume" and "Events/clients"
+//! rows. A subscription's or an attach's reply becomes the scenario's last reply, so
+//! the ordinary result and error steps read it.
+
+use super::attach::{self, kinds, Viewer};
+use super::events::{self, types, Subscriber};
+use super::restore_events::{
+    check_restore_events, judge_race, mentions, race, use_up_pane_ids, Restored,
+};
+use super::world::Inner;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// The open streams of one scenario, by the names the steps give them.
+#[derive(Default)]
+pub struct Streams {
+    pub(super) subs: BTreeMap<String, Subscriber>,
+    viewers: BTreeMap<String, Viewer>,
+    /// The last restore the steps judged: old and new IDs, by kind.
+    pub(super) restore: Option<Restored>,
+    /// Streams that could not be opened, with the error, so later steps about them
+    /// fail with the reason instead of a harness error.
+    refused: BTreeMap<String, String>,
+}
+
+struct Re(regex::Regex);
+
+fn re(cell: &'static OnceLock<Re>, pat: &str) -> &'static regex::Regex {
+    &cell
+        .get_or_init(|| Re(regex::Regex::new(pat).expect("step regex")))
+        .0
+}
+
+macro_rules! step {
+    ($text:expr, $pat:literal) => {{
+        static CELL: OnceLock<Re> = OnceLock::new();
+        re(&CELL, $pat).captures($text)
+    }};
+}
+
+/// How long the suite waits for something a stream must deliver (scaled).
+pub(super) const WAIT_MS: u64 = 10_000;
+
+/// Runs `t` (variables already substituted) if it is a stream step; false otherwise.
+pub fn dispatch(w: &mut Inner, t: &str) -> bool {
+    let handled = dispatch_inner(w, t);
+    if handled {
+        // Everything the streams carried counts for the secret-exclusion steps;
+        // terminal bytes (S and O frames) are the panes' own content and stay out.
+        for s in w.streams.subs.values() {
+            let raw = s.take_raw();
+            w.transcript.extend_from_slice(&raw);
+        }
+    }
+    handled
+}
+
+fn token_of(w: &Inner, who: &str, token: Option<&str>) -> Option<String> {
+    match who {
+        "the owner" => Some(w.owner_token()),
+        _ => token.map(String::from),
+    }
+}
+
+pub(super) fn sub<'a>(w: &'a Inner, name: &str) -> &'a Subscriber {
+    w.streams.subs.get(name).unwrap_or_else(|| missing(w, name))
+}
+
+fn viewer<'a>(w: &'a Inner, name: &str) -> &'a Viewer {
+    w.streams
+        .viewers
+        .get(name)
+        .unwrap_or_else(|| missing(w, name))
+}
+
+fn missing(w: &Inner, name: &str) -> ! {
+    match w.streams.refused.get(name) {
+        Some(e) => panic!("the stream {name:?} was refused: {e}"),
+        None => panic!("harness-error: no stream named {name:?}"),
+    }
+}
+
+/// Keeps an opened stream, or the reason it was refused.
+fn keep<T>(w: &mut Inner, name: &str, reply: &super::world::Reply, opened: Option<T>) -> Option<T> {
+    if let Err(e) = &reply.result {
+        w.streams.refused.insert(name.to_string(), e.to_string());
+    }
+    opened
+}
+
+pub(super) fn restored(w: &Inner) -> Restored {
+    w.streams
+        .restore
+        .clone()
+        .expect("harness-error: no restore was judged in this scenario")
+}
+
+fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
+    // ---- subscriptions
+    if let Some(c) = step!(
+        t,
+        r#"^(the owner|a client with token "([^"]*)") subscribes to events as "(\w+)"(?: from the cursor (\{.*\}))?$"#
+    ) {
+        let token = token_of(w, &c[1], c.get(2).map(|m| m.as_str()));
+        let cursor = c.get(4).map(|m| {
+            serde_json::from_str::<Value>(m.as_str())
+                .unwrap_or_else(|_| panic!("harness-error: cursor is not JSON: {}", m.as_str()))
+        });
+        let (reply, bytes, s) = events::subscribe(&w.ph.socket, token.as_deref(), cursor);
+        w.transcript.extend_from_slice(&bytes);
+        if let Some(s) = keep(w, &c[3], &reply, s) {
+            w.vars.insert(format!("{}_source", &c[3]), s.source.clone());
+            w.streams.subs.insert(c[3].to_string(), s);
+        }
+        w.last = Some(reply);
+        return true;
+    }
+    if let Some(c) = step!(t, r#"^the cursor of "(\w+)" is saved as \$(\w+)$"#) {
+        let s = sub(w, &c[1]);
+        let cursor = match s.events().last() {
+            Some(e) => json!({"source": e["source"], "sequence": e["sequence"]}),
+            None => json!({"source": s.source, "sequence": s.head}),
+        };
+        w.vars.insert(c[2].to_string(), cursor.to_string());
+        return true;
+    }
+    if let Some(c) = step!(t, r#"^"(\w+)" receives a "([a-z_.]+)" event$"#) {
+        let want = c[2].to_string();
+        let got = sub(w, &c[1]).wait(
+            &format!("a {want} event"),
+            WAIT_MS,
+            |r| r.events.iter().any(|e| e["type"] == want.as_str()),
+            |r| r.events.iter().any(|e| e["type"] == want.as_str()),
+        );
+        assert!(got, "the event stream ended without a {want} event");
+        return true;
+    }
+    if let Some(c) = step!(
+        t,
+        r#"^the events of "(\w+)"(?: after its "([a-z_.]+)" event)? are, in order: ([a-z_., ]+)$"#
+    ) {
+        let after = c.get(2).map(|m| m.as_str().to_string());
+        let want: Vec<String> = c[3].split(',').map(|s| s.trim().to_string()).collect();
+        let tail = |evs: &[Value]| -> Vec<String> {
+            let all = types(evs);
+            match &after {
+                None => all,
+                Some(a) => match all.iter().position(|x| x == a) {
+                    Some(i) => all[i + 1..].to_vec(),
+                    None => Vec::new(),
+                },
+            }
+        };
+        let got = sub(w, &c[1]).wait(
+            &format!("{} events", want.len()),
+            WAIT_MS,
+            |r| tail(&r.events).len() >= want.len(),
+            |r| tail(&r.events),
+        );
+        assert_eq!(got, want, "event types received by {}", &c[1]);
+        return true;
+    }
+    if let Some(c) = step!(
+        t,
+        r#"^"(\w+)" receives the restore's events in the RFC's order$"#
+    ) {
+        let reply = w.last().result.clone();
+        let v = reply.unwrap_or_else(|e| panic!("the restore failed: {e}"));
+        let r = Restored::from_result(&v);
+        let s = sub(w, &c[1]);
+        let evs = s.wait(
+            "recovery.restored",
+            WAIT_MS,
+            |r| r.events.iter().any(|e| e["type"] == "recovery.restored"),
+            |r| r.events.clone(),
+        );
+        check_restore_events(&evs, &r, s);
+        w.streams.restore = Some(r);
+        return true;
+    }
+    if let Some(c) = step!(
+        t,
+        r#"^in "(\w+)", the pane restored from "(\w+)" (exited with code (\d+)|exited with no code|was created with layer "(\w+)")$"#
+    ) {
+        let r = restored(w);
+        let pane = r.current_of(&c[2]);
+        let evs = sub(w, &c[1]).events();
+        let kind = if c.get(5).is_some() {
+            "pane.created"
+        } else {
+            "pane.exited"
+        };
+        let e = evs
+            .iter()
+            .find(|e| e["type"] == kind && e["data"]["pane"] == pane.as_str())
+            .unwrap_or_else(|| panic!("no {kind} event for {pane} in {evs:?}"));
+        match (c.get(4), c.get(5)) {
+            (Some(code), _) => assert_eq!(
+                e["data"]["exit_code"].to_string(),
+                code.as_str(),
+                "exit code in {e}"
+            ),
+            (None, Some(layer)) => {
+                assert_eq!(e["data"]["layer"], layer.as_str(), "layer in {e}")
+            }
+            (None, None) => {
+                let data = e["data"].as_object().expect("event data object");
+                assert!(
+                    !data.contains_key("exit_code") && !data.contains_key("signal"),
+                    "an interrupted archive's pane.exited carries a status: {e}"
+                );
+            }
+        }
+        return true;
+    }
+    if let Some(c) = step!(
+        t,
+        r#"^"(\w+)" received no event about the restored resources and no "recovery.restored"$"#
+    ) {
+        let r = restored(w);
+        let hidden = r.resources();
+        for e in sub(w, &c[1]).events() {
+            assert_ne!(e["type"], "recovery.restored", "delivered: {e}");
+            assert!(
+                !mentions(&e, &hidden),
+                "an event about a restored resource was delivered: {e}"
+            );
+        }
+        return true;
+    }
+    if let Some(c) = step!(t, r#"^the event stream of "(\w+)" ends$"#) {
+        let ended = sub(w, &c[1]).wait("the end of the stream", WAIT_MS, |_| false, |r| r.eof);
+        assert!(ended, "harness-error: wait returned before the end");
+        return true;
+    }
+    if let Some(c) = step!(
+        t,
+        r#"^(\d+) owner subscriptions start while the owner restores "([^"]+)"$"#
+    ) {
+        race(w, c[1].parse().unwrap(), &c[2]);
+        return true;
+    }
+    if let Some(c) = step!(
+        t,
+        r#"^every racing snapshot shows all or none of the restored resources, consistent with the events of "(\w+)"$"#
+    ) {
+        judge_race(w, &c[1]);
+        return true;
+    }
+
+    if let Some(c) = step!(
+        t,
+        r"^the owner has used up (\d+) pane IDs and left the tree empty$"
+    ) {
+        use_up_pane_ids(w, c[1].parse().unwrap());
+        return true;
+    }
+
+    // ---- attach
+    if let Some(c) = step!(
+        t,
+        r#"^(the owner|a client with token "([^"]*)") attaches to pane "([^"]+)" as "(\w+)"(?: resuming source "([^"]*)" at offset (\d+))?$"#
+    ) {
+        let token = token_of(w, &c[1], c.get(2).map(|m| m.as_str()));
+        let resume = c.get(5).map(|src| {
+            let offset: u64 = c[6].parse().unwrap();
+            json!({"source": src.as_str(), "offset": offset})
+        });
+        let (reply, bytes, v) = attach::attach(&w.ph.socket, token.as_deref(), &c[3], resume);
+        w.transcript.extend_from_slice(&bytes);
+        if let Some(v) = keep(w, &c[4], &reply, v) {
+            w.streams.viewers.insert(c[4].to_string(), v);
+        }
+        w.last = Some(reply);
+        return true;
+    }
+    if let Some(c) = step!(
+        t,
+        r#"^the stream of "(\w+)" is a snapshot, READY, then EXIT$"#
+    ) {
+        let frames = viewer(w, &c[1]).wait(
+            "an X frame",
+            WAIT_MS,
+            |f| f.frames.iter().any(|x| x.kind == b'X'),
+            |f| f.frames.clone(),
+        );
+        let k = kinds(&frames);
+        let x = frames
+            .iter()
+            .position(|f| f.kind == b'X')
+            .unwrap_or_else(|| panic!("the stream ended without EXIT: frames {k}"));
+        assert!(x >= 2, "frames {k}: want S, R, then X");
+        assert_eq!(frames[0].kind, b'S', "frames {k}: the first must be S");
+        assert_eq!(frames[1].kind, b'R', "frames {k}: READY must follow S");
+        assert!(
+            frames[2..x].iter().all(|f| f.kind == b'O'),
+            "frames {k}: only output may come between READY and EXIT"
+        );
+        let json = frames[x].json();
+        w.transcript.extend_from_slice(json.to_string().as_bytes());
+        w.vars.insert(format!("{}_exit", &c[1]), json.to_string());
+        return true;
+    }
+    if let Some(c) = step!(
+        t,
+        r#"^the stream of "(\w+)" begins with a snapshot, then READY$"#
+    ) {
+        let frames = viewer(w, &c[1]).wait(
+            "S and R frames",
+            WAIT_MS,
+            |f| f.frames.len() >= 2,
+            |f| f.frames.clone(),
+        );
+        let k = kinds(&frames);
+        assert!(
+            frames.len() >= 2 && frames[0].kind == b'S' && frames[1].kind == b'R',
+            "frames {k}: want S, then R"
+        );
+        return true;
+    }
+    if let Some(c) = step!(t, r#"^the EXIT of "(\w+)" has exit code (\d+)$"#) {
+        let x = w
+            .vars
+            .get(&format!("{}_exit", &c[1]))
+            .unwrap_or_else(|| panic!("harness-error: no EXIT was read from {}", &c[1]));
+        let x: Value = serde_json::from_str(x).unwrap();
+        assert_eq!(x["exit_code"].to_string(), &c[2], "EXIT {x}");
+        return true;
+    }
+    if let Some(c) = step!(
+        t,
+        r#"^the snapshot of "(\w+)" (contains|does not contain) (?:the bytes )?"([^"]+)"$"#
+    ) {
+        let needle = unescape(&c[3]);
+        let snap = viewer(w, &c[1]).wait(
+            "an S frame",
+            WAIT_MS,
+            |f| f.frames.iter().any(|x| x.kind == b'S'),
+            |f| f.frames.iter().find(|x| x.kind == b'S').cloned(),
+        );
+        let snap = snap.unwrap_or_else(|| panic!("no S frame arrived on {}", &c[1]));
+        let found = snap.payload.windows(needle.len()).any(|x| x == needle);
+        assert_eq!(
+            found,
+            &c[2] == "contains",
+            "the snapshot of {} {} {:?}",
+            &c[1],
+            if found { "contains" } else { "lacks" },
+            &c[3]
+        );
+        return true;
+    }
+    if let Some(c) = step!(t, r#"^the stream of "(\w+)" closes with reason "(\w+)"$"#) {
+        let frames = viewer(w, &c[1]).wait(
+            "a C frame",
+            WAIT_MS,
+            |f| f.frames.iter().any(|x| x.kind == b'C'),
+            |f| f.frames.clone(),
+        );
+        let close = frames
+            .iter()
+            .find(|f| f.kind == b'C')
+            .unwrap_or_else(|| panic!("the stream ended without CLOSE: frames {}", kinds(&frames)));
+        let json = close.json();
+        w.transcript.extend_from_slice(json.to_string().as_bytes());
+        assert_eq!(json["reason"], &c[2], "CLOSE {json}");
+        return true;
+    }
+    false
+}
+
+/// `\e` and `\a` in a step's text stand for ESC and BEL.
+fn unescape(s: &str) -> Vec<u8> {
+    s.replace("\\e", "\u{1b}")
+        .replace("\\a", "\u{7}")
+        .into_bytes()
+}
