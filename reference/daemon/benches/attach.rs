@@ -16,7 +16,8 @@
 //! intends, and the count is reported.
 //!
 //! Rounds alternate the two; medians and the ratio tmux/vxref (>= 1.0: vxref at least
-//! as fast). Environment: `VXBENCH_ROUNDS` (default 5), `VXBENCH_MIB` (default 256).
+//! as fast). Environment: `VXBENCH_ROUNDS` (default 5), `VXBENCH_MIB` (default 256),
+//! `VXBENCH_VXREF` (another vxref binary to measure, for A/B runs of two builds).
 
 use serde_json::{json, Value};
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
@@ -61,7 +62,9 @@ struct Vx {
 impl Vx {
     fn start(dir: &Path) -> Vx {
         let socket = dir.join("run/vx.sock");
-        let child = Command::new(VXREF)
+        // VXBENCH_VXREF: another vxref binary to measure (A/B runs of two builds).
+        let bin = std::env::var("VXBENCH_VXREF").unwrap_or_else(|_| VXREF.to_string());
+        let child = Command::new(bin)
             .args(["serve", "--socket"])
             .arg(&socket)
             .env("XDG_CONFIG_HOME", dir.join("config"))

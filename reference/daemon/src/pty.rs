@@ -215,6 +215,11 @@ fn read_burst(s: &mut Supervisor, buf: &mut [u8], mut done: usize) -> bool {
     false
 }
 
+/// Under a flood, viewers are woken at most once per this interval (the first output
+/// after a quiet spell wakes them at once), so each wake moves a large frame instead
+/// of one PTY read's worth.
+const WAKE_EVERY: Duration = Duration::from_millis(2);
+
 async fn supervise(mut s: Supervisor) {
     // PTY reads return at most a few KiB; a larger buffer only costs idle memory.
     let mut buf = vec![0u8; 16 * 1024];
@@ -222,6 +227,8 @@ async fn supervise(mut s: Supervisor) {
     let mut control_open = true;
     let mut kill_at: Option<Instant> = None;
     let mut signalled = false;
+    let mut next_wake = Instant::now();
+    let mut held = false;
     let status = loop {
         tokio::select! {
             read = s.reader.read(&mut buf), if !eof => match read {
@@ -229,9 +236,19 @@ async fn supervise(mut s: Supervisor) {
                 Ok(n) => {
                     feed(&s.emulator, &s.output, &buf[..n]);
                     eof = read_burst(&mut s, &mut buf, n);
-                    s.output.announce();
+                    let now = Instant::now();
+                    held = now < next_wake;
+                    if !held {
+                        s.output.announce();
+                        next_wake = now + WAKE_EVERY;
+                    }
                 }
             },
+            _ = sleep_until(next_wake), if held => {
+                held = false;
+                s.output.announce();
+                next_wake = Instant::now() + WAKE_EVERY;
+            }
             status = s.child.wait() => break status.ok(),
             c = s.control.recv(), if control_open => match c {
                 Some(Control::Terminate) => { signalled = true; signal_group(s.pid, Signal::SIGTERM) }
