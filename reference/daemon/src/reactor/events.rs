@@ -4,7 +4,8 @@
 //! holds all of a mutation or none and the first live event is head + 1.
 
 use super::params::Params;
-use super::recovery::{self, RestoreEvent};
+use super::recovery;
+use super::restore::RestoreEvent;
 use super::{Caller, Outcome, State};
 use crate::auth::{Resource, Right};
 use crate::errors::{ApiError, ApiResult};

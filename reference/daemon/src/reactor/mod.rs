@@ -9,6 +9,7 @@ mod events;
 mod panes;
 pub mod params;
 mod recovery;
+mod restore;
 mod topology_verbs;
 
 use crate::auth::{Registry, Resource};
