@@ -31,6 +31,7 @@ seed_corpus() {
           cp "$f" "$dir/$(basename "$(dirname "$f")")-$(basename "$f")"
         done ;;
     wire_*) [ -d ../corpus/wire ] && cp -r ../corpus/wire/. "$dir" ;;
+    attach_*) [ -d ../corpus/attach ] && cp -r ../corpus/attach/. "$dir" ;;
     zon_*) [ -d ../corpus/config ] && cp -r ../corpus/config/. "$dir" ;;
   esac
   return 0

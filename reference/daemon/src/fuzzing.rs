@@ -47,3 +47,41 @@ pub fn zon_config(data: &[u8]) {
         );
     }
 }
+
+/// The attach client-frame reader: a byte stream split into frames and decoded as
+/// the daemon does, for a viewer with and without `write`. Never panics; a frame
+/// re-encodes to the same bytes; input and resize are refused as `denied` without
+/// write; a resize is exactly 4 bytes of nonzero sizes; nothing over the payload
+/// limit is accepted.
+pub fn attach_frames(data: &[u8]) {
+    use crate::attach::frame::{self, ClientFrame};
+    use crate::attach::ring::CloseReason;
+    let mut rest = data;
+    while let Some((kind, payload, tail)) = frame::split(rest) {
+        let whole = &rest[..rest.len() - tail.len()];
+        assert_eq!(frame::encode(kind, payload), whole, "frame re-encodes");
+        let writer = frame::decode_client(kind, payload, true);
+        let reader = frame::decode_client(kind, payload, false);
+        match &writer {
+            ClientFrame::Input(bytes) => {
+                assert_eq!(*bytes, payload);
+                assert!(payload.len() <= frame::MAX_PAYLOAD);
+                assert_eq!(reader, ClientFrame::Refused(CloseReason::Denied));
+            }
+            ClientFrame::Resize { cols, rows } => {
+                assert!(*cols > 0 && *rows > 0 && payload.len() == 4);
+                assert_eq!(frame::resize_payload(*cols, *rows), payload);
+                assert_eq!(reader, ClientFrame::Refused(CloseReason::Denied));
+            }
+            ClientFrame::Detach => {
+                assert!(payload.is_empty());
+                assert_eq!(reader, ClientFrame::Detach);
+            }
+            ClientFrame::Refused(reason) => {
+                assert_eq!(*reason, CloseReason::Protocol);
+                break;
+            }
+        }
+        rest = tail;
+    }
+}

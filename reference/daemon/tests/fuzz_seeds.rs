@@ -40,3 +40,16 @@ fn config_seeds_hold_the_zon_invariants() {
     }
     assert!(valid >= 3, "the corpus should hold valid configs too");
 }
+
+#[test]
+fn attach_seeds_hold_the_client_frame_invariants() {
+    let mut detached = 0;
+    for seed in seeds("attach") {
+        vxref::fuzzing::attach_frames(&seed);
+        detached += usize::from(seed.ends_with(b"D\0\0\0\0"));
+        for cut in 0..seed.len() {
+            vxref::fuzzing::attach_frames(&seed[..cut]);
+        }
+    }
+    assert!(detached >= 2, "the corpus should hold whole sequences too");
+}

@@ -45,3 +45,44 @@ pub fn parse_resize(payload: &[u8]) -> Option<(u16, u16)> {
     let (cols, rows) = (u16::from_be_bytes([c0, c1]), u16::from_be_bytes([r0, r1]));
     (cols > 0 && rows > 0).then_some((cols, rows))
 }
+
+/// What a client frame asks for, decided from its header and payload alone.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ClientFrame<'a> {
+    Input(&'a [u8]),
+    Resize {
+        cols: u16,
+        rows: u16,
+    },
+    Detach,
+    /// The stream ends with `CLOSE` and this reason.
+    Refused(super::ring::CloseReason),
+}
+
+/// The daemon's reading of one client frame (`may_write`: the viewer holds `write`
+/// on the pane). Pure, so the fuzzer can drive it (`vxref::fuzzing::attach_frames`).
+pub fn decode_client(kind: u8, payload: &[u8], may_write: bool) -> ClientFrame<'_> {
+    use super::ring::CloseReason::{Denied, Protocol};
+    if payload.len() > MAX_PAYLOAD {
+        return ClientFrame::Refused(Protocol);
+    }
+    match kind {
+        DETACH if payload.is_empty() => ClientFrame::Detach,
+        INPUT | RESIZE if !may_write => ClientFrame::Refused(Denied),
+        INPUT => ClientFrame::Input(payload),
+        RESIZE => match parse_resize(payload) {
+            Some((cols, rows)) => ClientFrame::Resize { cols, rows },
+            None => ClientFrame::Refused(Protocol),
+        },
+        _ => ClientFrame::Refused(Protocol),
+    }
+}
+
+/// Splits one whole frame off the front of `buf`: `(kind, payload, rest)`, or None
+/// when `buf` does not yet hold a whole frame.
+pub fn split(buf: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+    let h: [u8; HEADER] = buf.get(..HEADER)?.try_into().ok()?;
+    let (kind, len) = parse_header(h);
+    let body = &buf[HEADER..];
+    (body.len() >= len).then(|| (kind, &body[..len], &body[len..]))
+}

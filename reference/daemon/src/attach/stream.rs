@@ -4,7 +4,7 @@
 //! Client frames are read by a separate task so a viewer's input never waits for its
 //! output (or the reverse); that task reports only how the stream should end.
 
-use super::frame::{self, HEADER, MAX_PAYLOAD, OUTPUT_CHUNK};
+use super::frame::{self, ClientFrame, HEADER, MAX_PAYLOAD, OUTPUT_CHUNK};
 use super::ring::{CloseReason, PaneOutput, Read};
 use crate::ids::PaneId;
 use crate::reactor::Msg;
@@ -137,10 +137,14 @@ async fn read_client(reader: &mut Reader, mut side: ClientSide) -> End {
         }
         let mut payload = vec![0u8; len];
         reader.read_exact(&mut payload).await.ok()?;
-        match kind {
-            frame::DETACH if len == 0 => return Some(CloseReason::Detached),
-            frame::INPUT | frame::RESIZE if !side.write => return Some(CloseReason::Denied),
-            frame::INPUT => {
+        let resize = match frame::decode_client(kind, &payload, side.write) {
+            ClientFrame::Refused(reason) => return Some(reason),
+            ClientFrame::Detach => return Some(CloseReason::Detached),
+            ClientFrame::Input(_) => None,
+            ClientFrame::Resize { cols, rows } => Some((cols, rows)),
+        };
+        match resize {
+            None => {
                 // Awaiting here only holds back this viewer's own frames: the pane's
                 // queue is bounded and the daemon never waits on it.
                 let queue = side.input.as_ref().and_then(mpsc::WeakSender::upgrade);
@@ -150,10 +154,7 @@ async fn read_client(reader: &mut Reader, mut side: ClientSide) -> End {
                     }
                 }
             }
-            frame::RESIZE => {
-                let Some((cols, rows)) = frame::parse_resize(&payload) else {
-                    return Some(CloseReason::Protocol);
-                };
+            Some((cols, rows)) => {
                 let Some(tx) = side.reactor.upgrade() else {
                     return Some(CloseReason::Shutdown);
                 };
@@ -167,7 +168,6 @@ async fn read_client(reader: &mut Reader, mut side: ClientSide) -> End {
                     return Some(CloseReason::Shutdown);
                 }
             }
-            _ => return Some(CloseReason::Protocol),
         }
     }
 }
