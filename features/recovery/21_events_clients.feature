@@ -120,6 +120,7 @@ Feature: Events/clients
     And in "owner", the pane restored from "p1" exited with no code
     And in "owner", the pane restored from "p1" was created with layer "float"
     And in "owner", the pane restored from "p2" was created with layer "float"
+    And in "owner", the floats restored from "p2" then "p1" carry the restored window, a geometry and fresh z in that order
 
   @rfc-6-failed-restore-no-events
   Scenario: A refused second restore emits no event

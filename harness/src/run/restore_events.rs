@@ -13,7 +13,7 @@ pub struct Restored {
     checkpoint: String,
     /// (previous, current) of sessions, windows and panes, current in numeric order.
     sessions: Vec<(String, String)>,
-    windows: Vec<(String, String)>,
+    pub windows: Vec<(String, String)>,
     panes: Vec<(String, String)>,
 }
 

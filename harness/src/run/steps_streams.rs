@@ -182,6 +182,40 @@ fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
     }
     if let Some(c) = step!(
         t,
+        r#"^in "(\w+)", the floats restored from "(\w+)" then "(\w+)" carry the restored window, a geometry and fresh z in that order$"#
+    ) {
+        // RFC §8: a restored float's pane.created carries layer float, its window,
+        // its resolved geometry and its new z; z keeps the saved order.
+        let r = restored(w);
+        let evs = sub(w, &c[1]).events();
+        let window = r
+            .windows
+            .first()
+            .map(|(_, cur)| cur.clone())
+            .expect("harness-error: the restore mapped no window");
+        let z_of = |previous: &str| -> u64 {
+            let pane = r.current_of(previous);
+            let e = evs
+                .iter()
+                .find(|e| e["type"] == "pane.created" && e["data"]["pane"] == pane.as_str())
+                .unwrap_or_else(|| panic!("no pane.created for {pane}"));
+            assert_eq!(e["data"]["layer"], "float", "layer in {e}");
+            assert_eq!(e["data"]["window"], window.as_str(), "window in {e}");
+            assert!(
+                e["data"]["float"]["geometry"].is_object(),
+                "no geometry in {e}"
+            );
+            e["data"]["float"]["z"]
+                .as_u64()
+                .filter(|z| *z >= 1)
+                .unwrap_or_else(|| panic!("no z in {e}"))
+        };
+        let (lower, upper) = (z_of(&c[2]), z_of(&c[3]));
+        assert!(lower < upper, "saved z order not kept: {lower} !< {upper}");
+        return true;
+    }
+    if let Some(c) = step!(
+        t,
         r#"^in "(\w+)", the pane restored from "(\w+)" (exited with code (\d+)|exited with no code|was created with layer "(\w+)")$"#
     ) {
         let r = restored(w);
