@@ -12,6 +12,9 @@ use crate::topology::validate::is_control;
 
 pub struct Emulator {
     screen: Screen,
+    /// Output bytes fed so far: the absolute stream offset this screen reflects
+    /// (attach snapshots start their stream here).
+    fed: u64,
 }
 
 enum Screen {
@@ -63,6 +66,7 @@ impl Emulator {
                 terminal,
                 pending: Vec::new(),
             })),
+            fed: 0,
         }
     }
 
@@ -107,6 +111,7 @@ impl Emulator {
                 screen,
                 history,
             }),
+            fed: 0,
         };
         (e, cut)
     }
@@ -121,7 +126,19 @@ impl Emulator {
     pub fn feed(&mut self, bytes: &[u8]) {
         if let Screen::Live(live) = &mut self.screen {
             live.feed(bytes);
+            self.fed += bytes.len() as u64;
         }
+    }
+
+    /// How many output bytes this screen reflects.
+    pub fn fed(&self) -> u64 {
+        self.fed
+    }
+
+    /// Output up to `offset` was lost before it reached the screen: count it as
+    /// consumed so the offset stays the stream's.
+    pub fn skip_to(&mut self, offset: u64) {
+        self.fed = self.fed.max(offset);
     }
 
     pub fn resize(&mut self, cols: u16, rows: u16) {

@@ -5,6 +5,7 @@
 //! reused), and reports the exit. A writer task per pane drains its input queue, so a
 //! program that does not read its input never blocks the daemon.
 
+use crate::attach::feed::{Feeder, HIGH_WATER};
 use crate::attach::ring::{ExitStatus, PaneOutput};
 use crate::emulator::Emulator;
 use crate::ids::PaneId;
@@ -143,7 +144,7 @@ pub fn spawn(
         pid,
         child,
         reader,
-        emulator: emulator.clone(),
+        feeder: Feeder::new(emulator.clone(), output.clone()),
         output: output.clone(),
         control: control_rx,
         exits,
@@ -171,8 +172,8 @@ struct Supervisor {
     pid: u32,
     child: tokio::process::Child,
     reader: pty_process::OwnedReadPty,
-    emulator: Arc<Mutex<Emulator>>,
     output: Arc<PaneOutput>,
+    feeder: Arc<Feeder>,
     control: mpsc::UnboundedReceiver<Control>,
     exits: mpsc::UnboundedSender<Exited>,
 }
@@ -183,13 +184,10 @@ fn signal_group(pid: u32, signal: Signal) {
     }
 }
 
-/// Appending under the emulator's lock lets an attach take the screen and the ring's
-/// end offset as one consistent pair.
-fn feed(emulator: &Mutex<Emulator>, output: &PaneOutput, bytes: &[u8]) {
-    if let Ok(mut e) = emulator.lock() {
-        e.feed(bytes);
-        output.append_quiet(bytes);
-    }
+/// The reader only appends; the emulator is fed from the ring by the pane's
+/// [`Feeder`], so the most expensive per-byte work runs beside the reading.
+fn feed(output: &PaneOutput, bytes: &[u8]) {
+    output.append_quiet(bytes);
 }
 
 /// Output read in one burst before viewers are woken and the supervisor's other
@@ -205,7 +203,7 @@ fn read_burst(s: &mut Supervisor, buf: &mut [u8], mut done: usize) -> bool {
         let read = std::pin::pin!(s.reader.read(buf)).poll(&mut cx);
         match read {
             std::task::Poll::Ready(Ok(n)) if n > 0 => {
-                feed(&s.emulator, &s.output, &buf[..n]);
+                feed(&s.output, &buf[..n]);
                 done += n;
             }
             std::task::Poll::Ready(_) => return true,
@@ -230,12 +228,16 @@ async fn supervise(mut s: Supervisor) {
     let mut next_wake = Instant::now();
     let mut held = false;
     let status = loop {
+        // Back-pressure: un-fed output must stay in the ring (see attach::feed).
+        let backlogged = s.feeder.backlog() > HIGH_WATER;
         tokio::select! {
-            read = s.reader.read(&mut buf), if !eof => match read {
+            () = s.feeder.progressed(), if backlogged => {}
+            read = s.reader.read(&mut buf), if !eof && !backlogged => match read {
                 Ok(0) | Err(_) => eof = true,
                 Ok(n) => {
-                    feed(&s.emulator, &s.output, &buf[..n]);
+                    feed(&s.output, &buf[..n]);
                     eof = read_burst(&mut s, &mut buf, n);
+                    s.feeder.kick();
                     let now = Instant::now();
                     held = now < next_wake;
                     if !held {
@@ -273,8 +275,12 @@ async fn supervise(mut s: Supervisor) {
         while Instant::now() < until {
             match tokio::time::timeout(DRAIN_IDLE, s.reader.read(&mut buf)).await {
                 Ok(Ok(n)) if n > 0 => {
-                    feed(&s.emulator, &s.output, &buf[..n]);
+                    feed(&s.output, &buf[..n]);
+                    s.feeder.kick();
                     s.output.announce();
+                    if s.feeder.backlog() > HIGH_WATER {
+                        s.feeder.flush().await;
+                    }
                 }
                 _ => break,
             }
@@ -288,6 +294,8 @@ async fn supervise(mut s: Supervisor) {
         },
         None => (None, None),
     };
+    // A capture after the exit must see all output.
+    s.feeder.flush().await;
     // Every byte is in the ring by now, so viewers send EXIT after the last output.
     s.output.set_exit(ExitStatus {
         exit_code,

@@ -503,3 +503,71 @@ fn shutdown_and_session_kill_close_streams() {
     assert!(status.success());
     assert_eq!(next(&mut c), Frame::Close("shutdown".into()));
 }
+
+/// A viewer's snapshot and every output byte after it, until EXIT.
+fn replay_until_exit(a: &mut Attached) -> (Vec<u8>, Vec<u8>) {
+    let mut offset = a.offset();
+    let snapshot = until_ready(a).expect("a fresh attach has a snapshot");
+    let mut bytes = Vec::new();
+    loop {
+        match next(a) {
+            Frame::Output {
+                offset: o,
+                bytes: b,
+            } => {
+                assert_eq!(o, offset, "frames are contiguous");
+                offset += b.len() as u64;
+                bytes.extend(b);
+            }
+            Frame::Exit(_) => return (snapshot, bytes),
+            other => panic!("expected output or EXIT, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn snapshots_taken_during_a_flood_match_their_offsets_exactly() {
+    // The emulator is fed beside the PTY reader (attach::feed), so a snapshot may lag
+    // the ring. Its offset must be the emulator's: the snapshot shows exactly the
+    // output before the offset, and the frames carry exactly the output after it.
+    let d = Daemon::start();
+    let pane = d.pane(r#"["sh","-c","sleep 0.2; seq 1 300000; echo FLOOD-DONE"]"#);
+    let mut expected = Vec::new();
+    for i in 1..=300000 {
+        expected.extend_from_slice(format!("{i}\r\n").as_bytes());
+    }
+    expected.extend_from_slice(b"FLOOD-DONE\r\n");
+    // Each viewer reads on its own thread, so none falls out of the ring.
+    let handles: Vec<_> = (0..6)
+        .map(|_| {
+            let mut a = attach(&d, &pane, None);
+            std::thread::sleep(std::time::Duration::from_millis(60));
+            std::thread::spawn(move || {
+                let replay = replay_until_exit(&mut a);
+                (a, replay)
+            })
+        })
+        .collect();
+    let mut inside = 0;
+    for h in handles {
+        let (a, (snapshot, after)) = h.join().unwrap();
+        let at = a.offset() as usize;
+        let (cols, rows) = (
+            a.reply["cols"].as_u64().unwrap(),
+            a.reply["rows"].as_u64().unwrap(),
+        );
+        assert_eq!(after, &expected[at..], "output after offset {at}");
+        assert_eq!(
+            screen_of(&snapshot, cols, rows),
+            screen_of(&expected[..at], cols, rows),
+            "the snapshot at offset {at} shows exactly the output before it"
+        );
+        inside += usize::from(at > 0 && at < expected.len());
+    }
+    assert!(inside > 0, "no viewer attached during the flood");
+    let final_screen = d.wait_exited(&pane)["screen"].clone();
+    assert!(
+        final_screen.to_string().contains("FLOOD-DONE"),
+        "{final_screen}"
+    );
+}

@@ -2,6 +2,7 @@
 //! resumable within a shared ring. See `docs/spec/attach.md`.
 
 pub mod client;
+pub mod feed;
 pub mod frame;
 pub mod ring;
 pub mod stream;

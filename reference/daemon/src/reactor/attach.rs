@@ -64,8 +64,9 @@ impl State {
         }
         let (cols, rows) = (pane.cols, pane.rows);
         let write = self.can(caller, Right::Write, Resource::Pane(id));
-        // The supervisor appends under the emulator's lock, so the ring's end read
-        // under it matches the screen the snapshot dumps.
+        // The emulator counts the output it has consumed and is fed under its lock,
+        // so the snapshot and `fed` are one pair; un-fed output is still in the ring
+        // (the reader's back-pressure, attach::feed), and the stream starts there.
         let (resumed, offset, snapshot) = {
             let e = screen.lock().map_err(|_| ApiError::internal())?;
             let (start, end) = output.bounds();
@@ -75,7 +76,7 @@ impl State {
                 {
                     (true, n, None)
                 }
-                _ => (false, end, Some(e.snapshot())),
+                _ => (false, e.fed().max(start), Some(e.snapshot())),
             }
         };
         let input = if write {

@@ -549,6 +549,9 @@ impl State {
     /// principals, drop their screens.
     fn retire_panes(&mut self, removed: &[(PaneId, Option<String>)]) {
         for (pane, principal) in removed {
+            // Streams close before the group is signalled, so no viewer can see the
+            // process's EXIT ahead of CLOSE pane_removed.
+            self.close_output(*pane, crate::attach::ring::CloseReason::PaneRemoved);
             if let Some(h) = self.live.get(pane) {
                 h.control(Control::Remove);
             }
@@ -556,7 +559,6 @@ impl State {
                 self.registry.revoke(id);
             }
             self.screens.remove(pane);
-            self.close_output(*pane, crate::attach::ring::CloseReason::PaneRemoved);
             self.recovery.archives.remove(pane);
         }
     }
