@@ -4,14 +4,13 @@
 //! (VT bytes), `R` ready, `O` output (u64 big-endian absolute offset, then bytes),
 //! `X` exit (JSON), `C` close (JSON `{reason}`).
 
+use super::collected::{self, Collected};
 use super::events::open;
-use super::world::{scaled, Reply};
+use super::world::Reply;
 use serde_json::{Map, Value};
 use std::io::{BufReader, Read};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
 
 /// A frame larger than this is taken for a framing error, not allocated.
 const MAX_FRAME: u32 = 64 << 20;
@@ -43,7 +42,24 @@ pub struct Frames {
     pub bad: Option<String>,
 }
 
-type Shared = Arc<(Mutex<Frames>, Condvar)>;
+type Shared = collected::Shared<Frames>;
+
+impl Collected for Frames {
+    fn ended(&self) -> bool {
+        self.eof
+    }
+    fn violation(&self) -> Option<String> {
+        self.bad.as_ref().map(|bad| {
+            format!(
+                "attach stream framing error: {bad}; frames {}",
+                kinds(&self.frames)
+            )
+        })
+    }
+    fn summary(&self) -> String {
+        format!("frames {}", kinds(&self.frames))
+    }
+}
 
 pub struct Viewer {
     stream: UnixStream,
@@ -72,7 +88,7 @@ pub fn attach(
     let Some((stream, reader)) = open else {
         return (reply, seen, None);
     };
-    let shared: Shared = Arc::new((Mutex::new(Frames::default()), Condvar::new()));
+    let shared: Shared = collected::shared();
     let s2 = shared.clone();
     std::thread::spawn(move || collect(reader, s2));
     (reply, seen, Some(Viewer { stream, shared }))
@@ -154,29 +170,7 @@ impl Viewer {
         done: impl Fn(&Frames) -> bool,
         f: impl FnOnce(&Frames) -> T,
     ) -> T {
-        let limit = scaled(limit_ms);
-        let start = Instant::now();
-        let (lock, cv) = &*self.shared;
-        let mut r = lock.lock().unwrap();
-        loop {
-            if let Some(bad) = &r.bad {
-                panic!(
-                    "attach stream framing error: {bad}; frames {}",
-                    kinds(&r.frames)
-                );
-            }
-            if done(&r) || r.eof {
-                return f(&r);
-            }
-            let left = limit.saturating_sub(start.elapsed());
-            if left.is_zero() {
-                panic!("timeout: waiting for {what}; frames {}", kinds(&r.frames));
-            }
-            r = cv
-                .wait_timeout(r, left.min(Duration::from_millis(200)))
-                .unwrap()
-                .0;
-        }
+        collected::wait(&self.shared, what, limit_ms, done, f)
     }
 }
 
@@ -197,7 +191,7 @@ mod tests {
     #[test]
     fn frames_are_read_whole_and_truncation_is_an_error() {
         let (a, b) = UnixStream::pair().unwrap();
-        let shared: Shared = Arc::new((Mutex::new(Frames::default()), Condvar::new()));
+        let shared: Shared = collected::shared();
         let s2 = shared.clone();
         let t = std::thread::spawn(move || collect(BufReader::new(b), s2));
         use std::io::Write;

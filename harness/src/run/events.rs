@@ -4,13 +4,12 @@
 //! `{source,sequence,resumed,reason?,snapshot?}`, then one `{"event":{…}}` line per
 //! event and a final `{"closed":{"reason"}}` when the daemon ends the stream.
 
+use super::collected::{self, Collected};
 use super::world::{scaled, Reply};
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
 
 /// Everything received after the `ok` reply.
 #[derive(Debug, Default)]
@@ -27,7 +26,21 @@ pub struct Received {
     pub raw: Vec<u8>,
 }
 
-type Shared = Arc<(Mutex<Received>, Condvar)>;
+type Shared = collected::Shared<Received>;
+
+impl Collected for Received {
+    fn ended(&self) -> bool {
+        self.eof
+    }
+    fn violation(&self) -> Option<String> {
+        self.bad.as_ref().map(|bad| {
+            format!("the event stream carried a line that is neither an event nor closed: {bad:?}")
+        })
+    }
+    fn summary(&self) -> String {
+        format!("received {:?}", types(&self.events))
+    }
+}
 
 pub struct Subscriber {
     stream: UnixStream,
@@ -126,7 +139,7 @@ pub fn subscribe(
     let head = ok["sequence"]
         .as_u64()
         .unwrap_or_else(|| panic!("events.subscribe: no integer sequence in {ok}"));
-    let shared: Shared = Arc::new((Mutex::new(Received::default()), Condvar::new()));
+    let shared: Shared = collected::shared();
     let s2 = shared.clone();
     std::thread::spawn(move || collect(reader, s2));
     let sub = Subscriber {
@@ -177,34 +190,9 @@ impl Subscriber {
         done: impl Fn(&Received) -> bool,
         f: impl FnOnce(&Received) -> T,
     ) -> T {
-        let limit = scaled(limit_ms);
-        let start = Instant::now();
-        let (lock, cv) = &*self.shared;
-        let mut r = lock.lock().unwrap();
-        loop {
-            if let Some(bad) = &r.bad {
-                panic!(
-                    "the event stream carried a line that is neither an event nor closed: {bad:?}"
-                );
-            }
-            if done(&r) || r.eof {
-                return f(&r);
-            }
-            let left = limit.saturating_sub(start.elapsed());
-            if left.is_zero() {
-                panic!(
-                    "timeout: waiting for {what}; received {:?}",
-                    types(&r.events)
-                );
-            }
-            r = cv
-                .wait_timeout(r, left.min(Duration::from_millis(200)))
-                .unwrap()
-                .0;
-        }
+        collected::wait(&self.shared, what, limit_ms, done, f)
     }
 
-    /// A copy of everything received so far.
     pub fn events(&self) -> Vec<Value> {
         self.shared.0.lock().unwrap().events.clone()
     }

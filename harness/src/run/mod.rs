@@ -2,6 +2,7 @@
 
 mod attach;
 mod clauses;
+mod collected;
 mod events;
 mod fixtures;
 mod pids;
@@ -9,7 +10,6 @@ mod profile;
 mod report;
 mod restore_events;
 mod steps;
-mod steps_streams;
 mod world;
 
 use cucumber::{event, tag::Ext as _, writer::Ext as _, World as _};

@@ -61,17 +61,22 @@ pub fn kill_and_free(pid: i32, within: Duration) -> Result<(), NoReuse> {
     }
 }
 
-/// Starts `sleep 300` in its own process group with exactly `pid`.
+/// An unrelated process: `sleep 300` in its own process group, nothing inherited.
+pub fn spawn_unrelated() -> std::io::Result<Child> {
+    let mut cmd = Command::new("sleep");
+    cmd.arg("300")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    cmd.spawn()
+}
+
+/// Starts [`spawn_unrelated`]'s process with exactly `pid`.
 pub fn spawn_with_pid(pid: i32) -> Result<Child, NoReuse> {
     for _ in 0..SPAWN_ATTEMPTS {
         std::fs::write(NS_LAST_PID, format!("{}", pid - 1)).map_err(|_| NoReuse::NoPidControl)?;
-        let mut cmd = Command::new("sleep");
-        cmd.arg("300")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        let mut child = cmd.spawn().map_err(|_| NoReuse::Raced)?;
+        let mut child = spawn_unrelated().map_err(|_| NoReuse::Raced)?;
         if i32::try_from(child.id()) == Ok(pid) {
             return Ok(child);
         }
@@ -81,20 +86,23 @@ pub fn spawn_with_pid(pid: i32) -> Result<Child, NoReuse> {
     Err(NoReuse::Raced)
 }
 
+/// The fields of a `/proc/<pid>/stat` file after the parenthesised command (which may
+/// itself hold spaces and parentheses): state, ppid, pgrp, session, ...
+pub fn stat_fields(stat_file: &std::path::Path) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(stat_file).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    Some(rest.split_whitespace().map(str::to_string).collect())
+}
+
 /// Whether any process still has `pgid` as its process group or session.
 fn group_in_use(pgid: i32) -> bool {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return false;
     };
     entries.flatten().any(|e| {
-        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+        let Some(fields) = stat_fields(&e.path().join("stat")) else {
             return false;
         };
-        // Fields after the parenthesised command: state ppid pgrp session ...
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            return false;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
         let is = |i: usize| fields.get(i).and_then(|f| f.parse::<i32>().ok()) == Some(pgid);
         is(2) || is(3)
     })

@@ -2,7 +2,7 @@
 //! in order; the snapshot race ("all or none"); what a scoped subscriber may see.
 
 use super::events::{self, id_number, types, Subscriber};
-use super::steps_streams::{restored, sub, WAIT_MS};
+use super::steps::streams::{restored, sub, WAIT_MS};
 use super::world::{wire_call, Inner};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;

@@ -59,7 +59,7 @@ pub struct Inner {
     /// (a crashed daemon can leave them behind by design).
     pub pane_pids: Vec<i32>,
     /// Event subscriptions and attach streams kept open across steps.
-    pub streams: super::steps_streams::Streams,
+    pub streams: super::steps::streams::Streams,
 }
 
 #[derive(cucumber::World)]
@@ -547,15 +547,13 @@ pub fn wire_call(
 
 /// Alive and not a zombie.
 pub fn process_alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => false,
-        Ok(stat) => {
-            let state = stat.rsplit_once(')').map(|(_, r)| r.trim_start());
-            !matches!(
-                state.and_then(|r| r.chars().next()),
-                Some('Z') | Some('X') | None
-            )
-        }
+    let path = std::path::PathBuf::from(format!("/proc/{pid}/stat"));
+    match super::pids::stat_fields(&path) {
+        None => false,
+        Some(fields) => !matches!(
+            fields.first().map(String::as_str),
+            Some("Z") | Some("X") | None
+        ),
     }
 }
 

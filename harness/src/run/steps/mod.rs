@@ -28,6 +28,7 @@ mod lifecycle;
 mod outcomes;
 mod processes;
 mod store;
+pub(super) mod streams;
 
 const ENABLED: &str = ".{ .recovery = .{ .enabled = true } }\n";
 
@@ -51,7 +52,7 @@ pub fn dispatch(w: &mut Inner, raw: &str, doc: Option<&str>) {
     if outcomes::dispatch(w, t) {
         return;
     }
-    if super::steps_streams::dispatch(w, t) {
+    if streams::dispatch(w, t) {
         return;
     }
     panic!("harness-error: undefined step: {raw}");

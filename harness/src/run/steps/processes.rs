@@ -4,13 +4,7 @@ use super::*;
 
 pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
     if step!(t, r"^an unrelated process is running$").is_some() {
-        let mut cmd = std::process::Command::new("sleep");
-        cmd.arg("300")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null());
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        let child = cmd.spawn().expect("harness-error: spawn sleep");
+        let child = super::super::pids::spawn_unrelated().expect("harness-error: spawn sleep");
         w.vars
             .insert("unrelated_pid".into(), child.id().to_string());
         w.unrelated = Some(child);
@@ -35,13 +29,7 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
                     format!("harness-note: PID reuse unavailable ({why:?}); using a stand-in\n")
                         .as_bytes(),
                 );
-                let mut cmd = std::process::Command::new("sleep");
-                cmd.arg("300")
-                    .stdin(std::process::Stdio::null())
-                    .stdout(std::process::Stdio::null())
-                    .stderr(std::process::Stdio::null());
-                std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-                cmd.spawn().expect("harness-error: spawn sleep")
+                super::super::pids::spawn_unrelated().expect("harness-error: spawn sleep")
             }
         };
         w.vars

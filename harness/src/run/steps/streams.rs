@@ -3,12 +3,13 @@
 //! rows. A subscription's or an attach's reply becomes the scenario's last reply, so
 //! the ordinary result and error steps read it.
 
-use super::attach::{self, kinds, Viewer};
-use super::events::{self, types, Subscriber};
-use super::restore_events::{
+use super::super::attach::{self, kinds, Viewer};
+use super::super::events::{self, types, Subscriber};
+use super::super::restore_events::{
     check_restore_events, judge_race, mentions, race, use_up_pane_ids, Restored,
 };
-use super::world::Inner;
+use super::super::world::Inner;
+use super::{re, Re};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -16,32 +17,17 @@ use std::sync::OnceLock;
 /// The open streams of one scenario, by the names the steps give them.
 #[derive(Default)]
 pub struct Streams {
-    pub(super) subs: BTreeMap<String, Subscriber>,
+    pub(in crate::run) subs: BTreeMap<String, Subscriber>,
     viewers: BTreeMap<String, Viewer>,
     /// The last restore the steps judged: old and new IDs, by kind.
-    pub(super) restore: Option<Restored>,
+    pub(in crate::run) restore: Option<Restored>,
     /// Streams that could not be opened, with the error, so later steps about them
     /// fail with the reason instead of a harness error.
     refused: BTreeMap<String, String>,
 }
 
-struct Re(regex::Regex);
-
-fn re(cell: &'static OnceLock<Re>, pat: &str) -> &'static regex::Regex {
-    &cell
-        .get_or_init(|| Re(regex::Regex::new(pat).expect("step regex")))
-        .0
-}
-
-macro_rules! step {
-    ($text:expr, $pat:literal) => {{
-        static CELL: OnceLock<Re> = OnceLock::new();
-        re(&CELL, $pat).captures($text)
-    }};
-}
-
 /// How long the suite waits for something a stream must deliver (scaled).
-pub(super) const WAIT_MS: u64 = 10_000;
+pub(in crate::run) const WAIT_MS: u64 = 10_000;
 
 /// Runs `t` (variables already substituted) if it is a stream step; false otherwise.
 pub fn dispatch(w: &mut Inner, t: &str) -> bool {
@@ -64,7 +50,7 @@ fn token_of(w: &Inner, who: &str, token: Option<&str>) -> Option<String> {
     }
 }
 
-pub(super) fn sub<'a>(w: &'a Inner, name: &str) -> &'a Subscriber {
+pub(in crate::run) fn sub<'a>(w: &'a Inner, name: &str) -> &'a Subscriber {
     w.streams.subs.get(name).unwrap_or_else(|| missing(w, name))
 }
 
@@ -83,14 +69,19 @@ fn missing(w: &Inner, name: &str) -> ! {
 }
 
 /// Keeps an opened stream, or the reason it was refused.
-fn keep<T>(w: &mut Inner, name: &str, reply: &super::world::Reply, opened: Option<T>) -> Option<T> {
+fn keep<T>(
+    w: &mut Inner,
+    name: &str,
+    reply: &super::super::world::Reply,
+    opened: Option<T>,
+) -> Option<T> {
     if let Err(e) = &reply.result {
         w.streams.refused.insert(name.to_string(), e.to_string());
     }
     opened
 }
 
-pub(super) fn restored(w: &Inner) -> Restored {
+pub(in crate::run) fn restored(w: &Inner) -> Restored {
     w.streams
         .restore
         .clone()
