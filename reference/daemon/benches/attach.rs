@@ -20,14 +20,15 @@
 //! `VXBENCH_VXREF` (another vxref binary to measure, for A/B runs of two builds).
 
 use serde_json::{json, Value};
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::os::unix::net::UnixStream;
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use vxref::attach::client::{self, Frame};
 
-const VXREF: &str = env!("CARGO_BIN_EXE_vxref");
+mod common;
+
+use common::{Served, VXREF};
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -52,66 +53,33 @@ fn make_file(path: &Path, mib: usize) {
 }
 
 struct Vx {
-    child: Child,
-    socket: PathBuf,
+    served: Served,
+    conn: common::Conn,
     token: String,
-    conn: BufReader<UnixStream>,
     window: String,
 }
 
 impl Vx {
     fn start(dir: &Path) -> Vx {
-        let socket = dir.join("run/vx.sock");
         // VXBENCH_VXREF: another vxref binary to measure (A/B runs of two builds).
         let bin = std::env::var("VXBENCH_VXREF").unwrap_or_else(|_| VXREF.to_string());
-        let child = Command::new(bin)
-            .args(["serve", "--socket"])
-            .arg(&socket)
-            .env("XDG_CONFIG_HOME", dir.join("config"))
-            .env("XDG_STATE_HOME", dir.join("state"))
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("start vxref");
-        let start = Instant::now();
-        let stream = loop {
-            if let Ok(s) = UnixStream::connect(&socket) {
-                break s;
-            }
-            assert!(start.elapsed() < Duration::from_secs(30), "vxref not ready");
-            std::thread::sleep(Duration::from_millis(10));
-        };
-        let token = std::fs::read_to_string(format!("{}.owner", socket.display()))
-            .unwrap()
-            .trim()
-            .to_string();
-        let mut vx = Vx {
-            child,
-            socket,
-            token: token.clone(),
-            conn: BufReader::new(stream),
-            window: String::new(),
-        };
-        vx.call("auth.login", json!({"token": token}));
-        let s = vx.call("session.create", json!({"name": "bench"}));
-        let w = vx.call(
+        let served = Served::start(&bin, dir, None);
+        let mut conn = served.connect();
+        let s = conn.call("session.create", json!({"name": "bench"}));
+        let w = conn.call(
             "window.create",
             json!({"session": s["session"], "name": "w", "cols": 80, "rows": 24}),
         );
-        vx.window = w["window"].as_str().unwrap().to_string();
-        vx
+        Vx {
+            token: served.owner_token(),
+            window: w["window"].as_str().unwrap().to_string(),
+            served,
+            conn,
+        }
     }
 
     fn call(&mut self, verb: &str, params: Value) -> Value {
-        let mut line =
-            serde_json::to_vec(&json!({"id": 1, "verb": verb, "params": params})).unwrap();
-        line.push(b'\n');
-        self.conn.get_mut().write_all(&line).unwrap();
-        let mut reply = String::new();
-        self.conn.read_line(&mut reply).unwrap();
-        let v: Value = serde_json::from_str(&reply).unwrap();
-        v.get("ok")
-            .cloned()
-            .unwrap_or_else(|| panic!("{verb}: {v}"))
+        self.conn.call(verb, params)
     }
 
     /// One round: spawn, attach, drain to EXIT; returns the time, the final offset and
@@ -123,7 +91,7 @@ impl Vx {
             json!({"window": self.window, "argv": ["cat", file.to_str().unwrap()]}),
         );
         let pane = p["pane"].as_str().unwrap().to_string();
-        let mut a = client::attach(&self.socket, Some(&self.token), &pane, None)
+        let mut a = client::attach(&self.served.socket, Some(&self.token), &pane, None)
             .unwrap_or_else(|e| panic!("attach: {e:?}"));
         let mut at = a.offset();
         let mut lags = 0;
@@ -137,8 +105,13 @@ impl Vx {
                 Frame::Close(r) if r == "lagging" => {
                     lags += 1;
                     let source = a.source().to_string();
-                    a = client::attach(&self.socket, Some(&self.token), &pane, Some((&source, at)))
-                        .unwrap_or_else(|e| panic!("reattach: {e:?}"));
+                    a = client::attach(
+                        &self.served.socket,
+                        Some(&self.token),
+                        &pane,
+                        Some((&source, at)),
+                    )
+                    .unwrap_or_else(|e| panic!("reattach: {e:?}"));
                     at = a.offset();
                 }
                 other => panic!("unexpected {other:?}"),
@@ -148,14 +121,6 @@ impl Vx {
         drop(a);
         self.call("pane.kill", json!({"pane": pane}));
         (elapsed, at, lags)
-    }
-}
-
-impl Drop for Vx {
-    fn drop(&mut self) {
-        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-        let _ = self.child.wait();
     }
 }
 

@@ -11,10 +11,12 @@
 //! Environment: `VXBENCH_ROUNDS` (default 300), `VXBENCH_PANES` (default 100).
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-const VXREF: &str = env!("CARGO_BIN_EXE_vxref");
+mod common;
+
+use common::{Served, VXREF};
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -43,41 +45,24 @@ fn ensure_tmux() -> PathBuf {
 }
 
 struct Vx {
-    child: Child,
-    dir: PathBuf,
-    socket: PathBuf,
+    served: Served,
 }
 
 impl Vx {
     fn start(dir: &Path) -> Vx {
-        let socket = dir.join("vx.sock");
-        let child = Command::new(VXREF)
-            .args(["serve", "--socket"])
-            .arg(&socket)
-            .env("XDG_CONFIG_HOME", dir.join("config"))
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("start vxref");
-        let start = Instant::now();
-        while std::os::unix::net::UnixStream::connect(&socket).is_err() {
-            assert!(start.elapsed() < Duration::from_secs(30), "vxref not ready");
-            std::thread::sleep(Duration::from_millis(10));
-        }
         Vx {
-            child,
-            dir: dir.to_path_buf(),
-            socket,
+            served: Served::start(VXREF, dir, None),
         }
     }
 
     fn cli(&self, args: &[&str]) -> std::process::Output {
         Command::new(VXREF)
             .arg("--socket")
-            .arg(&self.socket)
+            .arg(&self.served.socket)
             .args(args)
             .arg("--json")
             .env("VENOMX_TOKEN", "@owner")
-            .env("XDG_CONFIG_HOME", self.dir.join("config"))
+            .env("XDG_CONFIG_HOME", self.served.dir.join("config"))
             .output()
             .expect("run vxref")
     }
@@ -90,14 +75,6 @@ impl Vx {
             String::from_utf8_lossy(&out.stdout)
         );
         serde_json::from_slice(&out.stdout).unwrap()
-    }
-}
-
-impl Drop for Vx {
-    fn drop(&mut self) {
-        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-        let _ = self.child.wait();
     }
 }
 
@@ -280,7 +257,7 @@ fn main() {
         .status
         .success());
     settle();
-    let vx_pid = vx.child.id();
+    let vx_pid = vx.served.child.id();
     let tmux_pid = tmux.server_pid();
     let (vx_before, tmux_before) = (rss_kib(vx_pid), rss_kib(tmux_pid));
     // Each new pane in its own window, at 80x24, so sizes do not depend on layout.

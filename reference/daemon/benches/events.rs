@@ -8,59 +8,9 @@
 //! and their ratios, so the figure is relative to the same connection's round trip in
 //! the same run. Environment: `VXBENCH_ROUNDS` (default 2000).
 
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::os::unix::net::UnixStream;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+mod common;
+
 use std::time::{Duration, Instant};
-
-const VXREF: &str = env!("CARGO_BIN_EXE_vxref");
-
-struct Daemon {
-    child: Child,
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-        let _ = self.child.wait();
-    }
-}
-
-struct Conn {
-    out: UnixStream,
-    lines: BufReader<UnixStream>,
-}
-
-impl Conn {
-    fn open(socket: &Path) -> Conn {
-        let out = UnixStream::connect(socket).expect("connect");
-        let token = std::fs::read_to_string(format!("{}.owner", socket.display())).unwrap();
-        let mut c = Conn {
-            lines: BufReader::new(out.try_clone().unwrap()),
-            out,
-        };
-        let login = serde_json::json!({"id":0,"verb":"auth.login","params":{"token":token.trim()}});
-        c.send(&login.to_string());
-        assert!(c.line().contains("\"ok\""));
-        c
-    }
-
-    fn send(&mut self, frame: &str) {
-        self.out.write_all(frame.as_bytes()).unwrap();
-        self.out.write_all(b"\n").unwrap();
-    }
-
-    fn line(&mut self) -> String {
-        let mut l = String::new();
-        assert!(
-            self.lines.read_line(&mut l).unwrap() > 0,
-            "connection closed"
-        );
-        l
-    }
-}
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
@@ -77,26 +27,11 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(2000);
     let dir = tempfile::tempdir().unwrap();
-    let socket = dir.path().join("vx.sock");
-    let child = Command::new(VXREF)
-        .args(["serve", "--socket"])
-        .arg(&socket)
-        .env("XDG_CONFIG_HOME", dir.path().join("config"))
-        .env("XDG_STATE_HOME", dir.path().join("state"))
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("start vxref");
-    let _daemon = Daemon { child };
-    let start = Instant::now();
-    while UnixStream::connect(&socket).is_err() {
-        assert!(start.elapsed() < Duration::from_secs(30), "vxref not ready");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let mut m = Conn::open(&socket);
-    m.send(r#"{"id":1,"verb":"session.create","params":{"name":"bench"}}"#);
-    let created: serde_json::Value = serde_json::from_str(&m.line()).unwrap();
-    let session = created["ok"]["session"].as_str().unwrap().to_string();
-    let mut s = Conn::open(&socket);
+    let daemon = common::Served::start(common::VXREF, dir.path(), None);
+    let mut m = daemon.connect();
+    let created = m.call("session.create", serde_json::json!({"name": "bench"}));
+    let session = created["session"].as_str().unwrap().to_string();
+    let mut s = daemon.connect();
     s.send(r#"{"id":1,"verb":"events.subscribe","params":{}}"#);
     assert!(s.line().contains("\"resumed\":false"));
     let info = r#"{"id":2,"verb":"server.info"}"#;

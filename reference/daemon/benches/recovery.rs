@@ -21,14 +21,14 @@
 //! `VXBENCH_ONLY` (comma-separated subset of `capture`, `restore`, `pty`).
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::UnixStream;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use vx_format as fmt;
 
-const VXREF: &str = env!("CARGO_BIN_EXE_vxref");
+mod common;
+
+use common::{Served, VXREF};
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -38,66 +38,26 @@ fn env_usize(name: &str, default: usize) -> usize {
 }
 
 struct Daemon {
-    child: Child,
-    dir: PathBuf,
-    socket: PathBuf,
-    conn: BufReader<UnixStream>,
-    next_id: u64,
+    served: Served,
+    conn: common::Conn,
 }
 
 impl Daemon {
     fn start(dir: &Path, config: &str) -> Daemon {
-        let cfg = dir.join("config/venomx/config.zon");
-        std::fs::create_dir_all(cfg.parent().unwrap()).unwrap();
-        std::fs::write(&cfg, config).unwrap();
-        let socket = dir.join("run/vx.sock");
-        let child = Command::new(VXREF)
-            .args(["serve", "--socket"])
-            .arg(&socket)
-            .env("XDG_CONFIG_HOME", dir.join("config"))
-            .env("XDG_STATE_HOME", dir.join("state"))
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("start vxref");
-        let start = Instant::now();
-        let stream = loop {
-            if let Ok(s) = UnixStream::connect(&socket) {
-                break s;
-            }
-            assert!(start.elapsed() < Duration::from_secs(30), "vxref not ready");
-            std::thread::sleep(Duration::from_millis(10));
-        };
-        let mut d = Daemon {
-            child,
-            dir: dir.to_path_buf(),
-            socket,
-            conn: BufReader::new(stream),
-            next_id: 1,
-        };
-        let token = std::fs::read_to_string(format!("{}.owner", d.socket.display())).unwrap();
-        d.call("auth.login", json!({"token": token.trim()}));
-        d
+        let served = Served::start(VXREF, dir, Some(config));
+        let conn = served.connect();
+        Daemon { served, conn }
     }
 
     fn call(&mut self, verb: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        let mut frame =
-            serde_json::to_vec(&json!({"id": id, "verb": verb, "params": params})).unwrap();
-        frame.push(b'\n');
-        self.conn.get_mut().write_all(&frame).unwrap();
-        let mut line = String::new();
-        self.conn.read_line(&mut line).unwrap();
-        let v: Value = serde_json::from_str(&line).unwrap();
-        assert!(v.get("ok").is_some(), "{verb} failed: {v}");
-        v["ok"].clone()
+        self.conn.call(verb, params)
     }
 
     fn store_dir(&self) -> PathBuf {
         vx_store::StoreLocation::resolve(
-            Some(self.dir.join("state").as_os_str()),
+            Some(self.served.dir.join("state").as_os_str()),
             None,
-            &self.socket,
+            &self.served.socket,
         )
         .unwrap()
         .dir()
@@ -105,9 +65,9 @@ impl Daemon {
 
     fn plant(&self, mut cp: fmt::Checkpoint) -> (String, u64) {
         let loc = vx_store::StoreLocation::resolve(
-            Some(self.dir.join("state").as_os_str()),
+            Some(self.served.dir.join("state").as_os_str()),
             None,
-            &self.socket,
+            &self.served.socket,
         )
         .unwrap();
         cp.socket = loc.socket;
@@ -121,20 +81,14 @@ impl Daemon {
     }
 
     fn status_kib(&self, field: &str) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", self.served.child.id())).unwrap();
         status
             .lines()
             .find(|l| l.starts_with(field))
             .and_then(|l| l.split_whitespace().nth(1))
             .and_then(|n| n.parse().ok())
             .unwrap_or(0)
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -261,15 +261,7 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
             "a reply or error contains {:?}",
             &c[1]
         );
-        for f in w.all_files() {
-            let bytes = std::fs::read(&f).unwrap_or_default();
-            assert!(
-                !contains(&bytes, &needle),
-                "{} contains {:?}",
-                f.display(),
-                &c[1]
-            );
-        }
+        assert_no_file_contains(w.all_files(), &needle);
         return true;
     }
     if let Some(c) = step!(t, r"^the process (\d+) is gone$") {
@@ -349,15 +341,7 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
         let recovery = w.ph.state_home.join("venomx");
         let mut files = Vec::new();
         walk_files(&recovery, &mut files);
-        for f in files {
-            let bytes = std::fs::read(&f).unwrap_or_default();
-            assert!(
-                !contains(&bytes, &needle),
-                "{} contains {:?}",
-                f.display(),
-                &c[1]
-            );
-        }
+        assert_no_file_contains(files, &needle);
         return true;
     }
     if let Some(c) = step!(
@@ -480,4 +464,16 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
         return true;
     }
     false
+}
+
+fn assert_no_file_contains(files: impl IntoIterator<Item = std::path::PathBuf>, needle: &[u8]) {
+    for f in files {
+        let bytes = std::fs::read(&f).unwrap_or_default();
+        assert!(
+            !contains(&bytes, needle),
+            "{} contains {:?}",
+            f.display(),
+            String::from_utf8_lossy(needle)
+        );
+    }
 }
