@@ -1,10 +1,20 @@
-//! `vxcert`: the conformance harness of the recovery RFC.
+//! `vxcert`: the conformance harness of the kit's contracts.
+//!
+//! Code map: `run` (the runner: contracts, preflight, reports) → each contract's
+//! module (`recovery`: World, steps, fixtures) → `drivers` (wire, CLI, lifecycle,
+//! probes, fault injector, clock, streams) and `verdict`. Lower layers never import
+//! higher ones.
 
 use clap::{Parser, Subcommand};
 
+mod contract;
+mod drivers;
+mod profile;
+mod recovery;
 mod run;
 mod store_cmd;
 mod validate_cmd;
+mod verdict;
 
 #[derive(Parser, Debug)]
 #[command(

@@ -1,6 +1,8 @@
-//! The clause registry (`features/clauses.toml`): every MUST and SHOULD of the RFC, and
-//! the check that ties it to the features' tags.
+//! Clause registries (`features/<contract>/clauses.toml`): every MUST and SHOULD of
+//! a contract, ids prefixed per contract (`rfc-` for recovery), and the check that
+//! ties each registry to its suite's tags.
 
+use crate::contract::Contract;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -30,14 +32,24 @@ struct File {
     clause: Vec<Clause>,
 }
 
-pub fn load(path: &Path) -> Result<Vec<Clause>, String> {
+/// A contract's registry file in its suite directory.
+pub fn registry_path(suite_dir: &Path) -> PathBuf {
+    suite_dir.join("clauses.toml")
+}
+
+pub fn load(path: &Path, contract: Contract) -> Result<Vec<Clause>, String> {
+    let prefix = contract.clause_prefix();
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read clause registry {}: {e}", path.display()))?;
     let f: File = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut seen = BTreeSet::new();
     for c in &f.clause {
-        if !c.id.starts_with("rfc-") {
-            return Err(format!("clause id {:?} must start with rfc-", c.id));
+        if !c.id.starts_with(prefix) {
+            return Err(format!(
+                "{}: clause id {:?} must start with {prefix} (the {contract} contract's prefix)",
+                path.display(),
+                c.id
+            ));
         }
         if !seen.insert(c.id.clone()) {
             return Err(format!("clause id {:?} is listed twice", c.id));
@@ -64,8 +76,11 @@ pub fn feature_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-/// Every `@rfc-…` tag in the features, with the files that use it.
-pub fn tags_used(dir: &Path) -> Result<BTreeMap<String, BTreeSet<String>>, String> {
+/// Every clause tag (`@<prefix>…`) in the features, with the files that use it.
+pub fn tags_used(
+    dir: &Path,
+    prefix: &str,
+) -> Result<BTreeMap<String, BTreeSet<String>>, String> {
     let mut used: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for file in feature_files(dir)? {
         let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
@@ -77,7 +92,7 @@ pub fn tags_used(dir: &Path) -> Result<BTreeMap<String, BTreeSet<String>>, Strin
             }
             for tag in line.split_whitespace() {
                 if let Some(t) = tag.strip_prefix('@') {
-                    if t.starts_with("rfc-") {
+                    if t.starts_with(prefix) {
                         used.entry(t.to_string()).or_default().insert(name.clone());
                     }
                 }
@@ -88,8 +103,12 @@ pub fn tags_used(dir: &Path) -> Result<BTreeMap<String, BTreeSet<String>>, Strin
 }
 
 /// Fails when a tag names an unknown clause or an observable MUST has no scenario.
-pub fn check(clauses: &[Clause], features: &Path) -> Result<(), Vec<String>> {
-    let used = tags_used(features).map_err(|e| vec![e])?;
+pub fn check(
+    clauses: &[Clause],
+    features: &Path,
+    contract: Contract,
+) -> Result<(), Vec<String>> {
+    let used = tags_used(features, contract.clause_prefix()).map_err(|e| vec![e])?;
     let known: BTreeSet<&str> = clauses.iter().map(|c| c.id.as_str()).collect();
     let mut problems = Vec::new();
     for (tag, files) in &used {
@@ -125,9 +144,10 @@ mod tests {
     /// The shipped registry and features agree: no unknown tag, no uncovered MUST.
     #[test]
     fn shipped_registry_covers_every_must() {
-        let clauses = load(&root().join("clauses.toml")).unwrap();
+        let dir = root().join("recovery");
+        let clauses = load(&registry_path(&dir), Contract::Recovery).unwrap();
         assert!(clauses.len() >= 40, "registry too small: {}", clauses.len());
-        if let Err(p) = check(&clauses, &root().join("recovery")) {
+        if let Err(p) = check(&clauses, &dir, Contract::Recovery) {
             panic!("registry check failed:\n{}", p.join("\n"));
         }
     }
@@ -199,7 +219,7 @@ mod tests {
                 reason: None,
             })
             .collect();
-        let problems = check(&clauses, dir.path()).unwrap_err();
+        let problems = check(&clauses, dir.path(), Contract::Recovery).unwrap_err();
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems[0].contains("rfc-9-nope"));
         assert!(problems[1].contains("rfc-1-b"));

@@ -1,50 +1,57 @@
-//! `vxcert run`: the acceptance suite against one implementation, and its reports.
+//! `vxcert run`: the acceptance suites of one or more contracts against one
+//! implementation, and their reports.
+//!
+//! Flow: load the profile → choose the contracts → preflight (binaries, libraries,
+//! suites, registries, environment; nothing runs when something is missing) → run
+//! each contract's cucumber suite, collecting one typed [`Outcome`] per scenario →
+//! build the typed report once and write it.
 
-mod attach;
-mod clauses;
-mod collected;
-mod events;
-mod fixtures;
-mod pids;
-mod profile;
+pub mod clauses;
+mod preflight;
+mod progress;
 mod report;
-mod restore_events;
-mod steps;
-mod world;
 
-use cucumber::{event, tag::Ext as _, writer::Ext as _, World as _};
-use profile::Profile;
-use regex::Regex;
+use crate::contract::Contract;
+use crate::profile::{self, Profile, RunContext};
+use crate::verdict::Verdict;
+use cucumber::{codegen::WorldInventory, event, tag::Ext as _, writer::Ext as _};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 pub const SUITE_VERSION: &str = env!("CARGO_PKG_VERSION");
-pub const RFC: &str = "Durable session restore and daemon crash recovery (accepted 2026-11-06, history to 2026-11-10)";
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
     /// Profile of the implementation under test (default: the reference's).
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
+    /// Contract to certify (repeatable): recovery, agent-restore, single-writer,
+    /// session-persist. Default: every contract the profile claims.
+    #[arg(long = "contract", value_name = "NAME")]
+    pub contracts: Vec<String>,
     /// Cucumber tag expression selecting scenarios (`@must and not @rfc-3-…`).
     #[arg(long, value_name = "EXPR")]
     pub tags: Option<String>,
-    /// Where report.json, report.xml and report.md are written.
+    /// Where report.json, report.xml, report.md and cucumber.json are written.
     #[arg(long, value_name = "DIR", default_value = "vxcert-report")]
     pub report: PathBuf,
-    /// Directory of the suite (clauses.toml and recovery/*.feature).
+    /// Root of the suites (`<contract>/clauses.toml` and `<contract>/*.feature`).
     #[arg(long, value_name = "DIR")]
     pub features: Option<PathBuf>,
     /// Directory holding the implementation's binaries, for `{bin_dir}` (default: the
     /// directory of vxcert itself).
     #[arg(long, value_name = "DIR")]
     pub bin_dir: Option<PathBuf>,
+    /// No progress on stderr.
+    #[arg(long)]
+    pub quiet: bool,
 }
 
-/// One finished scenario.
+/// One finished (or not run) scenario.
 #[derive(Debug, Clone)]
 pub struct Outcome {
+    pub contract: Contract,
     pub feature: String,
     pub row: String,
     pub name: String,
@@ -52,12 +59,24 @@ pub struct Outcome {
     /// The Examples row of an outline's scenario, as written.
     pub example: Option<String>,
     pub tags: Vec<String>,
-    pub verdict: &'static str,
+    pub verdict: Verdict,
     pub message: Option<String>,
     pub duration_ms: u128,
 }
 
+/// What the runner needs from every contract's World.
+pub trait SuiteWorld {
+    /// When the scenario started.
+    fn created(&self) -> Instant;
+    /// The typed verdict of the step that failed, when a step raised one.
+    fn failure(&self) -> Option<Verdict>;
+}
+
 static OUTCOMES: Mutex<Vec<Outcome>> = Mutex::new(Vec::new());
+
+fn record(o: Outcome) {
+    OUTCOMES.lock().unwrap_or_else(|p| p.into_inner()).push(o);
+}
 
 fn default_suite_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../features")
@@ -77,17 +96,44 @@ pub fn run_run(args: &RunArgs) -> i32 {
     }
 }
 
+/// The contracts to run: those named on the command line (each claimed by the
+/// profile and with a suite in this kit), else every contract the profile claims.
+fn choose_contracts(args: &RunArgs, profile: &Profile) -> Result<Vec<Contract>, String> {
+    let names: Vec<String> = if args.contracts.is_empty() {
+        profile.contracts.clone()
+    } else {
+        args.contracts.clone()
+    };
+    let mut out = Vec::new();
+    for n in &names {
+        let c = Contract::from_name(n).ok_or_else(|| {
+            format!(
+                "unknown contract {n:?} (known: {})",
+                Contract::names().join(", ")
+            )
+        })?;
+        if !profile.claims(c.name()) {
+            return Err(format!(
+                "the profile does not claim the {c} contract (add it to `contracts`)"
+            ));
+        }
+        if !c.has_suite() {
+            return Err(format!(
+                "the {c} suite does not exist in this kit yet; nothing was run"
+            ));
+        }
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
 fn run_inner(args: &RunArgs) -> Result<i32, String> {
-    let suite = args.features.clone().unwrap_or_else(default_suite_dir);
+    let suite_root = args.features.clone().unwrap_or_else(default_suite_dir);
     let profile_path = args.profile.clone().unwrap_or_else(default_profile);
     let profile = Profile::load(&profile_path)?;
-    let registry = clauses::load(&suite.join("clauses.toml"))?;
-    if let Err(problems) = clauses::check(&registry, &suite.join("recovery")) {
-        return Err(format!(
-            "clause registry check failed:\n  {}",
-            problems.join("\n  ")
-        ));
-    }
+    let contracts = choose_contracts(args, &profile)?;
     let bin_dir = match &args.bin_dir {
         Some(d) => d.clone(),
         None => std::env::current_exe()
@@ -103,44 +149,141 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
                 .map_err(|e| format!("--tags {t:?}: {e}"))?,
         ),
     };
+    let checked = preflight::check(&preflight::Inputs {
+        profile: &profile,
+        bin_dir: &bin_dir,
+        suite_root: &suite_root,
+        contracts: &contracts,
+    })?;
     let implementation = implementation_version(&profile, &bin_dir);
     let concurrency = profile.concurrency.unwrap_or(4).max(1);
-    let claimed = profile.features.clone();
-    world::CONTEXT
-        .set(world::RunContext {
-            profile: profile.clone(),
-            bin_dir,
-        })
-        .map_err(|_| "run context already set")?;
+    crate::drivers::set_timeout_multiplier(profile.timeout_multiplier);
+    profile::set_context(RunContext {
+        profile: profile.clone(),
+        bin_dir,
+        faketime: checked.faketime.clone(),
+        root: checked.root,
+    })?;
     // A crashed daemon's orphans come back to us, so their PIDs can be freed and reused.
-    pids::become_subreaper();
+    crate::drivers::process::become_subreaper();
 
     std::fs::create_dir_all(&args.report)
         .map_err(|e| format!("cannot create {}: {e}", args.report.display()))?;
-    let log = std::fs::File::create(args.report.join("cucumber.log"))
-        .map_err(|e| format!("cannot create cucumber.log: {e}"))?;
-
-    let started_at = fixtures::timestamp(0);
+    let progress = Arc::new(progress::Progress::new(args.quiet));
+    let started_at = crate::recovery::fixtures::timestamp(0);
     let start = Instant::now();
-    let any = Regex::new("^(.*)$").expect("regex");
-    let cucumber = world::World::cucumber()
-        .given(any.clone(), steps::run_step)
-        .when(any.clone(), steps::run_step)
-        .then(any, steps::run_step)
-        .max_concurrent_scenarios(concurrency)
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(concurrency * 2 + 4)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    for contract in &contracts {
+        let setup = Arc::new(SuiteSetup {
+            contract: *contract,
+            dir: suite_root.join(contract.suite_dir()),
+            report: args.report.clone(),
+            tags: tags.clone(),
+            concurrency,
+            claimed: profile.features.clone(),
+            faketime: checked.faketime.is_some(),
+            root: checked.root,
+            progress: progress.clone(),
+        });
+        match contract {
+            Contract::Recovery => runtime.block_on(run_suite::<crate::recovery::World>(setup))?,
+            Contract::AgentRestore | Contract::SingleWriter | Contract::SessionPersist => {
+                unreachable!("choose_contracts refuses contracts without a suite")
+            }
+        }
+    }
+    progress.finish();
+    let duration_ms = start.elapsed().as_millis();
+
+    let mut outcomes = std::mem::take(&mut *OUTCOMES.lock().unwrap_or_else(|p| p.into_inner()));
+    outcomes.sort_by(|a, b| (a.contract, &a.feature, a.line).cmp(&(b.contract, &b.feature, b.line)));
+    // The filter may be asked more than once about one scenario.
+    outcomes.dedup_by(|a, b| a.contract == b.contract && a.feature == b.feature && a.line == b.line);
+    let rep = report::build(report::Inputs {
+        profile: &profile,
+        profile_path: &profile_path,
+        implementation: &implementation,
+        started_at: &started_at,
+        duration_ms,
+        outcomes: &outcomes,
+        registries: &checked.registries,
+    });
+    report::write(&args.report, &rep)?;
+    println!("{}", report::summary(&rep));
+    Ok(if rep.ok { 0 } else { 1 })
+}
+
+/// One contract's run.
+struct SuiteSetup {
+    contract: Contract,
+    dir: PathBuf,
+    report: PathBuf,
+    tags: Option<cucumber::gherkin::tagexpr::TagOperation>,
+    concurrency: usize,
+    claimed: Vec<String>,
+    faketime: bool,
+    root: bool,
+    progress: Arc<progress::Progress>,
+}
+
+impl SuiteSetup {
+    /// Why a scenario with these tags cannot run here, when it cannot.
+    fn not_runnable(&self, tags: &[&String]) -> Option<String> {
+        tags.iter()
+            .find_map(|t| {
+                t.strip_prefix("optional-")
+                    .filter(|feat| !self.claimed.iter().any(|c| c == feat))
+                    .map(|feat| format!("optional feature {feat} not claimed by the profile"))
+            })
+            .or_else(|| {
+                (tags.iter().any(|t| *t == "needs-faketime") && !self.faketime).then(|| {
+                    "libfaketime is not installed (Debian: apt-get install libfaketime)".into()
+                })
+            })
+            .or_else(|| {
+                (tags.iter().any(|t| *t == "needs-root") && !self.root)
+                    .then(|| "the suite must run as root to chown a file to another UID".into())
+            })
+    }
+}
+
+/// Runs one contract's cucumber suite with World `W`, recording every outcome.
+async fn run_suite<W>(setup: Arc<SuiteSetup>) -> Result<(), String>
+where
+    W: cucumber::World + WorldInventory + SuiteWorld + std::fmt::Debug,
+{
+    let contract = setup.contract;
+    let name = contract.name();
+    let log = std::fs::File::create(setup.report.join(format!("cucumber-{name}.log")))
+        .map_err(|e| format!("cannot create cucumber-{name}.log: {e}"))?;
+    let json = std::fs::File::create(setup.report.join(format!("cucumber-{name}.json")))
+        .map_err(|e| format!("cannot create cucumber-{name}.json: {e}"))?;
+    let progress = setup.progress.clone();
+    let filter_setup = setup.clone();
+    let cucumber = W::cucumber()
+        .max_concurrent_scenarios(setup.concurrency)
         .with_writer(
             cucumber::writer::Basic::raw(log, cucumber::writer::Coloring::Never, 0)
                 .summarized()
+                .tee::<W, _>(cucumber::writer::Json::for_tee(json))
                 .normalized(),
         )
         .fail_on_skipped()
         .with_cli(cucumber::cli::Opts::<_, _, _, cucumber::cli::Empty>::default())
-        .after(|feature, _rule, scenario, ev, world| {
-            let duration_ms = world.map_or(0, |w| w.created.elapsed().as_millis());
-            let (verdict, message) = classify(Some(ev));
+        .after(move |feature, _rule, scenario, ev, world| {
+            let duration_ms = world.as_ref().map_or(0, |w| w.created().elapsed().as_millis());
+            let failure = world.as_ref().and_then(|w| w.failure());
+            let (verdict, message) = classify(Some(ev), failure);
             let mut tags: Vec<String> = feature.tags.clone();
             tags.extend(scenario.tags.iter().cloned());
-            let outcome = Outcome {
+            progress.done(contract, verdict);
+            record(Outcome {
+                contract,
                 feature: feature_file(feature),
                 row: feature.name.clone(),
                 name: scenario.name.clone(),
@@ -150,82 +293,42 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
                 verdict,
                 message,
                 duration_ms,
-            };
-            OUTCOMES.lock().unwrap().push(outcome);
+            });
             Box::pin(async {})
         });
-    let filter = {
-        move |f: &cucumber::gherkin::Feature,
-              _r: Option<&cucumber::gherkin::Rule>,
-              s: &cucumber::gherkin::Scenario| {
-            let all: Vec<&String> = f.tags.iter().chain(s.tags.iter()).collect();
-            if let Some(ex) = &tags {
-                if !ex.eval(all.iter().copied()) {
-                    return false;
-                }
-            }
-            let missing = all
-                .iter()
-                .find_map(|t| {
-                    t.strip_prefix("optional-")
-                        .filter(|feat| !claimed.iter().any(|c| c == feat))
-                        .map(|feat| format!("optional feature {feat} not claimed by the profile"))
-                })
-                .or_else(|| {
-                    (all.iter().any(|t| *t == "needs-faketime")
-                        && world::faketime_preload().is_none())
-                    .then(|| {
-                        "libfaketime is not installed (Debian: apt-get install libfaketime)".into()
-                    })
-                })
-                .or_else(|| {
-                    (all.iter().any(|t| *t == "needs-root") && !nix::unistd::geteuid().is_root())
-                        .then(|| "the suite must run as root to chown a file to another UID".into())
-                });
-            if let Some(why) = missing {
-                let mut tags: Vec<String> = f.tags.clone();
-                tags.extend(s.tags.iter().cloned());
-                OUTCOMES.lock().unwrap().push(Outcome {
-                    feature: feature_file(f),
-                    row: f.name.clone(),
-                    name: s.name.clone(),
-                    line: s.position.line,
-                    example: example_row(f, s.position.line),
-                    tags,
-                    verdict: "unsupported-optional",
-                    message: Some(why),
-                    duration_ms: 0,
-                });
+    let filter = move |f: &cucumber::gherkin::Feature,
+                       _r: Option<&cucumber::gherkin::Rule>,
+                       s: &cucumber::gherkin::Scenario| {
+        let all: Vec<&String> = f.tags.iter().chain(s.tags.iter()).collect();
+        let setup = &filter_setup;
+        if let Some(ex) = &setup.tags {
+            if !ex.eval(all.iter().copied()) {
                 return false;
             }
-            true
         }
+        if let Some(why) = setup.not_runnable(&all) {
+            let mut tags: Vec<String> = f.tags.clone();
+            tags.extend(s.tags.iter().cloned());
+            setup.progress.done(contract, Verdict::UnsupportedOptional);
+            record(Outcome {
+                contract,
+                feature: feature_file(f),
+                row: f.name.clone(),
+                name: s.name.clone(),
+                line: s.position.line,
+                example: example_row(f, s.position.line),
+                tags,
+                verdict: Verdict::UnsupportedOptional,
+                message: Some(why),
+                duration_ms: 0,
+            });
+            return false;
+        }
+        setup.progress.selected(contract);
+        true
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .max_blocking_threads(concurrency * 2 + 4)
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    runtime.block_on(cucumber.filter_run(suite.join("recovery"), filter));
-    let duration_ms = start.elapsed().as_millis();
-
-    let mut outcomes = std::mem::take(&mut *OUTCOMES.lock().unwrap());
-    outcomes.sort_by(|a, b| (&a.feature, a.line).cmp(&(&b.feature, b.line)));
-    // The filter may be asked more than once about one scenario.
-    outcomes.dedup_by(|a, b| a.feature == b.feature && a.line == b.line);
-    let rep = report::build(report::Inputs {
-        profile: &profile,
-        profile_path: &profile_path,
-        implementation: &implementation,
-        started_at: &started_at,
-        duration_ms,
-        outcomes: &outcomes,
-        clauses: &registry,
-    });
-    report::write(&args.report, &rep)?;
-    println!("{}", report::summary(&rep));
-    Ok(if rep.ok { 0 } else { 1 })
+    cucumber.filter_run(&setup.dir, filter).await;
+    Ok(())
 }
 
 /// The text of the Examples row at `line`, when the scenario comes from an outline.
@@ -248,42 +351,42 @@ fn feature_file(f: &cucumber::gherkin::Feature) -> String {
         .map_or_else(|| f.name.clone(), |n| n.to_string_lossy().into_owned())
 }
 
-fn classify(ev: Option<&event::ScenarioFinished>) -> (&'static str, Option<String>) {
+/// A scenario's verdict from how it finished and the typed verdict its World kept.
+fn classify(
+    ev: Option<&event::ScenarioFinished>,
+    failure: Option<Verdict>,
+) -> (Verdict, Option<String>) {
     match ev {
-        None => ("harness-error", Some("scenario did not finish".into())),
-        Some(event::ScenarioFinished::StepPassed) => ("pass", None),
+        None => (
+            Verdict::HarnessError,
+            Some("the scenario did not finish".into()),
+        ),
+        Some(event::ScenarioFinished::StepPassed) => (Verdict::Pass, None),
         Some(event::ScenarioFinished::StepSkipped) => (
-            "harness-error",
-            Some("a step was skipped (undefined step)".into()),
+            Verdict::HarnessError,
+            Some("a step matches no step definition (undefined step)".into()),
         ),
         Some(event::ScenarioFinished::BeforeHookFailed(info)) => {
-            ("harness-error", Some(panic_text(info.as_ref())))
+            (Verdict::HarnessError, Some(panic_text(info.as_ref())))
         }
-        Some(event::ScenarioFinished::StepFailed(_, _, err)) => {
-            let msg = match err {
-                event::StepError::Panic(p) => panic_text(p.as_ref()),
-                other => other.to_string(),
-            };
-            let verdict = if msg.starts_with("timeout:") {
-                "timeout"
-            } else if msg.starts_with("harness-error:") {
-                "harness-error"
-            } else {
-                "fail"
-            };
-            (verdict, Some(msg))
-        }
+        Some(event::ScenarioFinished::StepFailed(_, _, err)) => match err {
+            event::StepError::Panic(p) => {
+                (failure.unwrap_or(Verdict::Fail), Some(panic_text(p.as_ref())))
+            }
+            event::StepError::NotFound => (
+                Verdict::HarnessError,
+                Some("a step matches no step definition (undefined step)".into()),
+            ),
+            event::StepError::AmbiguousMatch(e) => (
+                Verdict::HarnessError,
+                Some(format!("a step matches several step definitions: {e}")),
+            ),
+        },
     }
 }
 
 fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else if let Some(s) = p.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else {
-        "panic".into()
-    }
+    crate::verdict::StepFailure::from_panic(p).message
 }
 
 fn implementation_version(profile: &Profile, bin_dir: &Path) -> String {

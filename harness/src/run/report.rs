@@ -1,9 +1,13 @@
-//! report.json (shape fixed by surface.md), JUnit XML and the Markdown matrix.
+//! The reports of one run, built once from typed outcomes: `report.json` (shape fixed
+//! by surface.md, plus `contract` on rows, scenarios and clauses), JUnit XML and the
+//! Markdown matrix (a section per contract).
 
 use super::clauses::Clause;
-use super::profile::Profile;
 use super::Outcome;
-use serde_json::{json, Value};
+use crate::contract::Contract;
+use crate::profile::Profile;
+use crate::verdict::Verdict;
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -14,187 +18,255 @@ pub struct Inputs<'a> {
     pub started_at: &'a str,
     pub duration_ms: u128,
     pub outcomes: &'a [Outcome],
-    pub clauses: &'a [Clause],
+    pub registries: &'a [(Contract, Vec<Clause>)],
+}
+
+#[derive(Serialize)]
+pub struct ReportJson {
+    pub run: RunJson,
+    pub rows: Vec<RowJson>,
+    pub scenarios: Vec<ScenarioJson>,
+    pub clauses: Vec<ClauseJson>,
+}
+
+#[derive(Serialize)]
+pub struct RunJson {
+    pub suite_version: &'static str,
+    /// The recovery RFC's title (kept for readers of the one-contract report).
+    pub rfc: &'static str,
+    pub contracts: Vec<&'static str>,
+    pub profile: String,
+    pub profile_path: String,
+    pub implementation: String,
+    pub started_at: String,
+    pub duration_ms: u128,
+    pub result: &'static str,
+    pub problems: Vec<String>,
+}
+
+#[derive(Serialize)]
+pub struct RowJson {
+    pub contract: &'static str,
+    pub row: String,
+    pub verdict: Verdict,
+    pub scenarios: usize,
+    pub counts: BTreeMap<&'static str, usize>,
+    pub expected_failures: Vec<String>,
+    pub accepted: bool,
+}
+
+#[derive(Serialize)]
+pub struct ScenarioJson {
+    pub contract: &'static str,
+    pub feature: String,
+    pub name: String,
+    pub line: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub example: Option<String>,
+    pub row: String,
+    pub clauses: Vec<String>,
+    pub level: &'static str,
+    pub verdict: Verdict,
+    pub duration_ms: u128,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_failure: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unexpected_pass: bool,
+}
+
+#[derive(Serialize)]
+pub struct ClauseJson {
+    pub contract: &'static str,
+    pub id: String,
+    pub section: String,
+    pub level: String,
+    pub verdict: Verdict,
+    pub scenarios: Vec<String>,
+    pub text: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub expected_failure: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observable: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 pub struct Report {
-    pub json: Value,
+    pub json: ReportJson,
     pub ok: bool,
-    pub junit: String,
-    pub markdown: String,
 }
 
-/// The worst verdict of a group: harness-error > timeout > fail > unsupported > pass.
-fn worst<'a>(vs: impl Iterator<Item = &'a str>) -> &'a str {
-    let rank = |v: &str| match v {
-        "harness-error" => 4,
-        "timeout" => 3,
-        "fail" => 2,
-        "pass" => 1,
-        _ => 0,
-    };
-    vs.max_by_key(|v| rank(v)).unwrap_or("unsupported-optional")
+impl ScenarioJson {
+    fn display_name(&self) -> String {
+        match &self.example {
+            Some(e) => format!("{} [{e}]", self.name),
+            None => self.name.clone(),
+        }
+    }
+
+    /// Did not pass, and is declared.
+    fn declared(&self) -> bool {
+        self.expected_failure.is_some() && self.verdict != Verdict::Pass
+    }
+}
+
+fn counts(vs: impl Iterator<Item = Verdict>) -> BTreeMap<&'static str, usize> {
+    let mut m = BTreeMap::new();
+    for v in vs {
+        *m.entry(v.as_str()).or_default() += 1;
+    }
+    m
 }
 
 pub fn build(i: Inputs<'_>) -> Report {
-    let mut scenarios = Vec::new();
     let mut problems = Vec::new();
-    // per scenario: (verdict, accepted-as-expected)
-    let mut judged: Vec<(&Outcome, Option<&str>)> = Vec::new();
+    let mut scenarios = Vec::new();
     for o in i.outcomes {
-        let expected = i.profile.expected(&o.row, &o.name, o.example.as_deref());
+        let prefix = o.contract.clause_prefix();
+        let expected = i
+            .profile
+            .expected(o.contract.name(), &o.row, &o.name, o.example.as_deref())
+            .map(str::to_string);
         let level = if o.tags.iter().any(|t| t == "should") {
             "should"
         } else {
             "must"
         };
-        let mut s = json!({
-            "feature": o.feature,
-            "name": o.name,
-            "line": o.line,
-            "row": o.row,
-            "clauses": o.tags.iter().filter(|t| t.starts_with("rfc-")).collect::<Vec<_>>(),
-            "level": level,
-            "verdict": o.verdict,
-            "duration_ms": o.duration_ms,
-        });
-        if let Some(m) = &o.message {
-            s["message"] = json!(m);
-        }
-        if let Some(e) = &o.example {
-            s["example"] = json!(e);
-        }
-        if let Some(reason) = expected {
-            s["expected_failure"] = json!(reason);
-            if o.verdict == "pass" {
-                s["unexpected_pass"] = json!(true);
-                problems.push(format!(
-                    "{} / {}{}: declared as an expected failure but passed; remove it from the profile",
-                    o.row,
-                    o.name,
-                    o.example.as_deref().map(|e| format!(" [{e}]")).unwrap_or_default()
-                ));
-            }
-        } else if o.verdict != "pass" && o.verdict != "unsupported-optional" && level == "must" {
+        let s = ScenarioJson {
+            contract: o.contract.name(),
+            feature: o.feature.clone(),
+            name: o.name.clone(),
+            line: o.line,
+            example: o.example.clone(),
+            row: o.row.clone(),
+            clauses: o
+                .tags
+                .iter()
+                .filter(|t| t.starts_with(prefix))
+                .cloned()
+                .collect(),
+            level,
+            verdict: o.verdict,
+            duration_ms: o.duration_ms,
+            message: o.message.clone(),
+            unexpected_pass: expected.is_some() && o.verdict == Verdict::Pass,
+            expected_failure: expected,
+        };
+        let example = s
+            .example
+            .as_deref()
+            .map(|e| format!(" [{e}]"))
+            .unwrap_or_default();
+        if s.unexpected_pass {
             problems.push(format!(
-                "{} / {}{}: {}",
-                o.row,
-                o.name,
-                o.example
-                    .as_deref()
-                    .map(|e| format!(" [{e}]"))
-                    .unwrap_or_default(),
-                o.verdict
+                "{}: {} / {}{example}: declared as an expected failure but passed; remove it from the profile",
+                s.contract, s.row, s.name
+            ));
+        } else if s.expected_failure.is_none() && s.verdict.fails_run() && level == "must" {
+            problems.push(format!(
+                "{}: {} / {}{example}: {}",
+                s.contract, s.row, s.name, s.verdict
             ));
         }
-        judged.push((o, expected));
         scenarios.push(s);
     }
 
-    // Rows, in RFC order when the features carry it (sorted by file name).
-    let mut rows: BTreeMap<&str, Vec<&(&Outcome, Option<&str>)>> = BTreeMap::new();
-    let mut row_order: Vec<&str> = Vec::new();
-    for j in &judged {
-        if !rows.contains_key(j.0.row.as_str()) {
-            row_order.push(&j.0.row);
-        }
-        rows.entry(&j.0.row).or_default().push(j);
+    // Rows in the order the features give them (files sorted by name).
+    let mut rows: Vec<RowJson> = Vec::new();
+    let mut members: Vec<Vec<&ScenarioJson>> = Vec::new();
+    for s in &scenarios {
+        let k = match rows
+            .iter()
+            .position(|r| r.contract == s.contract && r.row == s.row)
+        {
+            Some(k) => k,
+            None => {
+                rows.push(RowJson {
+                    contract: s.contract,
+                    row: s.row.clone(),
+                    verdict: Verdict::UnsupportedOptional,
+                    scenarios: 0,
+                    counts: BTreeMap::new(),
+                    expected_failures: Vec::new(),
+                    accepted: true,
+                });
+                members.push(Vec::new());
+                rows.len() - 1
+            }
+        };
+        members[k].push(s);
     }
-    let row_json: Vec<Value> = row_order
-        .iter()
-        .map(|r| {
-            let js = &rows[r];
-            let verdict = worst(js.iter().map(|j| j.0.verdict));
-            let counts = count(js.iter().map(|j| j.0.verdict));
-            let expected: Vec<&str> = js
-                .iter()
-                .filter(|j| j.1.is_some() && j.0.verdict != "pass")
-                .map(|j| j.0.name.as_str())
-                .collect();
-            // Every scenario that did not pass is a declared expected failure.
-            let accepted = js
-                .iter()
-                .all(|j| matches!(j.0.verdict, "pass" | "unsupported-optional") || j.1.is_some());
-            json!({"row": r, "verdict": verdict, "scenarios": js.len(), "counts": counts,
-                   "expected_failures": expected, "accepted": accepted})
-        })
-        .collect();
+    for (r, ss) in rows.iter_mut().zip(&members) {
+        r.verdict = Verdict::worst(ss.iter().map(|s| s.verdict)).unwrap_or(r.verdict);
+        r.scenarios = ss.len();
+        r.counts = counts(ss.iter().map(|s| s.verdict));
+        r.expected_failures = ss
+            .iter()
+            .filter(|s| s.declared())
+            .map(|s| s.name.clone())
+            .collect();
+        // Every scenario that did not pass is a declared expected failure.
+        r.accepted = ss.iter().all(|s| {
+            matches!(s.verdict, Verdict::Pass | Verdict::UnsupportedOptional)
+                || s.expected_failure.is_some()
+        });
+    }
 
-    let clause_json: Vec<Value> = i
-        .clauses
-        .iter()
-        .map(|c| {
-            let js: Vec<&(&Outcome, Option<&str>)> =
-                judged.iter().filter(|j| j.0.tags.contains(&c.id)).collect();
-            let names: Vec<String> = js
+    let mut clauses = Vec::new();
+    for (contract, registry) in i.registries {
+        for c in registry {
+            let js: Vec<&ScenarioJson> = scenarios
                 .iter()
-                .map(|j| match &j.0.example {
-                    Some(e) => format!("{} / {} [{e}]", j.0.row, j.0.name),
-                    None => format!("{} / {}", j.0.row, j.0.name),
-                })
+                .filter(|s| s.contract == contract.name() && s.clauses.contains(&c.id))
                 .collect();
-            let verdict = if js.is_empty() {
-                "unsupported-optional"
-            } else {
-                worst(js.iter().map(|j| j.0.verdict))
-            };
-            let mut v = json!({"id": c.id, "section": c.section, "level": c.level,
-                               "verdict": verdict, "scenarios": names, "text": c.text});
-            if !c.observable {
-                v["observable"] = json!(false);
-                v["note"] = json!(c.reason);
+            let note = if !c.observable {
+                c.reason.clone()
             } else if js.is_empty() {
-                v["note"] = json!("no selected scenario checks this clause in this run");
-            }
-            let expected = js.iter().any(|j| j.1.is_some() && j.0.verdict != "pass");
-            if expected {
-                v["expected_failure"] = json!(true);
-            }
-            v
-        })
-        .collect();
+                Some("no selected scenario checks this clause in this run".into())
+            } else {
+                None
+            };
+            clauses.push(ClauseJson {
+                contract: contract.name(),
+                id: c.id.clone(),
+                section: c.section.clone(),
+                level: c.level.clone(),
+                verdict: Verdict::worst(js.iter().map(|s| s.verdict))
+                    .unwrap_or(Verdict::UnsupportedOptional),
+                scenarios: js
+                    .iter()
+                    .map(|s| format!("{} / {}", s.row, s.display_name()))
+                    .collect(),
+                text: c.text.clone(),
+                expected_failure: js.iter().any(|s| s.declared()),
+                observable: (!c.observable).then_some(false),
+                note,
+            });
+        }
+    }
 
     let ok = problems.is_empty() && !i.outcomes.is_empty();
-    let json = json!({
-        "run": {
-            "suite_version": super::SUITE_VERSION,
-            "rfc": super::RFC,
-            "profile": i.profile.name,
-            "profile_path": i.profile_path.display().to_string(),
-            "implementation": i.implementation,
-            "started_at": i.started_at,
-            "duration_ms": i.duration_ms,
-            "result": if ok { "pass" } else { "fail" },
-            "problems": problems,
+    let contracts: Vec<&'static str> = i.registries.iter().map(|(c, _)| c.name()).collect();
+    let json = ReportJson {
+        run: RunJson {
+            suite_version: super::SUITE_VERSION,
+            rfc: Contract::Recovery.source(),
+            contracts,
+            profile: i.profile.name.clone(),
+            profile_path: i.profile_path.display().to_string(),
+            implementation: i.implementation.to_string(),
+            started_at: i.started_at.to_string(),
+            duration_ms: i.duration_ms,
+            result: if ok { "pass" } else { "fail" },
+            problems,
         },
-        "rows": row_json,
-        "scenarios": scenarios,
-        "clauses": clause_json,
-    });
-    let junit = junit(&json);
-    let markdown = markdown(&json);
-    Report {
-        json,
-        ok,
-        junit,
-        markdown,
-    }
-}
-
-fn display_name(s: &Value) -> String {
-    let name = s["name"].as_str().unwrap_or("");
-    match s.get("example").and_then(Value::as_str) {
-        Some(e) => format!("{name} [{e}]"),
-        None => name.to_string(),
-    }
-}
-
-fn count<'a>(vs: impl Iterator<Item = &'a str>) -> Value {
-    let mut m: BTreeMap<&str, usize> = BTreeMap::new();
-    for v in vs {
-        *m.entry(v).or_default() += 1;
-    }
-    json!(m)
+        rows,
+        scenarios,
+        clauses,
+    };
+    Report { json, ok }
 }
 
 fn xml(s: &str) -> String {
@@ -207,56 +279,56 @@ fn xml(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-fn junit(r: &Value) -> String {
-    let mut by_row: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
-    for s in r["scenarios"].as_array().unwrap() {
-        by_row
-            .entry(s["row"].as_str().unwrap().to_string())
-            .or_default()
-            .push(s);
+fn junit(r: &ReportJson) -> String {
+    let mut by_row: BTreeMap<(&str, &str), Vec<&ScenarioJson>> = BTreeMap::new();
+    for s in &r.scenarios {
+        by_row.entry((s.contract, &s.row)).or_default().push(s);
     }
     let mut out =
         String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"vxcert\">\n");
-    for (row, ss) in by_row {
+    for ((contract, row), ss) in by_row {
+        let undeclared = |s: &&&ScenarioJson| s.expected_failure.is_none();
         let failures = ss
             .iter()
-            .filter(|s| s["verdict"] == "fail" && s.get("expected_failure").is_none())
+            .filter(undeclared)
+            .filter(|s| s.verdict == Verdict::Fail)
             .count();
         let errors = ss
             .iter()
-            .filter(|s| {
-                (s["verdict"] == "timeout" || s["verdict"] == "harness-error")
-                    && s.get("expected_failure").is_none()
-            })
+            .filter(undeclared)
+            .filter(|s| matches!(s.verdict, Verdict::Timeout | Verdict::HarnessError))
             .count();
+        let suite = format!("{contract}: {row}");
         out += &format!(
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\">\n",
-            xml(&row),
+            xml(&suite),
             ss.len()
         );
         for s in ss {
-            let secs = s["duration_ms"].as_u64().unwrap_or(0) as f64 / 1000.0;
+            let secs = s.duration_ms as f64 / 1000.0;
             out += &format!(
                 "    <testcase classname=\"{}\" name=\"{} (line {})\" time=\"{secs:.3}\">",
-                xml(&row),
-                xml(&display_name(s)),
-                s["line"]
+                xml(&suite),
+                xml(&s.display_name()),
+                s.line
             );
-            let msg = xml(s["message"].as_str().unwrap_or(""));
-            let verdict = s["verdict"].as_str().unwrap_or("");
-            if s.get("unexpected_pass").is_some() {
+            let msg = xml(s.message.as_deref().unwrap_or(""));
+            if s.unexpected_pass {
                 out += "<failure message=\"expected failure passed: remove it from the profile\"/>";
-            } else if let (Some(reason), true) = (s.get("expected_failure"), verdict != "pass") {
+            } else if let (Some(reason), true) = (&s.expected_failure, s.verdict != Verdict::Pass) {
                 out += &format!(
                     "<skipped message=\"expected failure: {}\">{msg}</skipped>",
-                    xml(reason.as_str().unwrap_or(""))
+                    xml(reason)
                 );
-            } else if verdict == "unsupported-optional" {
-                out += &format!("<skipped message=\"{msg}\"/>");
-            } else if verdict == "fail" {
-                out += &format!("<failure message=\"fail\">{msg}</failure>");
-            } else if verdict != "pass" {
-                out += &format!("<error message=\"{verdict}\">{msg}</error>");
+            } else {
+                match s.verdict {
+                    Verdict::Pass => {}
+                    Verdict::UnsupportedOptional => out += &format!("<skipped message=\"{msg}\"/>"),
+                    Verdict::Fail => out += &format!("<failure message=\"fail\">{msg}</failure>"),
+                    v @ (Verdict::Timeout | Verdict::HarnessError) => {
+                        out += &format!("<error message=\"{v}\">{msg}</error>")
+                    }
+                }
             }
             out += "</testcase>\n";
         }
@@ -266,68 +338,55 @@ fn junit(r: &Value) -> String {
     out
 }
 
-fn markdown(r: &Value) -> String {
-    let run = &r["run"];
+fn markdown(r: &ReportJson) -> String {
+    let run = &r.run;
     let mut out = format!(
-        "# vxcert report\n\nProfile `{}`, implementation {}, started {}, {} ms: **{}**\n\n",
-        run["profile"].as_str().unwrap_or(""),
-        run["implementation"].as_str().unwrap_or(""),
-        run["started_at"].as_str().unwrap_or(""),
-        run["duration_ms"],
-        run["result"].as_str().unwrap_or("")
+        "# vxcert report\n\nProfile `{}`, implementation {}, started {}, {} ms: **{}**\n",
+        run.profile, run.implementation, run.started_at, run.duration_ms, run.result
     );
-    out += "| RFC §8 case | verdict | pass | fail | timeout | harness-error | unsupported-optional | expected failures |\n|---|---|---|---|---|---|---|---|\n";
-    for row in r["rows"].as_array().unwrap() {
-        let c = &row["counts"];
-        let n = |k: &str| c.get(k).and_then(Value::as_u64).unwrap_or(0);
-        out += &format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
-            row["row"].as_str().unwrap_or(""),
-            match (
-                row["verdict"].as_str().unwrap_or(""),
-                row["accepted"] == true
-            ) {
-                ("pass", _) => "pass".to_string(),
+    for contract in &run.contracts {
+        let source = Contract::from_name(contract).map_or("", Contract::source);
+        out += &format!("\n## Contract `{contract}`\n\n{source}\n\n");
+        out += "| case | verdict | pass | fail | timeout | harness-error | unsupported-optional | expected failures |\n|---|---|---|---|---|---|---|---|\n";
+        for row in r.rows.iter().filter(|row| row.contract == *contract) {
+            let n = |v: Verdict| row.counts.get(v.as_str()).copied().unwrap_or(0);
+            let verdict = match (row.verdict, row.accepted) {
+                (Verdict::Pass, _) => "pass".to_string(),
                 (v, true) => format!("{v} (declared)"),
                 (v, false) => format!("**{v}**"),
-            },
-            n("pass"),
-            n("fail"),
-            n("timeout"),
-            n("harness-error"),
-            n("unsupported-optional"),
-            row["expected_failures"].as_array().map_or(0, Vec::len)
-        );
-    }
-    let problems = run["problems"].as_array().unwrap();
-    if !problems.is_empty() {
-        out += "\n## Problems\n\n";
-        for p in problems {
-            out += &format!("- {}\n", p.as_str().unwrap_or(""));
+            };
+            out += &format!(
+                "| {} | {verdict} | {} | {} | {} | {} | {} | {} |\n",
+                row.row,
+                n(Verdict::Pass),
+                n(Verdict::Fail),
+                n(Verdict::Timeout),
+                n(Verdict::HarnessError),
+                n(Verdict::UnsupportedOptional),
+                row.expected_failures.len()
+            );
         }
     }
-    out +=
-        "\n## Scenarios\n\n| case | scenario | clauses | verdict | note |\n|---|---|---|---|---|\n";
-    for s in r["scenarios"].as_array().unwrap() {
-        let note = match (s.get("expected_failure"), s.get("message")) {
-            (Some(e), _) if s["verdict"] != "pass" => {
-                format!("expected failure: {}", e.as_str().unwrap_or(""))
-            }
-            (_, Some(m)) => m.as_str().unwrap_or("").chars().take(160).collect(),
+    if !run.problems.is_empty() {
+        out += "\n## Problems\n\n";
+        for p in &run.problems {
+            out += &format!("- {p}\n");
+        }
+    }
+    out += "\n## Scenarios\n\n| contract | case | scenario | clauses | verdict | note |\n|---|---|---|---|---|---|\n";
+    for s in &r.scenarios {
+        let note = match (&s.expected_failure, &s.message) {
+            (Some(e), _) if s.verdict != Verdict::Pass => format!("expected failure: {e}"),
+            (_, Some(m)) => m.chars().take(160).collect(),
             _ => String::new(),
         };
-        let clauses: Vec<&str> = s["clauses"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(Value::as_str)
-            .collect();
         out += &format!(
-            "| {} | {} | {} | {} | {} |\n",
-            s["row"].as_str().unwrap_or(""),
-            display_name(s).replace('|', "\\|"),
-            clauses.join(" "),
-            s["verdict"].as_str().unwrap_or(""),
+            "| {} | {} | {} | {} | {} | {} |\n",
+            s.contract,
+            s.row,
+            s.display_name().replace('|', "\\|"),
+            s.clauses.join(" "),
+            s.verdict,
             note.replace('|', "\\|").replace('\n', " ")
         );
     }
@@ -338,31 +397,30 @@ pub fn write(dir: &Path, r: &Report) -> Result<(), String> {
     let w = |name: &str, body: &str| {
         std::fs::write(dir.join(name), body).map_err(|e| format!("cannot write {name}: {e}"))
     };
-    w(
-        "report.json",
-        &(serde_json::to_string_pretty(&r.json).map_err(|e| e.to_string())? + "\n"),
-    )?;
-    w("report.xml", &r.junit)?;
-    w("report.md", &r.markdown)
+    let json = serde_json::to_string_pretty(&r.json).map_err(|e| e.to_string())?;
+    w("report.json", &(json + "\n"))?;
+    w("report.xml", &junit(&r.json))?;
+    w("report.md", &markdown(&r.json))
 }
 
 pub fn summary(r: &Report) -> String {
     let mut out = String::new();
-    for row in r.json["rows"].as_array().unwrap() {
-        out += &format!(
-            "{:<24} {:<14} {}\n",
-            row["row"].as_str().unwrap_or(""),
-            row["verdict"].as_str().unwrap_or(""),
-            row["counts"]
-        );
+    let multi = r.json.run.contracts.len() > 1;
+    for row in &r.json.rows {
+        let counts = serde_json::to_string(&row.counts).unwrap_or_default();
+        let name = if multi {
+            format!("{}: {}", row.contract, row.row)
+        } else {
+            row.row.clone()
+        };
+        out += &format!("{name:<24} {:<14} {counts}\n", row.verdict.as_str());
     }
-    for p in r.json["run"]["problems"].as_array().unwrap() {
-        out += &format!("PROBLEM: {}\n", p.as_str().unwrap_or(""));
+    for p in &r.json.run.problems {
+        out += &format!("PROBLEM: {p}\n");
     }
     out += &format!(
         "vxcert run: {} in {} ms",
-        r.json["run"]["result"].as_str().unwrap_or(""),
-        r.json["run"]["duration_ms"]
+        r.json.run.result, r.json.run.duration_ms
     );
     out
 }

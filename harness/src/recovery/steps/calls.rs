@@ -1,21 +1,20 @@
 //! Steps: Resources made through the wire as the owner, and calls through the wire and the CLI.
 
-use super::*;
+use super::prelude::*;
 
-pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
-    if let Some(c) = step!(
-        t,
-        r#"^the owner has created session "([^"]+)" with a pane running "([^"]*)"$"#
-    ) {
+#[given(regex = r#"^the owner has created session "([^"]+)" with a pane running "([^"]*)"$"#)]
+async fn owner_has_created_session_with_pane_running(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let name = c[1].to_string();
         let cmd = c[2].to_string();
         create_pane(w, &name, vec!["/bin/sh".into(), "-c".into(), cmd]);
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^the owner has created session "([^"]+)" with an empty window$"#
-    ) {
+    })
+    .await;
+}
+
+#[given(regex = r#"^the owner has created session "([^"]+)" with an empty window$"#)]
+async fn owner_has_created_session_with_empty_window(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let token = w.owner_token();
         let mut p = Map::new();
         p.insert("name".into(), Value::String(c[1].to_string()));
@@ -32,24 +31,25 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
         };
         w.vars.insert("session".into(), session);
         w.vars.insert("window".into(), window);
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^the owner has created session "([^"]+)" with a pane running argv (\[.*\])$"#
-    ) {
+    })
+    .await;
+}
+
+#[given(regex = r#"^the owner has created session "([^"]+)" with a pane running argv (\[.*\])$"#)]
+async fn owner_has_created_session_with_pane_running_2(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let name = c[1].to_string();
         let argv: Vec<String> =
-            serde_json::from_str(&c[2]).expect("harness-error: argv in the step is not JSON");
+            serde_json::from_str(&c[2]).or_harness("argv in the step is not JSON");
         create_pane(w, &name, argv);
-        return true;
-    }
+    })
+    .await;
+}
 
-    // ---- calls
-    if let Some(c) = step!(
-        t,
-        r#"^(the owner|an unauthenticated client|a client with token "([^"]*)") calls "([a-z_.]+)"(?: with (\{.*\}))?$"#
-    ) {
+// ---- calls
+#[when(regex = r#"^(the owner|an unauthenticated client|a client with token "([^"]*)") calls "([a-z_.]+)"(?: with (\{.*\}))?$"#)]
+async fn owner_unauthenticated_client_client_with_token_calls(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let token = match &c[1] {
             "the owner" => Some(w.owner_token()),
             "an unauthenticated client" => None,
@@ -59,12 +59,13 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
         let params = parse_params(c.get(4).map(|m| m.as_str()));
         let r = w.wire(token.as_deref(), &verb, params);
         w.last = Some(r);
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^the owner calls "([a-z_.]+)" and the reply may be lost$"#
-    ) {
+    })
+    .await;
+}
+
+#[when(regex = r#"^the owner calls "([a-z_.]+)" and the reply may be lost$"#)]
+async fn owner_calls_reply_may_be_lost(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let verb = c[1].to_string();
         let token = w.owner_token();
         // The call may kill the implementation (a crash fault): a missing reply is
@@ -73,26 +74,27 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
             w.wire(Some(&token), &verb, Map::new())
         }));
         w.last = r.ok();
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^(\d+) owner connections call "([a-z_.]+)" at once with (\{.*\})$"#
-    ) {
-        let n: usize = c[1].parse().unwrap();
+    })
+    .await;
+}
+
+#[when(regex = r#"^(\d+) owner connections call "([a-z_.]+)" at once with (\{.*\})$"#)]
+async fn owner_connections_call_at_once_with(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
+        let n: usize = c[1].parse().or_harness("a number in the step");
         let verb = c[2].to_string();
         let params = parse_params(Some(&c[3]));
         let token = w.owner_token();
         let socket = w.ph.socket.clone();
         let barrier = std::sync::Barrier::new(n);
-        let results: Vec<(super::super::world::Reply, Vec<u8>)> = std::thread::scope(|scope| {
+        let results: Vec<(crate::drivers::wire::Reply, Vec<u8>)> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..n)
                 .map(|_| {
                     let (barrier, socket, token, verb, params) =
                         (&barrier, &socket, &token, &verb, params.clone());
                     scope.spawn(move || {
                         barrier.wait();
-                        super::super::world::wire_call(socket, Some(token), verb, params)
+                        crate::drivers::wire::call(socket, Some(token), verb, params)
                     })
                 })
                 .collect();
@@ -107,13 +109,14 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
             w.note_pid(&r);
             w.burst.push(r);
         }
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^exactly one of them succeeds and the others fail with "([a-z_.]+)"(?: or "([a-z_.]+)")?$"#
-    ) {
-        let ok: Vec<&super::super::world::Reply> =
+    })
+    .await;
+}
+
+#[then(regex = r#"^exactly one of them succeeds and the others fail with "([a-z_.]+)"(?: or "([a-z_.]+)")?$"#)]
+async fn exactly_one_them_succeeds_others_fail_with(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
+        let ok: Vec<&crate::drivers::wire::Reply> =
             w.burst.iter().filter(|r| r.result.is_ok()).collect();
         assert_eq!(ok.len(), 1, "successes among {:?}", w.burst);
         for r in &w.burst {
@@ -124,12 +127,13 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
             }
         }
         w.last = Some(ok[0].clone());
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^restoring "([^"]+)" either fails with "([a-z_.]+)" or gives archives without text$"#
-    ) {
+    })
+    .await;
+}
+
+#[when(regex = r#"^restoring "([^"]+)" either fails with "([a-z_.]+)" or gives archives without text$"#)]
+async fn restoring_either_fails_with_or_gives_archives(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let token = w.owner_token();
         let mut p = Map::new();
         p.insert("checkpoint".into(), Value::String(c[1].to_string()));
@@ -153,27 +157,29 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
             }
         }
         w.last = Some(r);
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^(the owner|an unauthenticated client) runs the CLI "([^"]*)"$"#
-    ) {
+    })
+    .await;
+}
+
+#[when(regex = r#"^(the owner|an unauthenticated client) runs the CLI "([^"]*)"$"#)]
+async fn runs_cli(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let token = (&c[1] == "the owner").then(|| "@owner".to_string());
         let words: Vec<String> = c[2].split_whitespace().map(String::from).collect();
         let r = w.cli(token.as_deref(), &words);
         w.last = Some(r);
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^the owner runs the CLI "([^"]*)" with no daemon listening$"#
-    ) {
+    })
+    .await;
+}
+
+#[when(regex = r#"^the owner runs the CLI "([^"]*)" with no daemon listening$"#)]
+async fn owner_runs_cli_with_no_daemon_listening(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         assert!(!w.daemon_alive(), "harness-error: a daemon is running");
         let words: Vec<String> = c[1].split_whitespace().map(String::from).collect();
         let r = w.cli(None, &words);
         w.last = Some(r);
-        return true;
-    }
-    false
+    })
+    .await;
 }
+

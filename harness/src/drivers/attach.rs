@@ -6,7 +6,7 @@
 
 use super::collected::{self, Collected};
 use super::events::open;
-use super::world::Reply;
+use super::wire::Reply;
 use serde_json::{Map, Value};
 use std::io::{BufReader, Read};
 use std::os::unix::net::UnixStream;

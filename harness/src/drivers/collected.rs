@@ -2,7 +2,7 @@
 //! the one way steps wait on it: until a condition holds or the stream ends, bounded
 //! by the profile's scaled deadline, failing at once on a protocol violation.
 
-use super::world::scaled;
+use super::scaled;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -44,7 +44,7 @@ pub fn wait<C: Collected, T>(
         }
         let left = limit.saturating_sub(start.elapsed());
         if left.is_zero() {
-            panic!("timeout: waiting for {what}; {}", c.summary());
+            crate::timed_out!("waiting for {what}; {}", c.summary());
         }
         c = cv
             .wait_timeout(c, left.min(Duration::from_millis(200)))

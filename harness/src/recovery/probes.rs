@@ -1,88 +1,19 @@
-//! The step vocabulary. Every step of every feature is matched here, by text; a step
-//! that matches nothing is a harness error, never a silent skip.
+//! Judges and small actions the recovery steps share: the traced publication, the
+//! newest checkpoint in the store read by the kit's strict reader, a pane made
+//! through the wire, request parameters.
 
-use super::world::{at, mode_of, scaled, Inner, World};
-use nix::sys::signal::Signal;
+use super::scenario::Scenario;
+use crate::drivers::wire::Reply;
+use crate::verdict::OrHarness;
 use serde_json::{Map, Value};
-use std::os::unix::fs::MetadataExt;
-use std::sync::OnceLock;
-use std::time::Duration;
 
-struct Re(regex::Regex);
-
-fn re(cell: &'static OnceLock<Re>, pat: &str) -> &'static regex::Regex {
-    &cell
-        .get_or_init(|| Re(regex::Regex::new(pat).expect("step regex")))
-        .0
-}
-
-macro_rules! step {
-    ($text:expr, $pat:literal) => {{
-        static CELL: OnceLock<Re> = OnceLock::new();
-        re(&CELL, $pat).captures($text)
-    }};
-}
-
-mod calls;
-mod lifecycle;
-mod outcomes;
-mod processes;
-mod store;
-pub(super) mod streams;
-
-const ENABLED: &str = ".{ .recovery = .{ .enabled = true } }\n";
-
-/// Runs one step's text against a scenario's state.
-pub fn dispatch(w: &mut Inner, raw: &str, doc: Option<&str>) {
-    let text = w.subst(raw);
-    let t = text.as_str();
-
-    if lifecycle::dispatch(w, t, doc) {
-        return;
-    }
-    if calls::dispatch(w, t) {
-        return;
-    }
-    if store::dispatch(w, t) {
-        return;
-    }
-    if processes::dispatch(w, t) {
-        return;
-    }
-    if outcomes::dispatch(w, t) {
-        return;
-    }
-    if streams::dispatch(w, t) {
-        return;
-    }
-    panic!("harness-error: undefined step: {raw}");
-}
-
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
-}
-
-/// The daemon's peak resident set (VmHWM), in KiB.
-fn peak_kib(w: &Inner) -> u64 {
-    let pid = w
-        .daemon
-        .as_ref()
-        .expect("harness-error: no daemon is running")
-        .id();
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_else(|e| panic!("harness-error: /proc/{pid}/status: {e}"));
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .expect("harness-error: no VmHWM")
-}
+/// The configuration that enables recovery and nothing else.
+pub const ENABLED: &str = ".{ .recovery = .{ .enabled = true } }\n";
 
 /// RFC §3's publication, as the injector traced it: the temporary file is written
 /// and fsynced, renamed to `<checkpoint>.json`, then the store directory is fsynced,
 /// every call really done (`action` "pass") and successful.
-fn check_publication(calls: &[Value], checkpoint: &str) {
+pub fn check_publication(calls: &[Value], checkpoint: &str) {
     let done = |c: &Value| c["action"] == "pass" && c["errno"] == 0;
     let final_name = format!("/{checkpoint}.json");
     let (ri, rename) = calls
@@ -122,22 +53,9 @@ fn check_publication(calls: &[Value], checkpoint: &str) {
     );
 }
 
-fn walk_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-    if let Ok(rd) = std::fs::read_dir(dir) {
-        for e in rd.flatten() {
-            let p = e.path();
-            match std::fs::symlink_metadata(&p) {
-                Ok(m) if m.is_dir() => walk_files(&p, out),
-                Ok(m) if m.is_file() => out.push(p),
-                _ => {}
-            }
-        }
-    }
-}
-
 /// The highest-generation file of the store, validated by the kit's strict reader:
 /// (format, decoded payload).
-fn newest_checkpoint(w: &Inner) -> (u64, Value) {
+pub fn newest_checkpoint(w: &Scenario) -> (u64, Value) {
     let mut best: Option<(u64, u64, Value)> = None;
     for (name, m) in w.store_entries() {
         if !(name.starts_with('c') && name.ends_with(".json")) {
@@ -170,26 +88,26 @@ fn newest_checkpoint(w: &Inner) -> (u64, Value) {
     (format, payload)
 }
 
-fn ok_value(w: &Inner) -> Value {
+pub fn ok_value(w: &Scenario) -> Value {
     match &w.last().result {
         Ok(v) => v.clone(),
         Err(e) => panic!("the call failed: {e}"),
     }
 }
 
-fn parse_params(text: Option<&str>) -> Map<String, Value> {
+pub fn parse_params(text: Option<&str>) -> Map<String, Value> {
     match text {
         None => Map::new(),
         Some(t) => match serde_json::from_str::<Value>(t) {
             Ok(Value::Object(m)) => m,
-            _ => panic!("harness-error: params are not a JSON object: {t}"),
+            _ => crate::harness_error!("params are not a JSON object: {t}"),
         },
     }
 }
 
-fn create_pane(w: &mut Inner, name: &str, argv: Vec<String>) {
+pub fn create_pane(w: &mut Scenario, name: &str, argv: Vec<String>) {
     let token = w.owner_token();
-    let call = |w: &mut Inner, verb: &str, params: Value| -> Value {
+    let call = |w: &mut Scenario, verb: &str, params: Value| -> Value {
         let Value::Object(p) = params else {
             unreachable!()
         };
@@ -220,42 +138,9 @@ fn create_pane(w: &mut Inner, name: &str, argv: Vec<String>) {
     w.vars.insert("pane".into(), pane);
 }
 
-/// The async step registered with cucumber for every keyword: moves the work onto a
-/// blocking thread and bounds it by the scenario deadline.
-pub fn run_step<'a>(
-    world: &'a mut World,
-    ctx: cucumber::step::Context,
-) -> futures::future::LocalBoxFuture<'a, ()> {
-    Box::pin(async move {
-        let inner = world.inner.clone();
-        let text = ctx.step.value.clone();
-        let doc = ctx.step.docstring.clone();
-        let limit = scaled(60_000);
-        let handle = tokio::task::spawn_blocking(move || {
-            let mut g = inner.lock().unwrap_or_else(|p| p.into_inner());
-            dispatch(&mut g, &text, doc.as_deref().map(str::trim_start));
-        });
-        match tokio::time::timeout(limit, handle).await {
-            Err(_) => panic!("timeout: step did not finish in {limit:?}"),
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => match e.try_into_panic() {
-                Ok(p) => std::panic::resume_unwind(p),
-                Err(e) => panic!("harness-error: step task: {e}"),
-            },
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn contains_finds_only_real_occurrences() {
-        assert!(contains(b"abcCANARYdef", b"CANARY"));
-        assert!(!contains(b"abcCANARdef", b"CANARY"));
-        assert!(!contains(b"abc", b""));
-    }
 
     #[test]
     fn params_must_be_objects() {

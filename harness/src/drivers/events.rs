@@ -4,8 +4,10 @@
 //! `{source,sequence,resumed,reason?,snapshot?}`, then one `{"event":{…}}` line per
 //! event and a final `{"closed":{"reason"}}` when the daemon ends the stream.
 
+use crate::verdict::OrHarness;
 use super::collected::{self, Collected};
-use super::world::{scaled, Reply};
+use super::scaled;
+use super::wire::Reply;
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -71,14 +73,14 @@ pub fn open(
     let stream = UnixStream::connect(socket)
         .unwrap_or_else(|e| panic!("cannot connect to the implementation's socket: {e}"));
     stream.set_read_timeout(Some(scaled(10_000))).ok();
-    let mut w = stream.try_clone().expect("harness-error: clone stream");
-    let mut reader = BufReader::new(stream.try_clone().expect("harness-error: clone stream"));
+    let mut w = stream.try_clone().or_harness("clone stream");
+    let mut reader = BufReader::new(stream.try_clone().or_harness("clone stream"));
     let mut seen = Vec::new();
     let mut read_reply = |reader: &mut BufReader<UnixStream>, what: &str| -> Value {
         let mut line = Vec::new();
         let n = reader
             .read_until(b'\n', &mut line)
-            .unwrap_or_else(|e| panic!("timeout: no reply to {what}: {e}"));
+            .unwrap_or_else(|e| crate::timed_out!("no reply to {what}: {e}"));
         seen.extend_from_slice(&line);
         if n == 0 {
             panic!("the implementation closed the connection without replying to {what}");

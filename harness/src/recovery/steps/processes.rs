@@ -1,25 +1,24 @@
 //! Steps: Processes around the implementation: panes, unrelated processes, PID reuse.
 
-use super::*;
+use super::prelude::*;
 
-pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
-    if step!(t, r"^an unrelated process is running$").is_some() {
-        let child = super::super::pids::spawn_unrelated().expect("harness-error: spawn sleep");
+#[given(regex = r"^an unrelated process is running$")]
+async fn unrelated_process_running(w: &mut World) {
+    w.run(&[], None, |w, _| {
+        let child = process::spawn_unrelated().or_harness("spawn sleep");
         w.vars
             .insert("unrelated_pid".into(), child.id().to_string());
         w.unrelated = Some(child);
-        return true;
-    }
+    })
+    .await;
+}
 
-    if step!(
-        t,
-        r"^the pane's process is killed and an unrelated process takes its PID$"
-    )
-    .is_some()
-    {
-        let pid: i32 = w.vars["pid"].parse().expect("harness-error: no pane pid");
-        let reused = super::super::pids::kill_and_free(pid, scaled(5_000))
-            .and_then(|()| super::super::pids::spawn_with_pid(pid));
+#[when(regex = r"^the pane's process is killed and an unrelated process takes its PID$")]
+async fn pane_process_killed_unrelated_process_takes_its(w: &mut World) {
+    w.run(&[], None, |w, _| {
+        let pid: i32 = w.vars["pid"].parse().or_harness("no pane pid");
+        let reused = process::kill_and_free(pid, scaled(5_000))
+            .and_then(|()| process::spawn_with_pid(pid));
         let child = match reused {
             Ok(child) => child,
             Err(why) => {
@@ -29,13 +28,13 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
                     format!("harness-note: PID reuse unavailable ({why:?}); using a stand-in\n")
                         .as_bytes(),
                 );
-                super::super::pids::spawn_unrelated().expect("harness-error: spawn sleep")
+                process::spawn_unrelated().or_harness("spawn sleep")
             }
         };
         w.vars
             .insert("unrelated_pid".into(), child.id().to_string());
         w.unrelated = Some(child);
-        return true;
-    }
-    false
+    })
+    .await;
 }
+

@@ -107,3 +107,43 @@ fn group_in_use(pgid: i32) -> bool {
         is(2) || is(3)
     })
 }
+
+/// Alive and not a zombie.
+pub fn alive(pid: i32) -> bool {
+    let path = std::path::PathBuf::from(format!("/proc/{pid}/stat"));
+    match stat_fields(&path) {
+        None => false,
+        Some(fields) => !matches!(
+            fields.first().map(String::as_str),
+            Some("Z") | Some("X") | None
+        ),
+    }
+}
+
+/// Direct children of `pid` (all its threads), alive.
+pub fn children_of(pid: u32) -> Vec<i32> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for t in rd.flatten() {
+            let list = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+            out.extend(
+                list.split_whitespace()
+                    .filter_map(|x| x.parse::<i32>().ok()),
+            );
+        }
+    }
+    out.retain(|p| alive(*p));
+    out
+}
+
+/// The peak resident set (VmHWM) of `pid`, in KiB.
+pub fn peak_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_else(|e| crate::harness_error!("/proc/{pid}/status: {e}"));
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| crate::harness_error!("/proc/{pid}/status has no VmHWM"))
+}

@@ -1,9 +1,10 @@
 //! Judging a restore through event streams (RFC §8): the events a restore must emit,
 //! in order; the snapshot race ("all or none"); what a scoped subscriber may see.
 
-use super::events::{self, id_number, types, Subscriber};
-use super::steps::streams::{restored, sub, WAIT_MS};
-use super::world::{wire_call, Inner};
+use crate::drivers::events::{self, id_number, types, Subscriber};
+use super::streams::{restored, sub, WAIT_MS};
+use super::scenario::Scenario;
+use crate::drivers::wire;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 
@@ -62,7 +63,7 @@ impl Restored {
             .iter()
             .find(|(p, _)| p == previous)
             .map(|(_, c)| c.clone())
-            .unwrap_or_else(|| panic!("harness-error: the restore mapped no pane {previous}"))
+            .unwrap_or_else(|| crate::harness_error!("the restore mapped no pane {previous}"))
     }
 
     /// The event types a restore must emit, in order (pane.exited in pane order).
@@ -79,15 +80,15 @@ impl Restored {
 
 /// Creates and removes `n` panes, so the next pane IDs are past single digits and
 /// numeric order differs from text order.
-pub fn use_up_pane_ids(w: &mut Inner, n: usize) {
+pub fn use_up_pane_ids(w: &mut Scenario, n: usize) {
     let token = w.owner_token();
-    let call = |w: &mut Inner, verb: &str, params: Value| -> Value {
+    let call = |w: &mut Scenario, verb: &str, params: Value| -> Value {
         let Value::Object(p) = params else {
             unreachable!()
         };
         let r = w.wire(Some(&token), verb, p);
         r.result
-            .unwrap_or_else(|e| panic!("harness-error: {verb} failed: {e}"))
+            .unwrap_or_else(|e| crate::harness_error!("{verb} failed: {e}"))
     };
     let s = call(w, "session.create", json!({"name": "scratch"}));
     let session = s["session"].clone();
@@ -200,7 +201,7 @@ pub fn check_restore_events(all: &[Value], r: &Restored, s: &Subscriber) {
 
 /// RFC §8 "Restore snapshot race exposes all or none": `n` owner subscriptions and
 /// one restore, released together.
-pub fn race(w: &mut Inner, n: usize, checkpoint: &str) {
+pub fn race(w: &mut Scenario, n: usize, checkpoint: &str) {
     let token = w.owner_token();
     let socket = w.ph.socket.clone();
     let barrier = std::sync::Barrier::new(n + 1);
@@ -209,7 +210,7 @@ pub fn race(w: &mut Inner, n: usize, checkpoint: &str) {
             barrier.wait();
             let mut p = Map::new();
             p.insert("checkpoint".into(), Value::String(checkpoint.into()));
-            wire_call(&socket, Some(&token), "recovery.restore", p)
+            wire::call(&socket, Some(&token), "recovery.restore", p)
         });
         let subs: Vec<_> = (0..n)
             .map(|_| {
@@ -240,7 +241,7 @@ pub fn race(w: &mut Inner, n: usize, checkpoint: &str) {
     w.last = Some(restore.0);
 }
 
-pub fn judge_race(w: &mut Inner, witness: &str) {
+pub fn judge_race(w: &mut Scenario, witness: &str) {
     let r = restored(w);
     let all = r.resources();
     let wevs = sub(w, witness).events();
@@ -257,7 +258,7 @@ pub fn judge_race(w: &mut Inner, witness: &str) {
     let token = w.owner_token();
     let mut p = Map::new();
     p.insert("name".into(), Value::String("marker".into()));
-    let (reply, bytes) = wire_call(&w.ph.socket, Some(&token), "session.create", p);
+    let (reply, bytes) = wire::call(&w.ph.socket, Some(&token), "session.create", p);
     w.transcript.extend_from_slice(&bytes);
     reply
         .result

@@ -1,8 +1,36 @@
-//! Profiles: how to start, reach and judge one implementation.
+//! Profiles: how to start, reach and judge one implementation, for each contract it
+//! claims; and the run context every scenario of a run shares.
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// What every scenario of this run shares.
+pub struct RunContext {
+    pub profile: Profile,
+    pub bin_dir: PathBuf,
+    /// libfaketime's path, when installed (detected once, before any scenario).
+    pub faketime: Option<String>,
+    /// Whether the suite runs as root (detected once).
+    pub root: bool,
+}
+
+static CONTEXT: OnceLock<RunContext> = OnceLock::new();
+
+/// Sets the run context (once per process).
+pub fn set_context(c: RunContext) -> Result<(), String> {
+    CONTEXT
+        .set(c)
+        .map_err(|_| "run context already set".to_string())
+}
+
+/// The run context; set by the runner before the first scenario starts.
+pub fn context() -> &'static RunContext {
+    CONTEXT
+        .get()
+        .unwrap_or_else(|| crate::harness_error!("the run context is not set"))
+}
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -12,7 +40,10 @@ pub struct Profile {
     /// Free text naming the implementation under test.
     #[serde(default)]
     pub implementation: String,
-    /// The daemon's command line; placeholders are expanded per scenario.
+    /// The daemon's command line; placeholders are expanded per scenario. The recovery
+    /// contract's templates (`serve`, `serve_on_demand`, `cli`) may also sit in a
+    /// `[recovery]` table.
+    #[serde(default)]
     pub serve: Vec<String>,
     /// The daemon's command line in on-demand mode (for `@optional-on-demand`).
     #[serde(default)]
@@ -25,6 +56,7 @@ pub struct Profile {
     #[serde(default)]
     pub faketime_preload: Option<String>,
     /// The CLI prefix (`<program> --socket {socket}`); verb words and `--json` follow.
+    #[serde(default)]
     pub cli: Vec<String>,
     /// Optional command printing the implementation's version.
     #[serde(default)]
@@ -46,6 +78,34 @@ pub struct Profile {
     /// How many scenarios run at once (default 4).
     #[serde(default)]
     pub concurrency: Option<usize>,
+    /// The contracts this implementation claims (default: the recovery RFC alone).
+    #[serde(default = "recovery_only")]
+    pub contracts: Vec<String>,
+    /// The recovery contract's templates, as an alternative to the top-level keys.
+    #[serde(default)]
+    pub recovery: Option<RecoveryTemplates>,
+    /// Command templates of the other contracts, one table each, read by their suites.
+    #[serde(default)]
+    pub agent_restore: Option<toml::Table>,
+    #[serde(default)]
+    pub single_writer: Option<toml::Table>,
+    #[serde(default)]
+    pub persist: Option<toml::Table>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecoveryTemplates {
+    #[serde(default)]
+    pub serve: Vec<String>,
+    #[serde(default)]
+    pub serve_on_demand: Vec<String>,
+    #[serde(default)]
+    pub cli: Vec<String>,
+}
+
+fn recovery_only() -> Vec<String> {
+    vec!["recovery".into()]
 }
 
 fn one() -> f64 {
@@ -86,6 +146,9 @@ impl Default for Readiness {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectedFailure {
+    /// The contract of the row (default `recovery`).
+    #[serde(default)]
+    pub contract: Option<String>,
     /// The RFC §8 case name (the feature's name).
     pub row: String,
     /// One scenario's name; absent: every scenario of the row.
@@ -101,11 +164,37 @@ impl Profile {
     pub fn load(path: &Path) -> Result<Profile, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read profile {}: {e}", path.display()))?;
-        let p: Profile =
+        let mut p: Profile =
             toml::from_str(&text).map_err(|e| format!("profile {}: {e}", path.display()))?;
-        if p.serve.is_empty() || p.cli.is_empty() {
+        if let Some(t) = p.recovery.take() {
+            for (name, top, table) in [
+                ("serve", &mut p.serve, t.serve),
+                ("serve_on_demand", &mut p.serve_on_demand, t.serve_on_demand),
+                ("cli", &mut p.cli, t.cli),
+            ] {
+                if !table.is_empty() {
+                    if !top.is_empty() {
+                        return Err(format!(
+                            "profile {}: `{name}` is given both at the top level and in [recovery]",
+                            path.display()
+                        ));
+                    }
+                    *top = table;
+                }
+            }
+        }
+        for c in &p.contracts {
+            if crate::contract::Contract::from_name(c).is_none() {
+                return Err(format!(
+                    "profile {}: unknown contract {c:?} in `contracts` (known: {})",
+                    path.display(),
+                    crate::contract::Contract::names().join(", ")
+                ));
+            }
+        }
+        if p.claims("recovery") && (p.serve.is_empty() || p.cli.is_empty()) {
             return Err(format!(
-                "profile {}: `serve` and `cli` must not be empty",
+                "profile {}: the recovery contract needs `serve` and `cli`",
                 path.display()
             ));
         }
@@ -127,39 +216,27 @@ impl Profile {
         Ok(p)
     }
 
+    /// Whether the profile claims the contract named `name`.
+    pub fn claims(&self, name: &str) -> bool {
+        self.contracts.iter().any(|c| c == name)
+    }
+
     /// The reason when this scenario is declared as an expected failure.
-    pub fn expected(&self, row: &str, scenario: &str, example: Option<&str>) -> Option<&str> {
+    pub fn expected(
+        &self,
+        contract: &str,
+        row: &str,
+        scenario: &str,
+        example: Option<&str>,
+    ) -> Option<&str> {
         self.expected_failure
             .iter()
             .find(|e| {
-                e.row == row
+                e.contract.as_deref().unwrap_or("recovery") == contract
+                    && e.row == row
                     && e.scenario.as_deref().is_none_or(|s| s == scenario)
                     && e.example.as_deref().is_none_or(|x| Some(x) == example)
             })
             .map(|e| e.reason.as_str())
-    }
-}
-
-/// Values substituted into command templates.
-#[derive(Debug, Clone)]
-pub struct Placeholders {
-    pub socket: PathBuf,
-    pub state_home: PathBuf,
-    pub config_home: PathBuf,
-    pub runtime_dir: PathBuf,
-    pub home: PathBuf,
-    pub bin_dir: PathBuf,
-    pub store: PathBuf,
-}
-
-impl Placeholders {
-    pub fn expand(&self, s: &str) -> String {
-        s.replace("{socket}", &self.socket.to_string_lossy())
-            .replace("{state_home}", &self.state_home.to_string_lossy())
-            .replace("{config_home}", &self.config_home.to_string_lossy())
-            .replace("{runtime_dir}", &self.runtime_dir.to_string_lossy())
-            .replace("{home}", &self.home.to_string_lossy())
-            .replace("{bin_dir}", &self.bin_dir.to_string_lossy())
-            .replace("{store}", &self.store.to_string_lossy())
     }
 }

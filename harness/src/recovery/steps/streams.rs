@@ -3,101 +3,23 @@
 //! rows. A subscription's or an attach's reply becomes the scenario's last reply, so
 //! the ordinary result and error steps read it.
 
-use super::super::attach::{self, kinds, Viewer};
-use super::super::events::{self, types, Subscriber};
-use super::super::restore_events::{
-    check_restore_events, judge_race, mentions, race, use_up_pane_ids, Restored,
+use super::prelude::*;
+use crate::drivers::attach::{self, kinds};
+use crate::drivers::events::{self, types};
+use crate::recovery::restore_events::{
+    Restored,
+    check_restore_events, judge_race, mentions, race, use_up_pane_ids,
 };
-use super::super::world::Inner;
-use super::{re, Re};
-use serde_json::{json, Value};
-use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use crate::recovery::streams::{keep, restored, sub, token_of, viewer, WAIT_MS};
 
-/// The open streams of one scenario, by the names the steps give them.
-#[derive(Default)]
-pub struct Streams {
-    pub(in crate::run) subs: BTreeMap<String, Subscriber>,
-    viewers: BTreeMap<String, Viewer>,
-    /// The last restore the steps judged: old and new IDs, by kind.
-    pub(in crate::run) restore: Option<Restored>,
-    /// Streams that could not be opened, with the error, so later steps about them
-    /// fail with the reason instead of a harness error.
-    refused: BTreeMap<String, String>,
-}
-
-/// How long the suite waits for something a stream must deliver (scaled).
-pub(in crate::run) const WAIT_MS: u64 = 10_000;
-
-/// Runs `t` (variables already substituted) if it is a stream step; false otherwise.
-pub fn dispatch(w: &mut Inner, t: &str) -> bool {
-    let handled = dispatch_inner(w, t);
-    if handled {
-        // Everything the streams carried counts for the secret-exclusion steps;
-        // terminal bytes (S and O frames) are the panes' own content and stay out.
-        for s in w.streams.subs.values() {
-            let raw = s.take_raw();
-            w.transcript.extend_from_slice(&raw);
-        }
-    }
-    handled
-}
-
-fn token_of(w: &Inner, who: &str, token: Option<&str>) -> Option<String> {
-    match who {
-        "the owner" => Some(w.owner_token()),
-        _ => token.map(String::from),
-    }
-}
-
-pub(in crate::run) fn sub<'a>(w: &'a Inner, name: &str) -> &'a Subscriber {
-    w.streams.subs.get(name).unwrap_or_else(|| missing(w, name))
-}
-
-fn viewer<'a>(w: &'a Inner, name: &str) -> &'a Viewer {
-    w.streams
-        .viewers
-        .get(name)
-        .unwrap_or_else(|| missing(w, name))
-}
-
-fn missing(w: &Inner, name: &str) -> ! {
-    match w.streams.refused.get(name) {
-        Some(e) => panic!("the stream {name:?} was refused: {e}"),
-        None => panic!("harness-error: no stream named {name:?}"),
-    }
-}
-
-/// Keeps an opened stream, or the reason it was refused.
-fn keep<T>(
-    w: &mut Inner,
-    name: &str,
-    reply: &super::super::world::Reply,
-    opened: Option<T>,
-) -> Option<T> {
-    if let Err(e) = &reply.result {
-        w.streams.refused.insert(name.to_string(), e.to_string());
-    }
-    opened
-}
-
-pub(in crate::run) fn restored(w: &Inner) -> Restored {
-    w.streams
-        .restore
-        .clone()
-        .expect("harness-error: no restore was judged in this scenario")
-}
-
-fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
-    // ---- subscriptions
-    if let Some(c) = step!(
-        t,
-        r#"^(the owner|a client with token "([^"]*)") subscribes to events as "(\w+)"(?: from the cursor (\{.*\}))?$"#
-    ) {
+// ---- subscriptions
+#[when(regex = r#"^(the owner|a client with token "([^"]*)") subscribes to events as "(\w+)"(?: from the cursor (\{.*\}|\$\w+))?$"#)]
+async fn owner_client_with_token_subscribes_events_as(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let token = token_of(w, &c[1], c.get(2).map(|m| m.as_str()));
         let cursor = c.get(4).map(|m| {
             serde_json::from_str::<Value>(m.as_str())
-                .unwrap_or_else(|_| panic!("harness-error: cursor is not JSON: {}", m.as_str()))
+                .unwrap_or_else(|_| crate::harness_error!("cursor is not JSON: {}", m.as_str()))
         });
         let (reply, bytes, s) = events::subscribe(&w.ph.socket, token.as_deref(), cursor);
         w.transcript.extend_from_slice(&bytes);
@@ -106,18 +28,26 @@ fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
             w.streams.subs.insert(c[3].to_string(), s);
         }
         w.last = Some(reply);
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^the cursor of "(\w+)" is saved as \$(\w+)$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the cursor of "(\w+)" is saved as \$(\w+)$"#)]
+async fn cursor_saved_as(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let s = sub(w, &c[1]);
         let cursor = match s.events().last() {
             Some(e) => json!({"source": e["source"], "sequence": e["sequence"]}),
             None => json!({"source": s.source, "sequence": s.head}),
         };
         w.vars.insert(c[2].to_string(), cursor.to_string());
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^"(\w+)" receives a "([a-z_.]+)" event$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^"(\w+)" receives a "([a-z_.]+)" event$"#)]
+async fn receives_event(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let want = c[2].to_string();
         let got = sub(w, &c[1]).wait(
             &format!("a {want} event"),
@@ -126,12 +56,13 @@ fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
             |r| r.events.iter().any(|e| e["type"] == want.as_str()),
         );
         assert!(got, "the event stream ended without a {want} event");
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^the events of "(\w+)"(?: after its "([a-z_.]+)" event)? are, in order: ([a-z_., ]+)$"#
-    ) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the events of "(\w+)"(?: after its "([a-z_.]+)" event)? are, in order: ([a-z_., ]+)$"#)]
+async fn events_after_its_event_order(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let after = c.get(2).map(|m| m.as_str().to_string());
         let want: Vec<String> = c[3].split(',').map(|s| s.trim().to_string()).collect();
         let tail = |evs: &[Value]| -> Vec<String> {
@@ -151,12 +82,13 @@ fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
             |r| tail(&r.events),
         );
         assert_eq!(got, want, "event types received by {}", &c[1]);
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^"(\w+)" receives the restore's events in the RFC's order$"#
-    ) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^"(\w+)" receives the restore's events in the RFC's order$"#)]
+async fn receives_restore_events_rfc_order(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let reply = w.last().result.clone();
         let v = reply.unwrap_or_else(|e| panic!("the restore failed: {e}"));
         let r = Restored::from_result(&v);
@@ -169,12 +101,13 @@ fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
         );
         check_restore_events(&evs, &r, s);
         w.streams.restore = Some(r);
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^in "(\w+)", the floats restored from "(\w+)" then "(\w+)" carry the restored window, a geometry and fresh z in that order$"#
-    ) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^in "(\w+)", the floats restored from "(\w+)" then "(\w+)" carry the restored window, a geometry and fresh z in that order$"#)]
+async fn floats_restored_from_then_carry_restored_window(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         // RFC §8: a restored float's pane.created carries layer float, its window,
         // its resolved geometry and its new z; z keeps the saved order.
         let r = restored(w);
@@ -183,7 +116,7 @@ fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
             .windows
             .first()
             .map(|(_, cur)| cur.clone())
-            .expect("harness-error: the restore mapped no window");
+            .or_harness("the restore mapped no window");
         let z_of = |previous: &str| -> u64 {
             let pane = r.current_of(previous);
             let e = evs
@@ -203,12 +136,13 @@ fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
         };
         let (lower, upper) = (z_of(&c[2]), z_of(&c[3]));
         assert!(lower < upper, "saved z order not kept: {lower} !< {upper}");
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^in "(\w+)", the pane restored from "(\w+)" (exited with code (\d+)|exited with no code|was created with layer "(\w+)")$"#
-    ) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^in "(\w+)", the pane restored from "(\w+)" (exited with code (\d+)|exited with no code|was created with layer "(\w+)")$"#)]
+async fn pane_restored_from_exited_with_code_exited(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let r = restored(w);
         let pane = r.current_of(&c[2]);
         let evs = sub(w, &c[1]).events();
@@ -238,12 +172,13 @@ fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
                 );
             }
         }
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^"(\w+)" received no event about the restored resources and no "recovery.restored"$"#
-    ) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^"(\w+)" received no event about the restored resources and no "recovery.restored"$"#)]
+async fn received_no_event_about_restored_resources_no(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let r = restored(w);
         let hidden = r.resources();
         for e in sub(w, &c[1]).events() {
@@ -253,44 +188,50 @@ fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
                 "an event about a restored resource was delivered: {e}"
             );
         }
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^the event stream of "(\w+)" ends$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the event stream of "(\w+)" ends$"#)]
+async fn event_stream_ends(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let ended = sub(w, &c[1]).wait("the end of the stream", WAIT_MS, |_| false, |r| r.eof);
         assert!(ended, "harness-error: wait returned before the end");
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^(\d+) owner subscriptions start while the owner restores "([^"]+)"$"#
-    ) {
-        race(w, c[1].parse().unwrap(), &c[2]);
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^every racing snapshot shows all or none of the restored resources, consistent with the events of "(\w+)"$"#
-    ) {
+    })
+    .await;
+}
+
+#[when(regex = r#"^(\d+) owner subscriptions start while the owner restores "([^"]+)"$"#)]
+async fn owner_subscriptions_start_while_owner_restores(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
+        race(w, c[1].parse().or_harness("a number in the step"), &c[2]);
+    })
+    .await;
+}
+
+#[then(regex = r#"^every racing snapshot shows all or none of the restored resources, consistent with the events of "(\w+)"$"#)]
+async fn every_racing_snapshot_shows_all_or_none(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         judge_race(w, &c[1]);
-        return true;
-    }
+    })
+    .await;
+}
 
-    if let Some(c) = step!(
-        t,
-        r"^the owner has used up (\d+) pane IDs and left the tree empty$"
-    ) {
-        use_up_pane_ids(w, c[1].parse().unwrap());
-        return true;
-    }
+#[when(regex = r"^the owner has used up (\d+) pane IDs and left the tree empty$")]
+async fn owner_has_used_up_pane_ids_left(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
+        use_up_pane_ids(w, c[1].parse().or_harness("a number in the step"));
+    })
+    .await;
+}
 
-    // ---- attach
-    if let Some(c) = step!(
-        t,
-        r#"^(the owner|a client with token "([^"]*)") attaches to pane "([^"]+)" as "(\w+)"(?: resuming source "([^"]*)" at offset (\d+))?$"#
-    ) {
+// ---- attach
+#[when(regex = r#"^(the owner|a client with token "([^"]*)") attaches to pane "([^"]+)" as "(\w+)"(?: resuming source "([^"]*)" at offset (\d+))?$"#)]
+async fn owner_client_with_token_attaches_pane_as(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let token = token_of(w, &c[1], c.get(2).map(|m| m.as_str()));
         let resume = c.get(5).map(|src| {
-            let offset: u64 = c[6].parse().unwrap();
+            let offset: u64 = c[6].parse().or_harness("a number in the step");
             json!({"source": src.as_str(), "offset": offset})
         });
         let (reply, bytes, v) = attach::attach(&w.ph.socket, token.as_deref(), &c[3], resume);
@@ -299,12 +240,13 @@ fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
             w.streams.viewers.insert(c[4].to_string(), v);
         }
         w.last = Some(reply);
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^the stream of "(\w+)" is a snapshot, READY, then EXIT$"#
-    ) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the stream of "(\w+)" is a snapshot, READY, then EXIT$"#)]
+async fn stream_snapshot_ready_then_exit(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let frames = viewer(w, &c[1]).wait(
             "an X frame",
             WAIT_MS,
@@ -326,12 +268,13 @@ fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
         let json = frames[x].json();
         w.transcript.extend_from_slice(json.to_string().as_bytes());
         w.vars.insert(format!("{}_exit", &c[1]), json.to_string());
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^the stream of "(\w+)" begins with a snapshot, then READY$"#
-    ) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the stream of "(\w+)" begins with a snapshot, then READY$"#)]
+async fn stream_begins_with_snapshot_then_ready(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let frames = viewer(w, &c[1]).wait(
             "S and R frames",
             WAIT_MS,
@@ -343,21 +286,26 @@ fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
             frames.len() >= 2 && frames[0].kind == b'S' && frames[1].kind == b'R',
             "frames {k}: want S, then R"
         );
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^the EXIT of "(\w+)" has exit code (\d+)$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the EXIT of "(\w+)" has exit code (\d+)$"#)]
+async fn exit_has_exit_code(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let x = w
             .vars
             .get(&format!("{}_exit", &c[1]))
-            .unwrap_or_else(|| panic!("harness-error: no EXIT was read from {}", &c[1]));
+            .unwrap_or_else(|| crate::harness_error!("no EXIT was read from {}", &c[1]));
         let x: Value = serde_json::from_str(x).unwrap();
         assert_eq!(x["exit_code"].to_string(), &c[2], "EXIT {x}");
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^the snapshot of "(\w+)" (contains|does not contain) (?:the bytes )?"([^"]+)"$"#
-    ) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the snapshot of "(\w+)" (contains|does not contain) (?:the bytes )?"([^"]+)"$"#)]
+async fn snapshot(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let needle = unescape(&c[3]);
         let snap = viewer(w, &c[1]).wait(
             "an S frame",
@@ -375,9 +323,13 @@ fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
             if found { "contains" } else { "lacks" },
             &c[3]
         );
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^the stream of "(\w+)" closes with reason "(\w+)"$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the stream of "(\w+)" closes with reason "(\w+)"$"#)]
+async fn stream_closes_with_reason(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let frames = viewer(w, &c[1]).wait(
             "a C frame",
             WAIT_MS,
@@ -391,10 +343,10 @@ fn dispatch_inner(w: &mut Inner, t: &str) -> bool {
         let json = close.json();
         w.transcript.extend_from_slice(json.to_string().as_bytes());
         assert_eq!(json["reason"], &c[2], "CLOSE {json}");
-        return true;
-    }
-    false
+    })
+    .await;
 }
+
 
 /// `\e` and `\a` in a step's text stand for ESC and BEL.
 fn unescape(s: &str) -> Vec<u8> {

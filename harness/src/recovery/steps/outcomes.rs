@@ -1,21 +1,30 @@
 //! Steps: Judging outcomes: replies, errors, store contents, processes, transcripts.
 
-use super::*;
+use super::prelude::*;
 
-pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
-    if step!(t, r"^the call succeeds$").is_some() {
+#[then(regex = r"^the call succeeds$")]
+async fn call_succeeds(w: &mut World) {
+    w.run(&[], None, |w, _| {
         if let Err(e) = &w.last().result {
             panic!("expected success, got error {e}");
         }
-        return true;
-    }
-    if step!(t, r"^the call fails$").is_some() {
+    })
+    .await;
+}
+
+#[then(regex = r"^the call fails$")]
+async fn call_fails(w: &mut World) {
+    w.run(&[], None, |w, _| {
         if let Ok(v) = &w.last().result {
             panic!("expected an error, got ok {v}");
         }
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^the call fails with "([a-z_.]+)"$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the call fails with "([a-z_.]+)"$"#)]
+async fn call_fails_with(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         match &w.last().result {
             Ok(v) => panic!("expected error {}, got ok {v}", &c[1]),
             Err(e) => assert_eq!(
@@ -24,9 +33,13 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
                 "wrong error code: {e}"
             ),
         }
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^the call fails with "([a-z_.]+)" or "([a-z_.]+)"$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the call fails with "([a-z_.]+)" or "([a-z_.]+)"$"#)]
+async fn call_fails_with_or(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         match &w.last().result {
             Ok(v) => panic!("expected error {} or {}, got ok {v}", &c[1], &c[2]),
             Err(e) => {
@@ -34,9 +47,13 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
                 assert!(code == &c[1] || code == &c[2], "wrong error code: {e}")
             }
         }
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^the call fails with a code starting "([a-z_.]+)"$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the call fails with a code starting "([a-z_.]+)"$"#)]
+async fn call_fails_with_code_starting(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         match &w.last().result {
             Ok(v) => panic!("expected an error {}…, got ok {v}", &c[1]),
             Err(e) => {
@@ -44,31 +61,52 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
                 assert!(code.starts_with(&c[1]), "wrong error code: {e}")
             }
         }
-        return true;
-    }
-    if let Some(c) = step!(t, r"^the CLI exits with code (\d+)$") {
-        let want: i32 = c[1].parse().unwrap();
+    })
+    .await;
+}
+
+#[then(regex = r"^the CLI exits with code (\d+)$")]
+async fn cli_exits_with_code(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
+        let want: i32 = c[1].parse().or_harness("a number in the step");
         assert_eq!(w.last().exit, Some(want), "CLI exit code");
-        return true;
-    }
-    if step!(t, r"^the CLI exits with a nonzero code$").is_some() {
-        let exit = w.last().exit.expect("harness-error: not a CLI reply");
+    })
+    .await;
+}
+
+#[then(regex = r"^the CLI exits with a nonzero code$")]
+async fn cli_exits_with_nonzero_code(w: &mut World) {
+    w.run(&[], None, |w, _| {
+        let exit = w.last().exit.or_harness("not a CLI reply");
         assert_ne!(exit, 0, "CLI exit code");
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^the result "([^"]*)" is absent$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the result "([^"]*)" is absent$"#)]
+async fn result_absent(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let got = ok_value(w);
         assert_eq!(at(&got, &c[1]), None, "result {:?} in {got}", &c[1]);
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^the result "([^"]*)" is saved as \$(\w+)$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the result "([^"]*)" is saved as \$(\w+)$"#)]
+#[when(regex = r#"^the result "([^"]*)" is saved as \$(\w+)$"#)]
+async fn result_saved_as(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let got = ok_value(w);
         let v = at(&got, &c[1]).unwrap_or_else(|| panic!("no {:?} in {got}", &c[1]));
         let s = v.as_str().map_or_else(|| v.to_string(), String::from);
         w.vars.insert(c[2].to_string(), s);
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^the result "([^"]*)" has JSON type "(\w+)"$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the result "([^"]*)" has JSON type "(\w+)"$"#)]
+async fn result_has_json_type(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let got = ok_value(w);
         let v = at(&got, &c[1]).unwrap_or_else(|| panic!("no {:?} in {got}", &c[1]));
         let ok = match &c[2] {
@@ -77,15 +115,16 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
             "boolean" => v.is_boolean(),
             "object" => v.is_object(),
             "array" => v.is_array(),
-            other => panic!("harness-error: unknown JSON type {other}"),
+            other => crate::harness_error!("unknown JSON type {other}"),
         };
         assert!(ok, "{:?} is {v}, not of type {}", &c[1], &c[2]);
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^the result "([^"]*)" has exactly the keys "([^"]*)"$"#
-    ) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the result "([^"]*)" has exactly the keys "([^"]*)"$"#)]
+async fn result_has_exactly_keys(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let got = ok_value(w);
         let v = at(&got, &c[1]).unwrap_or_else(|| panic!("no {:?} in {got}", &c[1]));
         let mut keys: Vec<&str> = v
@@ -98,27 +137,36 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
         let mut want: Vec<&str> = c[2].split(',').collect();
         want.sort_unstable();
         assert_eq!(keys, want, "keys of {:?}", &c[1]);
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^the result "([^"]*)" is not (.+)$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the result "([^"]*)" is not (.+)$"#)]
+async fn result_not(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let unwanted: Value = serde_json::from_str(&c[2])
-            .unwrap_or_else(|_| panic!("harness-error: value is not JSON: {}", &c[2]));
+            .unwrap_or_else(|_| crate::harness_error!("value is not JSON: {}", &c[2]));
         let got = ok_value(w);
         let v = at(&got, &c[1]).unwrap_or_else(|| panic!("no {:?} in {got}", &c[1]));
         assert_ne!(v, &unwanted, "result {:?}", &c[1]);
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^the result "([^"]*)" is (.+)$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the result "([^"]*)" is (\[.*\]|\{.*\}|".*"|-?[0-9]+|true|false|null)$"#)]
+async fn result(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let want: Value = serde_json::from_str(&c[2])
-            .unwrap_or_else(|_| panic!("harness-error: expected value is not JSON: {}", &c[2]));
+            .unwrap_or_else(|_| crate::harness_error!("expected value is not JSON: {}", &c[2]));
         let got = ok_value(w);
         assert_eq!(at(&got, &c[1]), Some(&want), "result {:?} in {got}", &c[1]);
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^the result lists checkpoint "([^"]+)" with status "(\w+)"$"#
-    ) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the result lists checkpoint "([^"]+)" with status "(\w+)"$"#)]
+async fn result_lists_checkpoint_with_status(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let got = ok_value(w);
         let list = got
             .get("checkpoints")
@@ -134,18 +182,26 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
             "status of {}",
             &c[1]
         );
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^the result lists (\d+) checkpoints?$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the result lists (\d+) checkpoints?$"#)]
+async fn result_lists_checkpoints(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let got = ok_value(w);
         let n = got
             .get("checkpoints")
             .and_then(Value::as_array)
             .map_or(usize::MAX, Vec::len);
         assert_eq!(n.to_string(), &c[1], "checkpoints in {got}");
-        return true;
-    }
-    if step!(t, r"^no checkpoint or temporary file exists in the store$").is_some() {
+    })
+    .await;
+}
+
+#[then(regex = r"^no checkpoint or temporary file exists in the store$")]
+async fn no_checkpoint_or_temporary_file_exists_store(w: &mut World) {
+    w.run(&[], None, |w, _| {
         let entries = w.store_entries();
         assert!(
             entries.is_empty(),
@@ -162,28 +218,32 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
             }
         }
         assert!(found.is_empty(), "recovery files written: {found:?}");
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^the store still holds the file of "(\w+)"$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the store still holds the file of "(\w+)"$"#)]
+async fn store_still_holds_file(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let m = w.meta_of(&c[1]);
         assert!(m.is_file() || m.file_type().is_symlink());
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^the store file of "(\w+)" still has mode (0[0-7]{3})$"#
-    ) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the store file of "(\w+)" still has mode (0[0-7]{3})$"#)]
+async fn store_file_still_has_mode(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let m = w.meta_of(&c[1]);
         let want = u32::from_str_radix(&c[2], 8).unwrap();
         assert_eq!(mode_of(&m), want, "mode was changed");
-        return true;
-    }
-    if step!(
-        t,
-        r"^every store directory has mode 0700 and every store file mode 0600, owned by the daemon UID$"
-    )
-    .is_some()
-    {
+    })
+    .await;
+}
+
+#[then(regex = r"^every store directory has mode 0700 and every store file mode 0600, owned by the daemon UID$")]
+async fn every_store_directory_has_mode_0700_every(w: &mut World) {
+    w.run(&[], None, |w, _| {
         let uid = nix::unistd::geteuid().as_raw();
         let entries = w.store_entries();
         assert!(!entries.is_empty(), "the store is empty");
@@ -195,37 +255,50 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
             assert_eq!(m.uid(), uid, "{name} owner");
             assert_eq!(m.nlink(), 1, "{name} link count");
         }
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r"^the daemon exited (successfully|with a failure status) within (\d+) ms$"
-    ) {
+    })
+    .await;
+}
+
+#[then(regex = r"^the daemon exited (successfully|with a failure status) within (\d+) ms$")]
+async fn daemon_exited_within_ms(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let (status, took) = w
             .stopped
-            .expect("harness-error: the daemon was not stopped");
-        let limit = Duration::from_millis(c[2].parse().unwrap());
+            .or_harness("the daemon was not stopped");
+        let limit = Duration::from_millis(c[2].parse().or_harness("a number in the step"));
         match &c[1] {
             "successfully" => assert!(status.success(), "exit status {status}"),
             _ => assert!(!status.success(), "exit status {status}"),
         }
         assert!(took <= limit, "shutdown took {took:?}, more than {limit:?}");
-        return true;
-    }
-    if step!(t, r"^the second daemon exits with a failure status$").is_some() {
-        let (status, _) = w.second.expect("harness-error: no second daemon");
+    })
+    .await;
+}
+
+#[then(regex = r"^the second daemon exits with a failure status$")]
+async fn second_daemon_exits_with_failure_status(w: &mut World) {
+    w.run(&[], None, |w, _| {
+        let (status, _) = w.second.or_harness("no second daemon");
         let status = status.expect("the second daemon kept running on a locked socket");
         assert!(!status.success(), "second daemon exit status {status}");
-        return true;
-    }
-    if step!(t, r"^the first daemon is still serving$").is_some() {
+    })
+    .await;
+}
+
+#[then(regex = r"^the first daemon is still serving$")]
+async fn first_daemon_still_serving(w: &mut World) {
+    w.run(&[], None, |w, _| {
         assert!(w.daemon_alive(), "the first daemon died");
         let token = w.owner_token();
         let r = w.wire(Some(&token), "session.list", Map::new());
         assert!(r.result.is_ok(), "session.list failed: {:?}", r.result);
-        return true;
-    }
-    if step!(t, r"^no daemon is listening on the socket$").is_some() {
+    })
+    .await;
+}
+
+#[then(regex = r"^no daemon is listening on the socket$")]
+async fn no_daemon_listening_on_socket(w: &mut World) {
+    w.run(&[], None, |w, _| {
         // Nothing may answer now or appear shortly after; a daemon on its way out
         // gets a moment to close its socket.
         let start = std::time::Instant::now();
@@ -241,20 +314,28 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
             std::os::unix::net::UnixStream::connect(&w.ph.socket).is_err(),
             "something answers on the socket"
         );
-        return true;
-    }
-    if step!(t, r"^the unrelated process is still alive$").is_some() {
+    })
+    .await;
+}
+
+#[then(regex = r"^the unrelated process is still alive$")]
+async fn unrelated_process_still_alive(w: &mut World) {
+    w.run(&[], None, |w, _| {
         let child = w
             .unrelated
             .as_mut()
-            .expect("harness-error: no unrelated process");
+            .or_harness("no unrelated process");
         assert!(
             matches!(child.try_wait(), Ok(None)),
             "the unrelated process was killed"
         );
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^no reply, error or written file contains "([^"]+)"$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^no reply, error or written file contains "([^"]+)"$"#)]
+async fn no_reply_error_or_written_file_contains(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let needle = c[1].as_bytes().to_vec();
         assert!(
             !contains(&w.transcript, &needle),
@@ -262,92 +343,122 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
             &c[1]
         );
         assert_no_file_contains(w.all_files(), &needle);
-        return true;
-    }
-    if let Some(c) = step!(t, r"^the process (\d+) is gone$") {
-        let pid: i32 = c[1].parse().unwrap();
+    })
+    .await;
+}
+
+#[then(regex = r"^the process (\$\w+|\d+) is gone$")]
+async fn process_gone(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
+        let pid: i32 = c[1].parse().or_harness("a number in the step");
         let limit = scaled(3_000);
         let start = std::time::Instant::now();
-        while super::super::world::process_alive(pid) {
+        while process::alive(pid) {
             assert!(
                 start.elapsed() < limit,
                 "process {pid} survived the shutdown"
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        return true;
-    }
-    if let Some(c) = step!(t, r"^the process (\d+) is still alive$") {
-        let pid: i32 = c[1].parse().unwrap();
+    })
+    .await;
+}
+
+#[then(regex = r"^the process (\$\w+|\d+) is still alive$")]
+async fn process_still_alive(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
+        let pid: i32 = c[1].parse().or_harness("a number in the step");
         assert!(
-            super::super::world::process_alive(pid),
+            process::alive(pid),
             "process {pid} was killed"
         );
-        return true;
-    }
-    if let Some(c) = step!(t, r"^the daemon has exactly (\d+) child process(?:es)?$") {
+    })
+    .await;
+}
+
+#[then(regex = r"^the daemon has exactly (\d+) child process(?:es)?$")]
+async fn daemon_has_exactly_child_process(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let pid = w
             .daemon
             .as_ref()
-            .expect("harness-error: no daemon is running")
+            .or_harness("no daemon is running")
             .id();
-        let kids = super::super::world::children_of(pid);
+        let kids = process::children_of(pid);
         assert_eq!(
             kids.len().to_string(),
             &c[1],
             "the daemon's children: {kids:?}"
         );
-        return true;
-    }
-    if let Some(c) = step!(t, r"^the daemon's peak memory is remembered as \$(\w+)$") {
-        let kib = peak_kib(w);
+    })
+    .await;
+}
+
+#[given(regex = r"^the daemon's peak memory is remembered as \$(\w+)$")]
+async fn daemon_peak_memory_remembered_as(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
+        let kib = process::peak_kib(w.daemon.as_ref().or_harness("no daemon is running").id());
         w.vars.insert(c[1].to_string(), kib.to_string());
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r"^the daemon's peak memory grew by less than (\d+) MiB since (\d+) KiB$"
-    ) {
-        let before: u64 = c[2].parse().unwrap();
-        let limit: u64 = c[1].parse::<u64>().unwrap() * 1024;
-        let now = peak_kib(w);
+    })
+    .await;
+}
+
+#[then(regex = r"^the daemon's peak memory grew by less than (\d+) MiB since (\$\w+|\d+) KiB$")]
+async fn daemon_peak_memory_grew_by_less_than(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
+        let before: u64 = c[2].parse().or_harness("a number in the step");
+        let limit: u64 = c[1].parse::<u64>().or_harness("a number in the step") * 1024;
+        let now = process::peak_kib(w.daemon.as_ref().or_harness("no daemon is running").id());
         assert!(
             now.saturating_sub(before) < limit,
             "peak memory grew from {before} KiB to {now} KiB"
         );
-        return true;
-    }
-    if step!(t, r"^the daemon has no child processes$").is_some() {
+    })
+    .await;
+}
+
+#[then(regex = r"^the daemon has no child processes$")]
+async fn daemon_has_no_child_processes(w: &mut World) {
+    w.run(&[], None, |w, _| {
         let pid = w
             .daemon
             .as_ref()
-            .expect("harness-error: no daemon is running")
+            .or_harness("no daemon is running")
             .id();
-        let kids = super::super::world::children_of(pid);
+        let kids = process::children_of(pid);
         assert!(kids.is_empty(), "the daemon has child processes {kids:?}");
-        return true;
-    }
-    if let Some(c) = step!(t, r"^the store holds exactly (\d+) checkpoint files?$") {
+    })
+    .await;
+}
+
+#[then(regex = r"^the store holds exactly (\d+) checkpoint files?$")]
+async fn store_holds_exactly_checkpoint_files(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let n = w
             .store_entries()
             .iter()
             .filter(|(name, _)| name.starts_with('c') && name.ends_with(".json"))
             .count();
         assert_eq!(n.to_string(), &c[1], "checkpoint files in the store");
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^no store file contains "([^"]+)"$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^no store file contains "([^"]+)"$"#)]
+async fn no_store_file_contains(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let needle = c[1].trim().as_bytes().to_vec();
         let recovery = w.ph.state_home.join("venomx");
         let mut files = Vec::new();
-        walk_files(&recovery, &mut files);
+        crate::drivers::probe::walk_files(&recovery, &mut files);
         assert_no_file_contains(files, &needle);
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^the newest checkpoint in the store is valid with (shutdown "(\w+)"|format (\d))$"#
-    ) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the newest checkpoint in the store is valid with (shutdown "(\w+)"|format (\d))$"#)]
+async fn newest_checkpoint_store_valid_with_shutdown_format(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let (format, payload) = newest_checkpoint(w);
         if let Some(sd) = c.get(2) {
             assert_eq!(payload["shutdown"], sd.as_str(), "shutdown marker");
@@ -363,12 +474,13 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
         if let Some(f) = c.get(3) {
             assert_eq!(format.to_string(), f.as_str(), "format written");
         }
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^the newest checkpoint in the store keeps the planted text timestamps of "(\w+)"$"#
-    ) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the newest checkpoint in the store keeps the planted text timestamps of "(\w+)"$"#)]
+async fn newest_checkpoint_store_keeps_planted_text_timestamps(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let (_, payload) = newest_checkpoint(w);
         let text = &payload["panes"][0]["text"];
         assert_eq!(
@@ -379,17 +491,18 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
             let planted = w
                 .vars
                 .get(&format!("{}_{k}", &c[1]))
-                .unwrap_or_else(|| panic!("harness-error: {} has no planted text", &c[1]));
+                .unwrap_or_else(|| crate::harness_error!("{} has no planted text", &c[1]));
             assert_eq!(text[k].as_str(), Some(planted.as_str()), "{k} was changed");
         }
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r"^the newest checkpoint in the store has a split with ratio (\d+)$"
-    ) {
+    })
+    .await;
+}
+
+#[then(regex = r"^the newest checkpoint in the store has a split with ratio (\d+)$")]
+async fn newest_checkpoint_store_has_split_with_ratio(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let (_, payload) = newest_checkpoint(w);
-        let want: u64 = c[1].parse().unwrap();
+        let want: u64 = c[1].parse().or_harness("a number in the step");
         let found = payload["windows"].as_array().unwrap().iter().any(|win| {
             win["nodes"]
                 .as_array()
@@ -398,30 +511,39 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
                 .any(|n| n["ratio"].as_u64() == Some(want))
         });
         assert!(found, "no split with ratio {want} in {payload}");
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^the result field of the error "([^"]*)" is (.+)$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the result field of the error "([^"]*)" is (.+)$"#)]
+async fn result_field_error(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let want: Value = serde_json::from_str(&c[2])
-            .unwrap_or_else(|_| panic!("harness-error: expected value is not JSON: {}", &c[2]));
+            .unwrap_or_else(|_| crate::harness_error!("expected value is not JSON: {}", &c[2]));
         match &w.last().result {
             Ok(v) => panic!("expected an error, got {v}"),
             Err(e) => assert_eq!(at(e, &c[1]), Some(&want), "error {e}"),
         }
-        return true;
-    }
-    if let Some(c) = step!(
-        t,
-        r#"^nothing exists at "([^"]+)" under the daemon's working directory$"#
-    ) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^nothing exists at "([^"]+)" under the daemon's working directory$"#)]
+async fn nothing_exists_at_under_daemon_working_directory(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         let p = w.dir.path().join(&c[1]);
         assert!(
             std::fs::symlink_metadata(&p).is_err(),
             "{} was created",
             p.display()
         );
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^some doctor check has status "(\w+)" or "(\w+)"$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^some doctor check has status "(\w+)" or "(\w+)"$"#)]
+async fn some_doctor_check_has_status_or(w: &mut World, c: &[String], #[step] step: &Step) {
+    w.run(c, step.docstring.as_deref(), |w, c| {
         let got = ok_value(w);
         let checks = got
             .get("checks")
@@ -435,9 +557,13 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
             &c[1],
             &c[2]
         );
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^no doctor check claims "([^"]+)"$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^no doctor check claims "([^"]+)"$"#)]
+async fn no_doctor_check_claims(w: &mut World, c: &[String], #[step] step: &Step) {
+    w.run(c, step.docstring.as_deref(), |w, c| {
         let got = ok_value(w);
         let text = got.to_string().to_lowercase();
         assert!(
@@ -445,26 +571,34 @@ pub(super) fn dispatch(w: &mut Inner, t: &str) -> bool {
             "doctor claims {:?}: {got}",
             &c[1]
         );
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^no reply or error contains "([^"]+)"$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^no reply or error contains "([^"]+)"$"#)]
+async fn no_reply_or_error_contains(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         assert!(
             !contains(&w.transcript, c[1].as_bytes()),
             "a reply or error contains {:?}",
             &c[1]
         );
-        return true;
-    }
-    if let Some(c) = step!(t, r#"^the transcript contains "([^"]+)"$"#) {
+    })
+    .await;
+}
+
+#[then(regex = r#"^the transcript contains "([^"]+)"$"#)]
+async fn transcript_contains(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
         assert!(
             contains(&w.transcript, c[1].as_bytes()),
             "no reply contains {:?}",
             &c[1]
         );
-        return true;
-    }
-    false
+    })
+    .await;
 }
+
 
 fn assert_no_file_contains(files: impl IntoIterator<Item = std::path::PathBuf>, needle: &[u8]) {
     for f in files {

@@ -1,6 +1,7 @@
 //! Checkpoint files the suite plants in an implementation's store: valid ones built
 //! from the RFC's example payloads, and damaged ones, one named defect each.
 
+use crate::verdict::OrHarness;
 use sha2::{Digest, Sha256};
 
 /// The two leaves of the format-3 fixture's split.
@@ -37,8 +38,8 @@ pub fn new_checkpoint_id() -> String {
 
 fn getrandom(buf: &mut [u8]) {
     use std::io::Read;
-    let mut f = std::fs::File::open("/dev/urandom").expect("harness-error: /dev/urandom");
-    f.read_exact(buf).expect("harness-error: /dev/urandom");
+    let mut f = std::fs::File::open("/dev/urandom").or_harness("/dev/urandom");
+    f.read_exact(buf).or_harness("/dev/urandom");
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.mmmZ` for now + `offset_s`.
@@ -245,7 +246,7 @@ impl Fixture {
             "oversized" => trailing = " ".repeat(70_000) + "\n",
             "truncated" => {}
             "trailing data" => trailing = "\n{}\n".into(),
-            other => return Err(format!("harness-error: unknown fixture defect {other:?}")),
+            other => return Err(format!("unknown fixture defect {other:?}")),
         }
         let envelope_only = defect == "intact"
             || defect == "bad checksum"
@@ -257,7 +258,7 @@ impl Fixture {
             || defect.starts_with("read as format ");
         if !envelope_only && payload == base {
             return Err(format!(
-                "harness-error: defect {defect:?} does not apply to a format-{} fixture",
+                "defect {defect:?} does not apply to a format-{} fixture",
                 self.format
             ));
         }

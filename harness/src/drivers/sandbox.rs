@@ -1,0 +1,98 @@
+//! One scenario's private world: a temporary directory with its own `HOME` and XDG
+//! directories, the placeholders command templates expand to, and the environment an
+//! implementation runs with (nothing inherited but `PATH`).
+
+use crate::verdict::OrHarness;
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Values substituted into command templates (`{socket}`, `{bin_dir}`, …).
+#[derive(Debug, Clone)]
+pub struct Placeholders {
+    pub socket: PathBuf,
+    pub state_home: PathBuf,
+    pub config_home: PathBuf,
+    pub runtime_dir: PathBuf,
+    pub home: PathBuf,
+    pub bin_dir: PathBuf,
+    pub store: PathBuf,
+}
+
+impl Placeholders {
+    pub fn expand(&self, s: &str) -> String {
+        s.replace("{socket}", &self.socket.to_string_lossy())
+            .replace("{state_home}", &self.state_home.to_string_lossy())
+            .replace("{config_home}", &self.config_home.to_string_lossy())
+            .replace("{runtime_dir}", &self.runtime_dir.to_string_lossy())
+            .replace("{home}", &self.home.to_string_lossy())
+            .replace("{bin_dir}", &self.bin_dir.to_string_lossy())
+            .replace("{store}", &self.store.to_string_lossy())
+    }
+}
+
+/// The names every template may use.
+pub const PLACEHOLDERS: [&str; 7] = [
+    "{socket}",
+    "{state_home}",
+    "{config_home}",
+    "{runtime_dir}",
+    "{home}",
+    "{bin_dir}",
+    "{store}",
+];
+
+/// A fresh temporary directory with `home`, `run`, `run/venomx`, `config` and
+/// `state`, each 0700. The socket is `run/venomx/s.sock`; `store` is left to the
+/// contract (it depends on the socket).
+pub fn create(bin_dir: PathBuf) -> (tempfile::TempDir, Placeholders) {
+    let dir = tempfile::Builder::new()
+        .prefix("vxc")
+        .tempdir_in("/tmp")
+        .or_harness("cannot create the scenario's temporary directory");
+    let root = dir.path().to_path_buf();
+    for sub in ["home", "run", "run/venomx", "config", "state"] {
+        let p = root.join(sub);
+        std::fs::create_dir_all(&p).or_harness("mkdir in the scenario directory");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o700))
+            .or_harness("chmod in the scenario directory");
+    }
+    let ph = Placeholders {
+        socket: root.join("run/venomx/s.sock"),
+        state_home: root.join("state"),
+        config_home: root.join("config"),
+        runtime_dir: root.join("run"),
+        home: root.join("home"),
+        bin_dir,
+        store: PathBuf::new(),
+    };
+    (dir, ph)
+}
+
+/// A command from `template` with the scenario's environment: `PATH` inherited,
+/// `HOME` and the XDG directories pointing into the sandbox, then `env` (expanded),
+/// working directory `cwd`.
+pub fn command(
+    ph: &Placeholders,
+    template: &[String],
+    env: &[(String, String)],
+    cwd: &std::path::Path,
+) -> Command {
+    let words: Vec<String> = template.iter().map(|w| ph.expand(w)).collect();
+    let Some((program, args)) = words.split_first() else {
+        crate::harness_error!("an empty command template");
+    };
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &ph.home)
+        .env("XDG_RUNTIME_DIR", &ph.runtime_dir)
+        .env("XDG_CONFIG_HOME", &ph.config_home)
+        .env("XDG_STATE_HOME", &ph.state_home);
+    for (k, v) in env {
+        cmd.env(k, ph.expand(v));
+    }
+    cmd.current_dir(cwd);
+    cmd
+}

@@ -1,0 +1,72 @@
+//! The JSON-lines wire protocol over a Unix socket: one connection per call,
+//! `auth.login` first when there is a token, then `{"id","verb","params"}`.
+
+use super::scaled;
+use serde_json::{json, Map, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+
+/// A reply from the implementation, through the wire or the CLI.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub result: Result<Value, Value>,
+    /// CLI exit code (None for wire calls).
+    pub exit: Option<i32>,
+}
+
+/// One request on its own connection, after `auth.login` when a token is given:
+/// the reply and the raw bytes received.
+pub fn call(
+    socket: &Path,
+    token: Option<&str>,
+    verb: &str,
+    params: Map<String, Value>,
+) -> (Reply, Vec<u8>) {
+    let limit = scaled(10_000);
+    let mut seen = Vec::new();
+    let stream = UnixStream::connect(socket)
+        .unwrap_or_else(|e| panic!("cannot connect to the implementation's socket: {e}"));
+    stream.set_read_timeout(Some(limit)).ok();
+    let mut w = stream
+        .try_clone()
+        .unwrap_or_else(|e| crate::harness_error!("clone stream: {e}"));
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    if let Some(t) = token {
+        let req = json!({"id": 1, "verb": "auth.login", "params": {"token": t}});
+        writeln!(w, "{req}").expect("write auth.login");
+        if let Err(e) = reader.read_line(&mut line) {
+            crate::timed_out!("reading the auth.login reply: {e}");
+        }
+        seen.extend_from_slice(line.as_bytes());
+        let v: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|_| panic!("auth.login reply is not JSON: {line:?}"));
+        if let Some(e) = v.get("error") {
+            let reply = Reply {
+                result: Err(e.clone()),
+                exit: None,
+            };
+            return (reply, seen);
+        }
+    }
+    let req = json!({"id": 2, "verb": verb, "params": params});
+    writeln!(w, "{req}").expect("write request");
+    line.clear();
+    let n = match reader.read_line(&mut line) {
+        Ok(n) => n,
+        Err(e) => crate::timed_out!("no reply to {verb}: {e}"),
+    };
+    seen.extend_from_slice(line.as_bytes());
+    if n == 0 {
+        panic!("the implementation closed the connection without replying to {verb}");
+    }
+    let v: Value = serde_json::from_str(&line)
+        .unwrap_or_else(|_| panic!("reply to {verb} is not JSON: {line:?}"));
+    let result = match (v.get("ok"), v.get("error")) {
+        (Some(ok), None) => Ok(ok.clone()),
+        (None, Some(e)) => Err(e.clone()),
+        _ => panic!("reply to {verb} has neither ok nor error: {line}"),
+    };
+    (Reply { result, exit: None }, seen)
+}

@@ -1,0 +1,145 @@
+//! The recovery contract (venomx RFC, `features/recovery/`): its World, steps,
+//! fixtures and judges.
+//!
+//! Layering: `steps/*` hold the cucumber step functions (one per step, registered by
+//! `#[given]`/`#[when]`/`#[then]`); they call the helpers beside them (`scenario`,
+//! `probes`, `streams`, `restore_events`, `fixtures`) and the shared drivers. No
+//! helper imports a step module.
+
+pub mod fixtures;
+pub(crate) mod probes;
+pub(crate) mod restore_events;
+pub mod scenario;
+mod steps;
+pub(crate) mod streams;
+
+use crate::verdict::{OrHarness, StepFailure, Verdict};
+use scenario::Scenario;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// How long one step may take before it is a `timeout` (scaled).
+const STEP_DEADLINE_MS: u64 = 60_000;
+
+/// The cucumber World of one recovery scenario. The state sits behind a mutex so
+/// each step can run on a blocking thread: scenarios wait on sockets and processes,
+/// and cucumber polls every scenario's future from one task.
+#[derive(cucumber::World)]
+#[world(init = Self::new)]
+pub struct World {
+    state: Arc<Mutex<Scenario>>,
+    created: Instant,
+    /// The typed verdict of the step that failed, for the runner.
+    failure: Option<Verdict>,
+}
+
+impl std::fmt::Debug for World {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("recovery::World")
+    }
+}
+
+impl crate::run::SuiteWorld for World {
+    fn created(&self) -> Instant {
+        self.created
+    }
+    fn failure(&self) -> Option<Verdict> {
+        self.failure
+    }
+}
+
+/// A step's regex captures (1-based, `$name` variables substituted) and docstring.
+pub struct Caps {
+    caps: Vec<String>,
+    doc: Option<String>,
+}
+
+/// One optional capture that took part in the match.
+#[derive(Clone, Copy)]
+pub struct Cap<'a>(&'a str);
+
+impl<'a> Cap<'a> {
+    pub fn as_str(&self) -> &'a str {
+        self.0
+    }
+}
+
+impl Caps {
+    /// An optional group: `None` when it did not match (or matched nothing).
+    pub fn get(&self, i: usize) -> Option<Cap<'_>> {
+        self.caps
+            .get(i)
+            .filter(|s| !s.is_empty())
+            .map(|s| Cap(s.as_str()))
+    }
+
+    /// The step's docstring, leading whitespace trimmed.
+    pub fn doc(&self) -> Option<&str> {
+        self.doc.as_deref()
+    }
+}
+
+impl std::ops::Index<usize> for Caps {
+    type Output = str;
+    fn index(&self, i: usize) -> &str {
+        self.caps
+            .get(i)
+            .map(String::as_str)
+            .or_harness("the step has no such capture")
+    }
+}
+
+impl World {
+    fn new() -> World {
+        World {
+            state: Arc::new(Mutex::new(Scenario::new())),
+            created: Instant::now(),
+            failure: None,
+        }
+    }
+
+    /// Runs one step's body on a blocking thread, bounded by the step deadline. The
+    /// captures get the scenario's `$name` variables substituted first. A panic keeps
+    /// its payload, so a typed [`crate::verdict::StepFailure`] keeps its verdict.
+    pub async fn run(
+        &mut self,
+        caps: &[String],
+        doc: Option<&str>,
+        body: impl FnOnce(&mut Scenario, Caps) + Send + 'static,
+    ) {
+        let state = self.state.clone();
+        let raw: Vec<String> = caps.to_vec();
+        let doc = doc.map(|d| d.trim_start().to_string());
+        let limit = crate::drivers::scaled(STEP_DEADLINE_MS);
+        let task = tokio::task::spawn_blocking(move || {
+            let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+            let mut caps = vec![String::new()];
+            caps.extend(raw.iter().map(|c| s.subst(c)));
+            body(&mut s, Caps { caps, doc });
+            s.collect_stream_bytes();
+        });
+        let failure = match tokio::time::timeout(limit, task).await {
+            Err(_) => Some(StepFailure {
+                verdict: Verdict::Timeout,
+                message: format!("the step did not finish in {limit:?}"),
+            }),
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(match e.try_into_panic() {
+                Ok(p) => StepFailure::from_panic(p.as_ref()),
+                Err(e) => StepFailure {
+                    verdict: Verdict::HarnessError,
+                    message: format!("the step's task failed: {e}"),
+                },
+            }),
+        };
+        if let Some(f) = failure {
+            // The verdict stays typed in the World; cucumber's writers get readable text.
+            self.failure = Some(f.verdict);
+            let text = match f.verdict {
+                Verdict::Fail => f.message,
+                _ => f.to_string(),
+            };
+            std::panic::panic_any(text);
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! The recovery suite's steps, by topic. Each is a cucumber step function whose body
+//! runs on the scenario's blocking thread (`World::run`).
+
+mod calls;
+mod lifecycle;
+mod outcomes;
+mod processes;
+mod store;
+mod streams;
+
+/// What every step module uses.
+mod prelude {
+    pub use crate::drivers::probe::{at, contains, mode_of};
+    pub use crate::drivers::{process, scaled};
+    pub use crate::recovery::probes::*;
+    pub use crate::recovery::scenario::Scenario;
+    pub use crate::recovery::World;
+    pub use crate::verdict::OrHarness;
+    pub use crate::{harness_error, timed_out};
+    pub use cucumber::gherkin::Step;
+    pub use cucumber::{given, then, when};
+    pub use nix::sys::signal::Signal;
+    pub use serde_json::{json, Map, Value};
+    pub use std::os::unix::fs::MetadataExt;
+    pub use std::time::Duration;
+}

@@ -1,0 +1,152 @@
+//! Before any scenario: everything the run needs exists. Each missing piece is one
+//! line naming the path and what to do; the run then stops with exit 2.
+
+use super::clauses::{self, Clause};
+use crate::contract::Contract;
+use crate::drivers::sandbox::PLACEHOLDERS;
+use crate::profile::Profile;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+pub struct Inputs<'a> {
+    pub profile: &'a Profile,
+    pub bin_dir: &'a Path,
+    pub suite_root: &'a Path,
+    pub contracts: &'a [Contract],
+}
+
+/// What preflight found, kept for the whole run.
+pub struct Checked {
+    pub registries: Vec<(Contract, Vec<Clause>)>,
+    pub faketime: Option<String>,
+    pub root: bool,
+}
+
+/// The build command that puts the kit's reference and injector next to vxcert.
+const BUILD_REFERENCE: &str = "cargo build --workspace";
+
+pub fn check(i: &Inputs<'_>) -> Result<Checked, String> {
+    let mut problems = Vec::new();
+    let mut registries = Vec::new();
+    for &c in i.contracts {
+        let dir = i.suite_root.join(c.suite_dir());
+        if !dir.is_dir() {
+            problems.push(format!(
+                "the {c} suite directory {} does not exist (pass --features DIR)",
+                dir.display()
+            ));
+            continue;
+        }
+        match clauses::load(&clauses::registry_path(&dir), c) {
+            Ok(reg) => match clauses::check(&reg, &dir, c) {
+                Ok(()) => registries.push((c, reg)),
+                Err(p) => problems.push(format!(
+                    "the {c} clause registry is out of step with its features:\n  {}",
+                    p.join("\n  ")
+                )),
+            },
+            Err(e) => problems.push(e),
+        }
+    }
+    if i.contracts.contains(&Contract::Recovery) {
+        let p = i.profile;
+        for (what, template) in [
+            ("serve", &p.serve),
+            ("serve_on_demand", &p.serve_on_demand),
+            ("cli", &p.cli),
+            ("version", &p.version),
+        ] {
+            if let Some(program) = template.first() {
+                if let Some(problem) = executable_problem(what, program, i.bin_dir) {
+                    problems.push(problem);
+                }
+            }
+        }
+        let fault = p
+            .fault_preload
+            .as_deref()
+            .unwrap_or(crate::drivers::fault::DEFAULT_FAULT_PRELOAD);
+        if let Some(path) = concrete(fault, i.bin_dir) {
+            if !path.is_file() {
+                problems.push(format!(
+                    "fault_preload: {} does not exist{}",
+                    path.display(),
+                    fix_hint(fault)
+                ));
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(Checked {
+            registries,
+            faketime: crate::drivers::clock::faketime_preload(
+                i.profile.faketime_preload.as_deref(),
+            ),
+            root: nix::unistd::geteuid().is_root(),
+        })
+    } else {
+        Err(problems.join("\nvxcert run: "))
+    }
+}
+
+/// The path a template word names, when only `{bin_dir}` (or nothing) is in it:
+/// words with per-scenario placeholders cannot be checked before a scenario.
+fn concrete(word: &str, bin_dir: &Path) -> Option<PathBuf> {
+    let expanded = word.replace("{bin_dir}", &bin_dir.to_string_lossy());
+    (!PLACEHOLDERS.iter().any(|p| expanded.contains(p))).then(|| PathBuf::from(expanded))
+}
+
+fn fix_hint(template: &str) -> String {
+    if template.contains("{bin_dir}") {
+        format!(" (the kit's own programs: run `{BUILD_REFERENCE}` first, or pass --bin-dir)")
+    } else {
+        String::new()
+    }
+}
+
+/// Why `program` (a profile command's first word) cannot be run, if it cannot.
+fn executable_problem(what: &str, program: &str, bin_dir: &Path) -> Option<String> {
+    let path = concrete(program, bin_dir)?;
+    let found = if path.components().count() > 1 {
+        Some(path.clone())
+    } else {
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .map(|d| d.join(&path))
+            .find(|p| p.is_file())
+    };
+    let problem = match found {
+        None => "does not exist",
+        Some(p) => match std::fs::metadata(&p) {
+            Err(_) => "does not exist",
+            Ok(m) if !m.is_file() => "is not a file",
+            Ok(m) if m.permissions().mode() & 0o111 == 0 => "is not executable",
+            Ok(_) => return None,
+        },
+    };
+    Some(format!(
+        "{what}: {} {problem}{}",
+        path.display(),
+        fix_hint(program)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_program_names_its_path_and_the_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = executable_problem("serve", "{bin_dir}/vxref", dir.path()).unwrap();
+        assert!(p.contains(&dir.path().join("vxref").display().to_string()), "{p}");
+        assert!(p.contains("cargo build --workspace"), "{p}");
+        let plain = dir.path().join("prog");
+        std::fs::write(&plain, "").unwrap();
+        let p = executable_problem("cli", plain.to_str().unwrap(), dir.path()).unwrap();
+        assert!(p.ends_with("is not executable"), "{p}");
+        std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(executable_problem("cli", plain.to_str().unwrap(), dir.path()), None);
+        assert_eq!(executable_problem("cli", "sh", dir.path()), None);
+        assert_eq!(executable_problem("cli", "{socket}", dir.path()), None);
+    }
+}

@@ -1,0 +1,187 @@
+//! Verdicts, and how a step says which one it earned.
+//!
+//! A step fails the implementation by panicking the ordinary way (`assert!`,
+//! `panic!`, `expect`): that is a [`Verdict::Fail`]. When the suite itself cannot do
+//! what the step says (an undefined variable, a missing tool, a command that cannot
+//! start), or a wait runs past its deadline, the step raises a typed [`StepFailure`]
+//! with [`harness_error!`] or [`timed_out!`]. The runner tells them apart by the panic
+//! payload's type, never by its text.
+
+use serde::Serialize;
+
+/// The verdict of one scenario, row or clause (`report.json`'s `verdict`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// An optional feature the profile does not claim, an environment the suite
+    /// lacks (root, libfaketime), or a clause that binds the implementer's process.
+    UnsupportedOptional,
+    Pass,
+    /// An assertion about the implementation failed.
+    Fail,
+    /// A wait ran past its deadline.
+    Timeout,
+    /// The suite could not do what a step says.
+    HarnessError,
+}
+
+impl Verdict {
+    pub const ALL: [Verdict; 5] = [
+        Verdict::Pass,
+        Verdict::Fail,
+        Verdict::Timeout,
+        Verdict::HarnessError,
+        Verdict::UnsupportedOptional,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::Timeout => "timeout",
+            Verdict::HarnessError => "harness-error",
+            Verdict::UnsupportedOptional => "unsupported-optional",
+        }
+    }
+
+    /// Whether a MUST scenario with this verdict makes the run fail.
+    pub fn fails_run(self) -> bool {
+        matches!(
+            self,
+            Verdict::Fail | Verdict::Timeout | Verdict::HarnessError
+        )
+    }
+
+    /// The worst of a group (harness-error > timeout > fail > pass > unsupported);
+    /// `None` for an empty group.
+    pub fn worst(vs: impl IntoIterator<Item = Verdict>) -> Option<Verdict> {
+        vs.into_iter().max()
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A step's typed failure: a panic payload the runner downcasts.
+#[derive(Debug, Clone)]
+pub struct StepFailure {
+    pub verdict: Verdict,
+    pub message: String,
+}
+
+impl StepFailure {
+    /// Raises this failure as the step's panic.
+    pub fn raise(self) -> ! {
+        std::panic::panic_any(self)
+    }
+
+    /// The verdict and message a step's panic payload stands for: a [`StepFailure`]
+    /// keeps its own, any other panic is a failure of the implementation.
+    pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> StepFailure {
+        if let Some(f) = payload.downcast_ref::<StepFailure>() {
+            return f.clone();
+        }
+        let message = if let Some(s) = payload.downcast_ref::<String>() {
+            s.clone()
+        } else if let Some(s) = payload.downcast_ref::<&str>() {
+            (*s).to_string()
+        } else {
+            "panic".into()
+        };
+        StepFailure {
+            verdict: Verdict::Fail,
+            message,
+        }
+    }
+}
+
+impl std::fmt::Display for StepFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.verdict, self.message)
+    }
+}
+
+/// Ends the step with a `harness-error` verdict (format arguments as `format!`).
+#[macro_export]
+macro_rules! harness_error {
+    ($($arg:tt)*) => {
+        $crate::verdict::StepFailure {
+            verdict: $crate::verdict::Verdict::HarnessError,
+            message: format!($($arg)*),
+        }
+        .raise()
+    };
+}
+
+/// Ends the step with a `timeout` verdict (format arguments as `format!`).
+#[macro_export]
+macro_rules! timed_out {
+    ($($arg:tt)*) => {
+        $crate::verdict::StepFailure {
+            verdict: $crate::verdict::Verdict::Timeout,
+            message: format!($($arg)*),
+        }
+        .raise()
+    };
+}
+
+/// `Result`/`Option` → value, or a `harness-error` naming what the suite was doing.
+pub trait OrHarness<T> {
+    fn or_harness(self, doing: &str) -> T;
+}
+
+impl<T, E: std::fmt::Display> OrHarness<T> for Result<T, E> {
+    fn or_harness(self, doing: &str) -> T {
+        match self {
+            Ok(v) => v,
+            Err(e) => harness_error!("{doing}: {e}"),
+        }
+    }
+}
+
+impl<T> OrHarness<T> for Option<T> {
+    fn or_harness(self, doing: &str) -> T {
+        match self {
+            Some(v) => v,
+            None => harness_error!("{doing}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdict_of(f: impl FnOnce() + std::panic::UnwindSafe) -> Verdict {
+        let p = std::panic::catch_unwind(f).expect_err("the closure panics");
+        StepFailure::from_panic(p.as_ref()).verdict
+    }
+
+    #[test]
+    fn panics_map_to_verdicts_by_type_not_text() {
+        assert_eq!(verdict_of(|| harness_error!("no tool")), Verdict::HarnessError);
+        assert_eq!(verdict_of(|| timed_out!("waiting")), Verdict::Timeout);
+        assert_eq!(verdict_of(|| panic!("assertion failed")), Verdict::Fail);
+        // A plain panic whose text looks like a verdict is still a failure.
+        assert_eq!(verdict_of(|| panic!("harness-error: x")), Verdict::Fail);
+        assert_eq!(
+            verdict_of(|| {
+                None::<u8>.or_harness("no pane");
+            }),
+            Verdict::HarnessError
+        );
+    }
+
+    #[test]
+    fn worst_orders_verdicts() {
+        use Verdict::*;
+        assert_eq!(Verdict::worst([Pass, Fail, Timeout]), Some(Timeout));
+        assert_eq!(Verdict::worst([Pass, UnsupportedOptional]), Some(Pass));
+        assert_eq!(Verdict::worst([HarnessError, Timeout]), Some(HarnessError));
+        assert_eq!(Verdict::worst([]), None);
+        assert!(Fail.fails_run() && !Pass.fails_run() && !UnsupportedOptional.fails_run());
+    }
+}
