@@ -51,10 +51,12 @@ Feature: Retention/config
     When the owner calls "recovery.checkpoint"
     And the owner calls "recovery.checkpoint"
     And the result "checkpoint" is saved as $second
-    Then the store holds exactly 1 checkpoint file
+    # RFC §2 lets the daemon prune after it acknowledges a publication, but it prunes
+    # before a list: the store is judged after the list, never right after the reply.
     When the owner calls "recovery.list"
     Then the result lists 1 checkpoint
     And the result lists checkpoint "$second" with status "valid"
+    And the store holds exactly 1 checkpoint file
 
   @rfc-2-startup-text-policy @rfc-2-partial-cleanup-diagnosed
   Scenario: Startup with text off removes text-bearing checkpoints before readiness

@@ -12,8 +12,6 @@ pub struct RunContext {
     pub bin_dir: PathBuf,
     /// libfaketime's path, when installed (detected once, before any scenario).
     pub faketime: Option<String>,
-    /// Whether the suite runs as root (detected once).
-    pub root: bool,
 }
 
 static CONTEXT: OnceLock<RunContext> = OnceLock::new();
@@ -192,6 +190,18 @@ impl Profile {
                 ));
             }
         }
+        for c in crate::contract::Contract::ALL {
+            if c != crate::contract::Contract::Recovery
+                && p.claims(c.name())
+                && p.contract_table(c).is_none()
+            {
+                return Err(format!(
+                    "profile {}: it claims the {c} contract but has no [{}] table",
+                    path.display(),
+                    c.profile_table()
+                ));
+            }
+        }
         if p.claims("recovery") && (p.serve.is_empty() || p.cli.is_empty()) {
             return Err(format!(
                 "profile {}: the recovery contract needs `serve` and `cli`",
@@ -214,6 +224,18 @@ impl Profile {
             ));
         }
         Ok(p)
+    }
+
+    /// The command-template table of a contract other than recovery (whose templates
+    /// are the top-level keys).
+    pub fn contract_table(&self, c: crate::contract::Contract) -> Option<&toml::Table> {
+        use crate::contract::Contract;
+        match c {
+            Contract::Recovery => None,
+            Contract::AgentRestore => self.agent_restore.as_ref(),
+            Contract::SingleWriter => self.single_writer.as_ref(),
+            Contract::SessionPersist => self.persist.as_ref(),
+        }
     }
 
     /// Whether the profile claims the contract named `name`.

@@ -26,14 +26,6 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub const ALL: [Verdict; 5] = [
-        Verdict::Pass,
-        Verdict::Fail,
-        Verdict::Timeout,
-        Verdict::HarnessError,
-        Verdict::UnsupportedOptional,
-    ];
-
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
@@ -162,7 +154,10 @@ mod tests {
 
     #[test]
     fn panics_map_to_verdicts_by_type_not_text() {
-        assert_eq!(verdict_of(|| harness_error!("no tool")), Verdict::HarnessError);
+        assert_eq!(
+            verdict_of(|| harness_error!("no tool")),
+            Verdict::HarnessError
+        );
         assert_eq!(verdict_of(|| timed_out!("waiting")), Verdict::Timeout);
         assert_eq!(verdict_of(|| panic!("assertion failed")), Verdict::Fail);
         // A plain panic whose text looks like a verdict is still a failure.

@@ -20,7 +20,13 @@ fn main() {
     let json = std::fs::read_to_string(report.path().join("report.json")).unwrap_or_default();
     let keep = bin_dir.parent().expect("target dir").join("vxcert-report");
     if std::fs::create_dir_all(&keep).is_ok() {
-        for f in ["report.json", "report.xml", "report.md", "cucumber.log"] {
+        for f in [
+            "report.json",
+            "report.xml",
+            "report.md",
+            "cucumber-recovery.log",
+            "cucumber-recovery.json",
+        ] {
             let _ = std::fs::copy(report.path().join(f), keep.join(f));
         }
     }

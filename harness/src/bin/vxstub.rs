@@ -22,7 +22,11 @@ use std::path::{Path, PathBuf};
 const LOCK_HELD_EXIT: i32 = 97;
 
 #[derive(Parser, Debug)]
-#[command(name = "vxstub", version, about = "Stand-in program for the kit's suites")]
+#[command(
+    name = "vxstub",
+    version,
+    about = "Stand-in program for the kit's suites"
+)]
 struct Cli {
     #[command(subcommand)]
     mode: Mode,

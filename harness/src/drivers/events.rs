@@ -4,10 +4,10 @@
 //! `{source,sequence,resumed,reason?,snapshot?}`, then one `{"event":{…}}` line per
 //! event and a final `{"closed":{"reason"}}` when the daemon ends the stream.
 
-use crate::verdict::OrHarness;
 use super::collected::{self, Collected};
 use super::scaled;
 use super::wire::Reply;
+use crate::verdict::OrHarness;
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;

@@ -15,9 +15,8 @@ pub fn spawn(mut cmd: Command, log: &Path) -> Child {
         .stdout(Stdio::null())
         .stderr(Stdio::from(err));
     let program = cmd.get_program().to_string_lossy().into_owned();
-    cmd.spawn().unwrap_or_else(|e| {
-        crate::harness_error!("cannot start the implementation {program}: {e}")
-    })
+    cmd.spawn()
+        .unwrap_or_else(|e| crate::harness_error!("cannot start the implementation {program}: {e}"))
 }
 
 /// How the suite knows an implementation is ready.

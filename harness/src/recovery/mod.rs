@@ -143,3 +143,67 @@ impl World {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::World;
+    use cucumber::feature::Ext as _;
+    use std::path::Path;
+
+    /// Every step of the shipped suite matches exactly one step definition (an
+    /// ambiguous step would be a harness error at run time), and every definition is
+    /// used by some step.
+    #[test]
+    fn every_step_matches_exactly_one_definition() {
+        let steps = <World as cucumber::World>::collection();
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../features/recovery");
+        let mut problems = Vec::new();
+        let mut matched = std::collections::BTreeSet::new();
+        let mut count = 0;
+        for file in crate::run::clauses::feature_files(&dir).unwrap() {
+            let feature = cucumber::gherkin::Feature::parse_path(
+                &file,
+                cucumber::gherkin::GherkinEnv::default(),
+            )
+            .unwrap()
+            .expand_examples()
+            .unwrap();
+            let background = feature.background.iter().flat_map(|b| b.steps.iter());
+            let scenarios = feature.scenarios.iter().flat_map(|s| s.steps.iter());
+            for step in background.chain(scenarios) {
+                count += 1;
+                match steps.find(step) {
+                    Ok(Some(m)) => {
+                        matched.insert(m.2.map(|l| (l.path, l.line)));
+                    }
+                    Ok(None) => {
+                        problems.push(format!("undefined: {} {}", step.keyword, step.value))
+                    }
+                    Err(e) => problems.push(format!("ambiguous: {}: {e}", step.value)),
+                }
+            }
+        }
+        assert!(count > 1000, "only {count} steps");
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+        // A definition no step uses is dead vocabulary: every attribute in steps/ is used.
+        let steps_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/recovery/steps");
+        let defined: usize = std::fs::read_dir(steps_dir)
+            .unwrap()
+            .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+            .map(|src| {
+                src.lines()
+                    .filter(|l| {
+                        ["#[given(", "#[when(", "#[then("]
+                            .iter()
+                            .any(|a| l.starts_with(a))
+                    })
+                    .count()
+            })
+            .sum();
+        assert_eq!(
+            matched.len(),
+            defined,
+            "some step definitions are never used"
+        );
+    }
+}

@@ -3,8 +3,6 @@
 //! through the wire, request parameters.
 
 use super::scenario::Scenario;
-use crate::drivers::wire::Reply;
-use crate::verdict::OrHarness;
 use serde_json::{Map, Value};
 
 /// The configuration that enables recovery and nothing else.

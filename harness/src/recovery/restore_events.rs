@@ -1,9 +1,9 @@
 //! Judging a restore through event streams (RFC §8): the events a restore must emit,
 //! in order; the snapshot race ("all or none"); what a scoped subscriber may see.
 
-use crate::drivers::events::{self, id_number, types, Subscriber};
-use super::streams::{restored, sub, WAIT_MS};
 use super::scenario::Scenario;
+use super::streams::{restored, sub, WAIT_MS};
+use crate::drivers::events::{self, id_number, types, Subscriber};
 use crate::drivers::wire;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;

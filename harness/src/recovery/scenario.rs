@@ -7,7 +7,7 @@ use super::fixtures::Fixture;
 use super::streams::Streams;
 use crate::drivers::sandbox::Placeholders;
 use crate::drivers::wire::Reply;
-use crate::drivers::{cli, lifecycle, process, sandbox, scaled, wire};
+use crate::drivers::{cli, lifecycle, process, sandbox, wire};
 use crate::profile::{context, Profile};
 use crate::verdict::OrHarness;
 use serde_json::{Map, Value};
@@ -270,8 +270,7 @@ impl Scenario {
         let file = store.join(format!("{}.json", fixture.checkpoint));
         let planted = bytes.clone();
         std::fs::write(&file, bytes).or_harness("plant");
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
-            .or_harness("chmod");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).or_harness("chmod");
         // Remember the planted text's timestamps, to compare with what is rewritten.
         if let Ok(env) = serde_json::from_slice::<Value>(&planted) {
             if let Some(p) = env["payload"]
@@ -327,7 +326,6 @@ impl Scenario {
     }
 }
 
-
 impl Default for Scenario {
     fn default() -> Self {
         Scenario::new()
@@ -351,7 +349,7 @@ pub fn fault_preload(w: &Scenario) -> String {
 
 /// The libfaketime of this run, when installed.
 pub fn faketime_preload() -> Option<String> {
-    crate::drivers::clock::faketime_preload(profile().faketime_preload.as_deref())
+    context().faketime.clone()
 }
 
 impl Scenario {

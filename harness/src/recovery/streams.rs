@@ -51,12 +51,7 @@ pub fn missing(w: &Scenario, name: &str) -> ! {
 }
 
 /// Keeps an opened stream, or the reason it was refused.
-pub fn keep<T>(
-    w: &mut Scenario,
-    name: &str,
-    reply: &Reply,
-    opened: Option<T>,
-) -> Option<T> {
+pub fn keep<T>(w: &mut Scenario, name: &str, reply: &Reply, opened: Option<T>) -> Option<T> {
     if let Err(e) = &reply.result {
         w.streams.refused.insert(name.to_string(), e.to_string());
     }
@@ -69,4 +64,3 @@ pub fn restored(w: &Scenario) -> Restored {
         .clone()
         .or_harness("no restore was judged in this scenario")
 }
-

@@ -77,10 +77,7 @@ pub fn feature_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
 }
 
 /// Every clause tag (`@<prefix>…`) in the features, with the files that use it.
-pub fn tags_used(
-    dir: &Path,
-    prefix: &str,
-) -> Result<BTreeMap<String, BTreeSet<String>>, String> {
+pub fn tags_used(dir: &Path, prefix: &str) -> Result<BTreeMap<String, BTreeSet<String>>, String> {
     let mut used: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for file in feature_files(dir)? {
         let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
@@ -103,11 +100,7 @@ pub fn tags_used(
 }
 
 /// Fails when a tag names an unknown clause or an observable MUST has no scenario.
-pub fn check(
-    clauses: &[Clause],
-    features: &Path,
-    contract: Contract,
-) -> Result<(), Vec<String>> {
+pub fn check(clauses: &[Clause], features: &Path, contract: Contract) -> Result<(), Vec<String>> {
     let used = tags_used(features, contract.clause_prefix()).map_err(|e| vec![e])?;
     let known: BTreeSet<&str> = clauses.iter().map(|c| c.id.as_str()).collect();
     let mut problems = Vec::new();

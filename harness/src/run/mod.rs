@@ -162,7 +162,6 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
         profile: profile.clone(),
         bin_dir,
         faketime: checked.faketime.clone(),
-        root: checked.root,
     })?;
     // A crashed daemon's orphans come back to us, so their PIDs can be freed and reused.
     crate::drivers::process::become_subreaper();
@@ -201,9 +200,11 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
     let duration_ms = start.elapsed().as_millis();
 
     let mut outcomes = std::mem::take(&mut *OUTCOMES.lock().unwrap_or_else(|p| p.into_inner()));
-    outcomes.sort_by(|a, b| (a.contract, &a.feature, a.line).cmp(&(b.contract, &b.feature, b.line)));
+    outcomes
+        .sort_by(|a, b| (a.contract, &a.feature, a.line).cmp(&(b.contract, &b.feature, b.line)));
     // The filter may be asked more than once about one scenario.
-    outcomes.dedup_by(|a, b| a.contract == b.contract && a.feature == b.feature && a.line == b.line);
+    outcomes
+        .dedup_by(|a, b| a.contract == b.contract && a.feature == b.feature && a.line == b.line);
     let rep = report::build(report::Inputs {
         profile: &profile,
         profile_path: &profile_path,
@@ -276,7 +277,9 @@ where
         .fail_on_skipped()
         .with_cli(cucumber::cli::Opts::<_, _, _, cucumber::cli::Empty>::default())
         .after(move |feature, _rule, scenario, ev, world| {
-            let duration_ms = world.as_ref().map_or(0, |w| w.created().elapsed().as_millis());
+            let duration_ms = world
+                .as_ref()
+                .map_or(0, |w| w.created().elapsed().as_millis());
             let failure = world.as_ref().and_then(|w| w.failure());
             let (verdict, message) = classify(Some(ev), failure);
             let mut tags: Vec<String> = feature.tags.clone();
@@ -370,9 +373,10 @@ fn classify(
             (Verdict::HarnessError, Some(panic_text(info.as_ref())))
         }
         Some(event::ScenarioFinished::StepFailed(_, _, err)) => match err {
-            event::StepError::Panic(p) => {
-                (failure.unwrap_or(Verdict::Fail), Some(panic_text(p.as_ref())))
-            }
+            event::StepError::Panic(p) => (
+                failure.unwrap_or(Verdict::Fail),
+                Some(panic_text(p.as_ref())),
+            ),
             event::StepError::NotFound => (
                 Verdict::HarnessError,
                 Some("a step matches no step definition (undefined step)".into()),

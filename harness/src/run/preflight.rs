@@ -50,6 +50,8 @@ pub fn check(i: &Inputs<'_>) -> Result<Checked, String> {
     }
     if i.contracts.contains(&Contract::Recovery) {
         let p = i.profile;
+        // One line per missing program, naming every profile key that uses it.
+        let mut programs: Vec<(String, Vec<&str>)> = Vec::new();
         for (what, template) in [
             ("serve", &p.serve),
             ("serve_on_demand", &p.serve_on_demand),
@@ -57,9 +59,15 @@ pub fn check(i: &Inputs<'_>) -> Result<Checked, String> {
             ("version", &p.version),
         ] {
             if let Some(program) = template.first() {
-                if let Some(problem) = executable_problem(what, program, i.bin_dir) {
-                    problems.push(problem);
+                match programs.iter_mut().find(|(prog, _)| prog == program) {
+                    Some((_, keys)) => keys.push(what),
+                    None => programs.push((program.clone(), vec![what])),
                 }
+            }
+        }
+        for (program, keys) in &programs {
+            if let Some(problem) = executable_problem(&keys.join(", "), program, i.bin_dir) {
+                problems.push(problem);
             }
         }
         let fault = p
@@ -138,14 +146,20 @@ mod tests {
     fn a_missing_program_names_its_path_and_the_fix() {
         let dir = tempfile::tempdir().unwrap();
         let p = executable_problem("serve", "{bin_dir}/vxref", dir.path()).unwrap();
-        assert!(p.contains(&dir.path().join("vxref").display().to_string()), "{p}");
+        assert!(
+            p.contains(&dir.path().join("vxref").display().to_string()),
+            "{p}"
+        );
         assert!(p.contains("cargo build --workspace"), "{p}");
         let plain = dir.path().join("prog");
         std::fs::write(&plain, "").unwrap();
         let p = executable_problem("cli", plain.to_str().unwrap(), dir.path()).unwrap();
         assert!(p.ends_with("is not executable"), "{p}");
         std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o755)).unwrap();
-        assert_eq!(executable_problem("cli", plain.to_str().unwrap(), dir.path()), None);
+        assert_eq!(
+            executable_problem("cli", plain.to_str().unwrap(), dir.path()),
+            None
+        );
         assert_eq!(executable_problem("cli", "sh", dir.path()), None);
         assert_eq!(executable_problem("cli", "{socket}", dir.path()), None);
     }

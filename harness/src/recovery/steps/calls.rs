@@ -47,7 +47,9 @@ async fn owner_has_created_session_with_pane_running_2(w: &mut World, c: &[Strin
 }
 
 // ---- calls
-#[when(regex = r#"^(the owner|an unauthenticated client|a client with token "([^"]*)") calls "([a-z_.]+)"(?: with (\{.*\}))?$"#)]
+#[when(
+    regex = r#"^(the owner|an unauthenticated client|a client with token "([^"]*)") calls "([a-z_.]+)"(?: with (\{.*\}))?$"#
+)]
 async fn owner_unauthenticated_client_client_with_token_calls(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let token = match &c[1] {
@@ -113,7 +115,9 @@ async fn owner_connections_call_at_once_with(w: &mut World, c: &[String]) {
     .await;
 }
 
-#[then(regex = r#"^exactly one of them succeeds and the others fail with "([a-z_.]+)"(?: or "([a-z_.]+)")?$"#)]
+#[then(
+    regex = r#"^exactly one of them succeeds and the others fail with "([a-z_.]+)"(?: or "([a-z_.]+)")?$"#
+)]
 async fn exactly_one_them_succeeds_others_fail_with(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let ok: Vec<&crate::drivers::wire::Reply> =
@@ -131,7 +135,9 @@ async fn exactly_one_them_succeeds_others_fail_with(w: &mut World, c: &[String])
     .await;
 }
 
-#[when(regex = r#"^restoring "([^"]+)" either fails with "([a-z_.]+)" or gives archives without text$"#)]
+#[when(
+    regex = r#"^restoring "([^"]+)" either fails with "([a-z_.]+)" or gives archives without text$"#
+)]
 async fn restoring_either_fails_with_or_gives_archives(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let token = w.owner_token();
@@ -182,4 +188,3 @@ async fn owner_runs_cli_with_no_daemon_listening(w: &mut World, c: &[String]) {
     })
     .await;
 }
-

@@ -2,7 +2,7 @@
 
 use super::prelude::*;
 use crate::drivers::{clock, fault};
-use crate::recovery::scenario::{fault_preload, faketime_preload};
+use crate::recovery::scenario::{faketime_preload, fault_preload};
 
 #[given(regex = r"^a daemon started with the default configuration$")]
 async fn daemon_started_with_default_configuration(w: &mut World) {
@@ -46,7 +46,9 @@ async fn daemon_started_with_recovery_enabled_or_refuses(w: &mut World) {
     .await;
 }
 
-#[then(regex = r#"^the owner's "([a-z_.]+)" fails with "([a-z_.]+)" unless the daemon refused to start$"#)]
+#[then(
+    regex = r#"^the owner's "([a-z_.]+)" fails with "([a-z_.]+)" unless the daemon refused to start$"#
+)]
 async fn owner_fails_with_unless_daemon_refused_start(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         if w.vars.contains_key("refused") {
@@ -132,8 +134,8 @@ async fn pane_has_printed_process_id_after_saved(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let pane = w.vars.get("pane").cloned().or_harness("no pane");
         let token = w.owner_token();
-        let pattern = regex::Regex::new(&format!("{}([0-9]+)", regex::escape(&c[1])))
-            .or_harness("marker");
+        let pattern =
+            regex::Regex::new(&format!("{}([0-9]+)", regex::escape(&c[1]))).or_harness("marker");
         let limit = scaled(10_000);
         let start = std::time::Instant::now();
         let pid = loop {
@@ -192,8 +194,10 @@ async fn pane_has_printed(w: &mut World, c: &[String]) {
 #[given(regex = r"^(\d+) ms pass$")]
 #[when(regex = r"^(\d+) ms pass$")]
 async fn ms_pass(w: &mut World, c: &[String]) {
-    w.run(c, None, |w, c| {
-        std::thread::sleep(Duration::from_millis(c[1].parse().or_harness("a number in the step")));
+    w.run(c, None, |_, c| {
+        std::thread::sleep(Duration::from_millis(
+            c[1].parse().or_harness("a number in the step"),
+        ));
     })
     .await;
 }
@@ -262,14 +266,12 @@ async fn daemon_started_with_recovery_enabled_its_file(w: &mut World) {
     .await;
 }
 
-#[then(regex = r#"^the trace shows "([^"]+)" written, synced, renamed into place and its directory synced, in that order$"#)]
+#[then(
+    regex = r#"^the trace shows "([^"]+)" written, synced, renamed into place and its directory synced, in that order$"#
+)]
 async fn trace_shows_written_synced_renamed_into_place(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
-        let path = w
-            .vars
-            .get("trace")
-            .cloned()
-            .or_harness("no trace");
+        let path = w.vars.get("trace").cloned().or_harness("no trace");
         let calls = fault::read_trace(std::path::Path::new(&path));
         check_publication(&calls, &c[1]);
     })
@@ -318,4 +320,3 @@ async fn executable_directory_named(w: &mut World, c: &[String]) {
     })
     .await;
 }
-

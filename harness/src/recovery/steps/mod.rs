@@ -13,10 +13,8 @@ mod prelude {
     pub use crate::drivers::probe::{at, contains, mode_of};
     pub use crate::drivers::{process, scaled};
     pub use crate::recovery::probes::*;
-    pub use crate::recovery::scenario::Scenario;
     pub use crate::recovery::World;
     pub use crate::verdict::OrHarness;
-    pub use crate::{harness_error, timed_out};
     pub use cucumber::gherkin::Step;
     pub use cucumber::{given, then, when};
     pub use nix::sys::signal::Signal;

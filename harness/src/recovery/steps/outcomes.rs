@@ -24,28 +24,24 @@ async fn call_fails(w: &mut World) {
 
 #[then(regex = r#"^the call fails with "([a-z_.]+)"$"#)]
 async fn call_fails_with(w: &mut World, c: &[String]) {
-    w.run(c, None, |w, c| {
-        match &w.last().result {
-            Ok(v) => panic!("expected error {}, got ok {v}", &c[1]),
-            Err(e) => assert_eq!(
-                e.get("code").and_then(Value::as_str),
-                Some(&c[1]),
-                "wrong error code: {e}"
-            ),
-        }
+    w.run(c, None, |w, c| match &w.last().result {
+        Ok(v) => panic!("expected error {}, got ok {v}", &c[1]),
+        Err(e) => assert_eq!(
+            e.get("code").and_then(Value::as_str),
+            Some(&c[1]),
+            "wrong error code: {e}"
+        ),
     })
     .await;
 }
 
 #[then(regex = r#"^the call fails with "([a-z_.]+)" or "([a-z_.]+)"$"#)]
 async fn call_fails_with_or(w: &mut World, c: &[String]) {
-    w.run(c, None, |w, c| {
-        match &w.last().result {
-            Ok(v) => panic!("expected error {} or {}, got ok {v}", &c[1], &c[2]),
-            Err(e) => {
-                let code = e.get("code").and_then(Value::as_str).unwrap_or("");
-                assert!(code == &c[1] || code == &c[2], "wrong error code: {e}")
-            }
+    w.run(c, None, |w, c| match &w.last().result {
+        Ok(v) => panic!("expected error {} or {}, got ok {v}", &c[1], &c[2]),
+        Err(e) => {
+            let code = e.get("code").and_then(Value::as_str).unwrap_or("");
+            assert!(code == &c[1] || code == &c[2], "wrong error code: {e}")
         }
     })
     .await;
@@ -53,13 +49,11 @@ async fn call_fails_with_or(w: &mut World, c: &[String]) {
 
 #[then(regex = r#"^the call fails with a code starting "([a-z_.]+)"$"#)]
 async fn call_fails_with_code_starting(w: &mut World, c: &[String]) {
-    w.run(c, None, |w, c| {
-        match &w.last().result {
-            Ok(v) => panic!("expected an error {}…, got ok {v}", &c[1]),
-            Err(e) => {
-                let code = e.get("code").and_then(Value::as_str).unwrap_or("");
-                assert!(code.starts_with(&c[1]), "wrong error code: {e}")
-            }
+    w.run(c, None, |w, c| match &w.last().result {
+        Ok(v) => panic!("expected an error {}…, got ok {v}", &c[1]),
+        Err(e) => {
+            let code = e.get("code").and_then(Value::as_str).unwrap_or("");
+            assert!(code.starts_with(&c[1]), "wrong error code: {e}")
         }
     })
     .await;
@@ -241,7 +235,9 @@ async fn store_file_still_has_mode(w: &mut World, c: &[String]) {
     .await;
 }
 
-#[then(regex = r"^every store directory has mode 0700 and every store file mode 0600, owned by the daemon UID$")]
+#[then(
+    regex = r"^every store directory has mode 0700 and every store file mode 0600, owned by the daemon UID$"
+)]
 async fn every_store_directory_has_mode_0700_every(w: &mut World) {
     w.run(&[], None, |w, _| {
         let uid = nix::unistd::geteuid().as_raw();
@@ -262,9 +258,7 @@ async fn every_store_directory_has_mode_0700_every(w: &mut World) {
 #[then(regex = r"^the daemon exited (successfully|with a failure status) within (\d+) ms$")]
 async fn daemon_exited_within_ms(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
-        let (status, took) = w
-            .stopped
-            .or_harness("the daemon was not stopped");
+        let (status, took) = w.stopped.or_harness("the daemon was not stopped");
         let limit = Duration::from_millis(c[2].parse().or_harness("a number in the step"));
         match &c[1] {
             "successfully" => assert!(status.success(), "exit status {status}"),
@@ -321,10 +315,7 @@ async fn no_daemon_listening_on_socket(w: &mut World) {
 #[then(regex = r"^the unrelated process is still alive$")]
 async fn unrelated_process_still_alive(w: &mut World) {
     w.run(&[], None, |w, _| {
-        let child = w
-            .unrelated
-            .as_mut()
-            .or_harness("no unrelated process");
+        let child = w.unrelated.as_mut().or_harness("no unrelated process");
         assert!(
             matches!(child.try_wait(), Ok(None)),
             "the unrelated process was killed"
@@ -349,7 +340,7 @@ async fn no_reply_error_or_written_file_contains(w: &mut World, c: &[String]) {
 
 #[then(regex = r"^the process (\$\w+|\d+) is gone$")]
 async fn process_gone(w: &mut World, c: &[String]) {
-    w.run(c, None, |w, c| {
+    w.run(c, None, |_, c| {
         let pid: i32 = c[1].parse().or_harness("a number in the step");
         let limit = scaled(3_000);
         let start = std::time::Instant::now();
@@ -366,12 +357,9 @@ async fn process_gone(w: &mut World, c: &[String]) {
 
 #[then(regex = r"^the process (\$\w+|\d+) is still alive$")]
 async fn process_still_alive(w: &mut World, c: &[String]) {
-    w.run(c, None, |w, c| {
+    w.run(c, None, |_, c| {
         let pid: i32 = c[1].parse().or_harness("a number in the step");
-        assert!(
-            process::alive(pid),
-            "process {pid} was killed"
-        );
+        assert!(process::alive(pid), "process {pid} was killed");
     })
     .await;
 }
@@ -379,11 +367,7 @@ async fn process_still_alive(w: &mut World, c: &[String]) {
 #[then(regex = r"^the daemon has exactly (\d+) child process(?:es)?$")]
 async fn daemon_has_exactly_child_process(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
-        let pid = w
-            .daemon
-            .as_ref()
-            .or_harness("no daemon is running")
-            .id();
+        let pid = w.daemon.as_ref().or_harness("no daemon is running").id();
         let kids = process::children_of(pid);
         assert_eq!(
             kids.len().to_string(),
@@ -420,11 +404,7 @@ async fn daemon_peak_memory_grew_by_less_than(w: &mut World, c: &[String]) {
 #[then(regex = r"^the daemon has no child processes$")]
 async fn daemon_has_no_child_processes(w: &mut World) {
     w.run(&[], None, |w, _| {
-        let pid = w
-            .daemon
-            .as_ref()
-            .or_harness("no daemon is running")
-            .id();
+        let pid = w.daemon.as_ref().or_harness("no daemon is running").id();
         let kids = process::children_of(pid);
         assert!(kids.is_empty(), "the daemon has child processes {kids:?}");
     })
@@ -456,7 +436,9 @@ async fn no_store_file_contains(w: &mut World, c: &[String]) {
     .await;
 }
 
-#[then(regex = r#"^the newest checkpoint in the store is valid with (shutdown "(\w+)"|format (\d))$"#)]
+#[then(
+    regex = r#"^the newest checkpoint in the store is valid with (shutdown "(\w+)"|format (\d))$"#
+)]
 async fn newest_checkpoint_store_valid_with_shutdown_format(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let (format, payload) = newest_checkpoint(w);
@@ -478,7 +460,9 @@ async fn newest_checkpoint_store_valid_with_shutdown_format(w: &mut World, c: &[
     .await;
 }
 
-#[then(regex = r#"^the newest checkpoint in the store keeps the planted text timestamps of "(\w+)"$"#)]
+#[then(
+    regex = r#"^the newest checkpoint in the store keeps the planted text timestamps of "(\w+)"$"#
+)]
 async fn newest_checkpoint_store_keeps_planted_text_timestamps(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let (_, payload) = newest_checkpoint(w);
@@ -598,7 +582,6 @@ async fn transcript_contains(w: &mut World, c: &[String]) {
     })
     .await;
 }
-
 
 fn assert_no_file_contains(files: impl IntoIterator<Item = std::path::PathBuf>, needle: &[u8]) {
     for f in files {

@@ -17,8 +17,8 @@ async fn unrelated_process_running(w: &mut World) {
 async fn pane_process_killed_unrelated_process_takes_its(w: &mut World) {
     w.run(&[], None, |w, _| {
         let pid: i32 = w.vars["pid"].parse().or_harness("no pane pid");
-        let reused = process::kill_and_free(pid, scaled(5_000))
-            .and_then(|()| process::spawn_with_pid(pid));
+        let reused =
+            process::kill_and_free(pid, scaled(5_000)).and_then(|()| process::spawn_with_pid(pid));
         let child = match reused {
             Ok(child) => child,
             Err(why) => {
@@ -37,4 +37,3 @@ async fn pane_process_killed_unrelated_process_takes_its(w: &mut World) {
     })
     .await;
 }
-

@@ -2,15 +2,23 @@
 
 use super::prelude::*;
 
-#[given(regex = r#"^checkpoint "(\w+)" of format (\d) with generation (\d+)(?: captured (\d+) s ago| captured (\d+) s in the future)? is planted in the store(?: as "([^"]+)")?$"#)]
+#[given(
+    regex = r#"^checkpoint "(\w+)" of format (\d) with generation (\d+)(?: captured (\d+) s ago| captured (\d+) s in the future)? is planted in the store(?: as "([^"]+)")?$"#
+)]
 async fn checkpoint_format_with_generation_captured_ago_captured(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let name = c[1].to_string();
         let format: u32 = c[2].parse().or_harness("a number in the step");
         let gen: u64 = c[3].parse().or_harness("a number in the step");
         let offset = match (c.get(4), c.get(5)) {
-            (Some(ago), _) => -ago.as_str().parse::<i64>().or_harness("a number in the step"),
-            (_, Some(ahead)) => ahead.as_str().parse::<i64>().or_harness("a number in the step"),
+            (Some(ago), _) => -ago
+                .as_str()
+                .parse::<i64>()
+                .or_harness("a number in the step"),
+            (_, Some(ahead)) => ahead
+                .as_str()
+                .parse::<i64>()
+                .or_harness("a number in the step"),
             _ => -60,
         };
         let defect = c.get(6).map_or("intact", |m| m.as_str()).to_string();
@@ -20,7 +28,9 @@ async fn checkpoint_format_with_generation_captured_ago_captured(w: &mut World, 
     .await;
 }
 
-#[given(regex = r#"^checkpoint "(\w+)" of format (\d) with generation (\d+) is planted in the store of another socket$"#)]
+#[given(
+    regex = r#"^checkpoint "(\w+)" of format (\d) with generation (\d+) is planted in the store of another socket$"#
+)]
 async fn checkpoint_format_with_generation_planted_store_another(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let other = w.ph.runtime_dir.join("venomx/other.sock");
@@ -28,7 +38,11 @@ async fn checkpoint_format_with_generation_planted_store_another(w: &mut World, 
             w.ph.state_home
                 .join("venomx/recovery")
                 .join(crate::recovery::scenario::socket_key(&other));
-        let mut f = w.fixture(c[2].parse().or_harness("a number in the step"), c[3].parse().or_harness("a number in the step"), -60);
+        let mut f = w.fixture(
+            c[2].parse().or_harness("a number in the step"),
+            c[3].parse().or_harness("a number in the step"),
+            -60,
+        );
         f.socket = other.to_string_lossy().into_owned();
         let name = c[1].to_string();
         w.plant_in(&store, &name, &f, "intact");
@@ -66,8 +80,12 @@ async fn store_file_gets_second_hard_link(w: &mut World, c: &[String]) {
     .await;
 }
 
-#[given(regex = r#"^the store file of "(\w+)" is replaced by a symlink to a valid checkpoint outside the store$"#)]
-#[when(regex = r#"^the store file of "(\w+)" is replaced by a symlink to a valid checkpoint outside the store$"#)]
+#[given(
+    regex = r#"^the store file of "(\w+)" is replaced by a symlink to a valid checkpoint outside the store$"#
+)]
+#[when(
+    regex = r#"^the store file of "(\w+)" is replaced by a symlink to a valid checkpoint outside the store$"#
+)]
 async fn store_file_replaced_by_symlink_valid_checkpoint(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let path = w.vars[&format!("{}_file", &c[1])].clone();
@@ -90,4 +108,3 @@ async fn store_directory_chmod_0755(w: &mut World) {
     })
     .await;
 }
-

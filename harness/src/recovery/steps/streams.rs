@@ -7,13 +7,14 @@ use super::prelude::*;
 use crate::drivers::attach::{self, kinds};
 use crate::drivers::events::{self, types};
 use crate::recovery::restore_events::{
-    Restored,
-    check_restore_events, judge_race, mentions, race, use_up_pane_ids,
+    check_restore_events, judge_race, mentions, race, use_up_pane_ids, Restored,
 };
 use crate::recovery::streams::{keep, restored, sub, token_of, viewer, WAIT_MS};
 
 // ---- subscriptions
-#[when(regex = r#"^(the owner|a client with token "([^"]*)") subscribes to events as "(\w+)"(?: from the cursor (\{.*\}|\$\w+))?$"#)]
+#[when(
+    regex = r#"^(the owner|a client with token "([^"]*)") subscribes to events as "(\w+)"(?: from the cursor (\{.*\}|\$\w+))?$"#
+)]
 async fn owner_client_with_token_subscribes_events_as(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let token = token_of(w, &c[1], c.get(2).map(|m| m.as_str()));
@@ -60,7 +61,9 @@ async fn receives_event(w: &mut World, c: &[String]) {
     .await;
 }
 
-#[then(regex = r#"^the events of "(\w+)"(?: after its "([a-z_.]+)" event)? are, in order: ([a-z_., ]+)$"#)]
+#[then(
+    regex = r#"^the events of "(\w+)"(?: after its "([a-z_.]+)" event)? are, in order: ([a-z_., ]+)$"#
+)]
 async fn events_after_its_event_order(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let after = c.get(2).map(|m| m.as_str().to_string());
@@ -105,7 +108,9 @@ async fn receives_restore_events_rfc_order(w: &mut World, c: &[String]) {
     .await;
 }
 
-#[then(regex = r#"^in "(\w+)", the floats restored from "(\w+)" then "(\w+)" carry the restored window, a geometry and fresh z in that order$"#)]
+#[then(
+    regex = r#"^in "(\w+)", the floats restored from "(\w+)" then "(\w+)" carry the restored window, a geometry and fresh z in that order$"#
+)]
 async fn floats_restored_from_then_carry_restored_window(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         // RFC §8: a restored float's pane.created carries layer float, its window,
@@ -140,7 +145,9 @@ async fn floats_restored_from_then_carry_restored_window(w: &mut World, c: &[Str
     .await;
 }
 
-#[then(regex = r#"^in "(\w+)", the pane restored from "(\w+)" (exited with code (\d+)|exited with no code|was created with layer "(\w+)")$"#)]
+#[then(
+    regex = r#"^in "(\w+)", the pane restored from "(\w+)" (exited with code (\d+)|exited with no code|was created with layer "(\w+)")$"#
+)]
 async fn pane_restored_from_exited_with_code_exited(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let r = restored(w);
@@ -176,7 +183,9 @@ async fn pane_restored_from_exited_with_code_exited(w: &mut World, c: &[String])
     .await;
 }
 
-#[then(regex = r#"^"(\w+)" received no event about the restored resources and no "recovery.restored"$"#)]
+#[then(
+    regex = r#"^"(\w+)" received no event about the restored resources and no "recovery.restored"$"#
+)]
 async fn received_no_event_about_restored_resources_no(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let r = restored(w);
@@ -209,7 +218,9 @@ async fn owner_subscriptions_start_while_owner_restores(w: &mut World, c: &[Stri
     .await;
 }
 
-#[then(regex = r#"^every racing snapshot shows all or none of the restored resources, consistent with the events of "(\w+)"$"#)]
+#[then(
+    regex = r#"^every racing snapshot shows all or none of the restored resources, consistent with the events of "(\w+)"$"#
+)]
 async fn every_racing_snapshot_shows_all_or_none(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         judge_race(w, &c[1]);
@@ -226,7 +237,9 @@ async fn owner_has_used_up_pane_ids_left(w: &mut World, c: &[String]) {
 }
 
 // ---- attach
-#[when(regex = r#"^(the owner|a client with token "([^"]*)") attaches to pane "([^"]+)" as "(\w+)"(?: resuming source "([^"]*)" at offset (\d+))?$"#)]
+#[when(
+    regex = r#"^(the owner|a client with token "([^"]*)") attaches to pane "([^"]+)" as "(\w+)"(?: resuming source "([^"]*)" at offset (\d+))?$"#
+)]
 async fn owner_client_with_token_attaches_pane_as(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let token = token_of(w, &c[1], c.get(2).map(|m| m.as_str()));
@@ -346,7 +359,6 @@ async fn stream_closes_with_reason(w: &mut World, c: &[String]) {
     })
     .await;
 }
-
 
 /// `\e` and `\a` in a step's text stand for ESC and BEL.
 fn unescape(s: &str) -> Vec<u8> {

@@ -1,0 +1,270 @@
+//! One harness for several contracts: `--contract`, the profile's `contracts`, the
+//! preflight that refuses to start with a missing piece, and undefined steps as
+//! harness errors.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn vxcert() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_vxcert"))
+}
+
+fn bin_dir() -> PathBuf {
+    vxcert().parent().unwrap().to_path_buf()
+}
+
+fn ensure_reference() {
+    let dir = bin_dir();
+    if dir.join("vxref").is_file() && dir.join("libvxfault.so").is_file() {
+        return;
+    }
+    let status = Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "-p",
+            "vxref",
+            "-p",
+            "vxfault-preload",
+            "--target-dir",
+        ])
+        .arg(dir.parent().unwrap())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn features_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../features")
+}
+
+fn reference_profile() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../profiles/reference.toml")
+}
+
+fn run(args: &[&str], report: &Path) -> Output {
+    Command::new(vxcert())
+        .arg("run")
+        .args(args)
+        .arg("--report")
+        .arg(report)
+        .output()
+        .unwrap()
+}
+
+fn report(dir: &Path) -> Value {
+    let text = std::fs::read_to_string(dir.join("report.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn stderr_lines(out: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_contract_without_a_suite_is_a_usage_error_not_an_empty_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path().join("r");
+    let out = run(&["--contract", "agent-restore"], &r);
+    assert_eq!(out.status.code(), Some(2));
+    let lines = stderr_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("agent-restore"), "{lines:?}");
+    assert!(!r.join("report.json").exists());
+
+    // Claimed by the profile, with its table: still no suite, still exit 2.
+    let profile = dir.path().join("p.toml");
+    let base = std::fs::read_to_string(reference_profile()).unwrap();
+    std::fs::write(
+        &profile,
+        format!(
+            "contracts = [\"recovery\", \"single-writer\"]\n{base}\n[single_writer]\nserve = [\"x\"]\n"
+        ),
+    )
+    .unwrap();
+    let out = run(
+        &[
+            "--profile",
+            profile.to_str().unwrap(),
+            "--contract",
+            "single-writer",
+        ],
+        &r,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let lines = stderr_lines(&out);
+    assert!(
+        lines.len() == 1 && lines[0].contains("single-writer suite does not exist"),
+        "{lines:?}"
+    );
+    // Without --contract the profile's claims run: one of them has no suite.
+    let out = run(&["--profile", profile.to_str().unwrap()], &r);
+    assert_eq!(out.status.code(), Some(2));
+
+    let out = run(&["--contract", "recovery-rfc"], &r);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_lines(&out)[0].contains("unknown contract"));
+}
+
+#[test]
+fn a_claimed_contract_needs_its_profile_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("p.toml");
+    let base = std::fs::read_to_string(reference_profile()).unwrap();
+    std::fs::write(
+        &profile,
+        format!("contracts = [\"session-persist\"]\n{base}"),
+    )
+    .unwrap();
+    let out = run(
+        &["--profile", profile.to_str().unwrap()],
+        &dir.path().join("r"),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let lines = stderr_lines(&out);
+    assert!(lines[0].contains("[persist]"), "{lines:?}");
+}
+
+#[test]
+fn a_missing_reference_is_one_line_naming_the_path() {
+    ensure_reference();
+    let bins = tempfile::tempdir().unwrap();
+    let r = bins.path().join("r");
+    // The injector is there, vxref is not.
+    std::fs::copy(
+        bin_dir().join("libvxfault.so"),
+        bins.path().join("libvxfault.so"),
+    )
+    .unwrap();
+    let out = run(&["--bin-dir", bins.path().to_str().unwrap()], &r);
+    assert_eq!(out.status.code(), Some(2));
+    let lines = stderr_lines(&out);
+    let vxref = bins.path().join("vxref").display().to_string();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains(&vxref) && lines[0].contains("cargo build --workspace"),
+        "{lines:?}"
+    );
+    assert!(!r.join("report.json").exists(), "nothing may run");
+
+    // Both missing: one line each.
+    std::fs::remove_file(bins.path().join("libvxfault.so")).unwrap();
+    let out = run(&["--bin-dir", bins.path().to_str().unwrap()], &r);
+    assert_eq!(out.status.code(), Some(2));
+    let lines = stderr_lines(&out);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[1].contains("libvxfault.so"), "{lines:?}");
+}
+
+#[test]
+fn contract_recovery_is_the_default_and_reports_carry_the_contract() {
+    ensure_reference();
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let out = run(&["--quiet", "--tags", "@rfc-8-topology"], &a);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let out = run(
+        &[
+            "--quiet",
+            "--tags",
+            "@rfc-8-topology",
+            "--contract",
+            "recovery",
+        ],
+        &b,
+    );
+    assert!(out.status.success());
+    // Progress goes to a terminal only: nothing on stderr here.
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (ra, rb) = (report(&a), report(&b));
+    let verdicts = |r: &Value| -> Vec<(String, String)> {
+        r["scenarios"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["name"].to_string(), s["verdict"].to_string()))
+            .collect()
+    };
+    assert_eq!(verdicts(&ra), verdicts(&rb));
+    assert_eq!(ra["run"]["contracts"], serde_json::json!(["recovery"]));
+    for key in ["rows", "scenarios", "clauses"] {
+        for item in ra[key].as_array().unwrap() {
+            assert_eq!(item["contract"], "recovery", "{key}: {item}");
+        }
+    }
+    let md = std::fs::read_to_string(a.join("report.md")).unwrap();
+    assert!(md.contains("## Contract `recovery`"), "{md}");
+    // Cucumber's own JSON report, for existing Cucumber report tools.
+    let cj: Value =
+        serde_json::from_str(&std::fs::read_to_string(a.join("cucumber-recovery.json")).unwrap())
+            .unwrap();
+    let features = cj.as_array().unwrap();
+    assert!(features.iter().any(|f| f["name"] == "Topology"), "{cj}");
+    for f in features {
+        for e in f["elements"].as_array().unwrap() {
+            assert!(e["steps"].as_array().is_some_and(|s| !s.is_empty()));
+        }
+    }
+}
+
+/// A suite whose step matches no definition reports a harness error for it and
+/// fails the run; the other scenario of the suite still passes.
+#[test]
+fn an_undefined_step_is_a_harness_error() {
+    ensure_reference();
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("features/recovery");
+    std::fs::create_dir_all(&suite).unwrap();
+    std::fs::write(
+        suite.join("clauses.toml"),
+        "[[clause]]\nid = \"rfc-x-probe\"\nsection = \"x\"\nlevel = \"must\"\ntext = \"probe\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        suite.join("01_probe.feature"),
+        "@rfc-x-probe @must\nFeature: Probe\n\n  Scenario: defined\n    Given a daemon started with recovery enabled\n    When the owner calls \"session.list\"\n    Then the call succeeds\n\n  Scenario: undefined\n    Given a daemon started with recovery enabled\n    When the owner does something nobody defined\n",
+    )
+    .unwrap();
+    let r = dir.path().join("r");
+    let out = run(
+        &[
+            "--quiet",
+            "--features",
+            dir.path().join("features").to_str().unwrap(),
+        ],
+        &r,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let rep = report(&r);
+    let by_name = |n: &str| {
+        rep["scenarios"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == n)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(by_name("defined")["verdict"], "pass");
+    let u = by_name("undefined");
+    assert_eq!(u["verdict"], "harness-error", "{u}");
+    assert!(u["message"].as_str().unwrap().contains("undefined"), "{u}");
+}
+
+#[test]
+fn the_registry_lives_with_its_suite() {
+    assert!(features_root().join("recovery/clauses.toml").is_file());
+    assert!(!features_root().join("clauses.toml").exists());
+}
