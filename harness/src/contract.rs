@@ -82,6 +82,14 @@ impl Contract {
     }
 }
 
+/// What the runner needs from every contract's World.
+pub trait SuiteWorld {
+    /// When the scenario started.
+    fn created(&self) -> std::time::Instant;
+    /// The typed verdict of the step that failed, when a step raised one.
+    fn failure(&self) -> Option<crate::verdict::Verdict>;
+}
+
 impl std::fmt::Display for Contract {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())

@@ -76,6 +76,7 @@ fn report_has_the_surface_shape_and_all_three_files() {
     let rows = r["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["row"], "Topology");
+    assert_eq!(rows[0]["contract"], "recovery");
     assert_eq!(rows[0]["verdict"], "pass");
     assert_eq!(rows[0]["accepted"], true);
     let scenarios = r["scenarios"].as_array().unwrap();
@@ -104,7 +105,15 @@ fn report_has_the_surface_shape_and_all_three_files() {
         .unwrap();
     assert_eq!(
         keys(topo)[..],
-        ["id", "level", "scenarios", "section", "text", "verdict"]
+        [
+            "contract",
+            "id",
+            "level",
+            "scenarios",
+            "section",
+            "text",
+            "verdict"
+        ]
     );
     assert_eq!(topo["verdict"], "pass");
     assert_eq!(topo["level"], "must");
@@ -123,7 +132,8 @@ fn report_has_the_surface_shape_and_all_three_files() {
     assert!(xml.contains("<testsuite name=\"Topology\" tests=\"2\" failures=\"0\" errors=\"0\">"));
     let md = std::fs::read_to_string(dir.path().join("r/report.md")).unwrap();
     assert!(
-        md.contains("| Topology | pass | 2 | 0 | 0 | 0 | 0 | 0 |"),
+        md.contains("| Topology | pass | 2 | 0 | 0 | 0 | 0 | 0 |")
+            && md.contains("## Contract `recovery`"),
         "{md}"
     );
 }

@@ -9,6 +9,7 @@
 pub mod fixtures;
 pub(crate) mod probes;
 pub(crate) mod restore_events;
+pub(crate) mod restored;
 pub mod scenario;
 mod steps;
 pub(crate) mod streams;
@@ -39,7 +40,7 @@ impl std::fmt::Debug for World {
     }
 }
 
-impl crate::run::SuiteWorld for World {
+impl crate::contract::SuiteWorld for World {
     fn created(&self) -> Instant {
         self.created
     }
@@ -160,7 +161,13 @@ mod tests {
         let mut problems = Vec::new();
         let mut matched = std::collections::BTreeSet::new();
         let mut count = 0;
-        for file in crate::run::clauses::feature_files(&dir).unwrap() {
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "feature"))
+            .collect();
+        files.sort();
+        for file in files {
             let feature = cucumber::gherkin::Feature::parse_path(
                 &file,
                 cucumber::gherkin::GherkinEnv::default(),

@@ -1,82 +1,13 @@
 //! Judging a restore through event streams (RFC §8): the events a restore must emit,
 //! in order; the snapshot race ("all or none"); what a scoped subscriber may see.
 
+use super::restored::Restored;
 use super::scenario::Scenario;
-use super::streams::{restored, sub, WAIT_MS};
-use crate::drivers::events::{self, id_number, types, Subscriber};
+use super::streams::WAIT_MS;
+use crate::drivers::events::{self, types, Subscriber};
 use crate::drivers::wire;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
-
-/// What a restore's result says it created: old and new IDs, by kind.
-#[derive(Clone)]
-pub struct Restored {
-    checkpoint: String,
-    /// (previous, current) of sessions, windows and panes, current in numeric order.
-    sessions: Vec<(String, String)>,
-    pub windows: Vec<(String, String)>,
-    panes: Vec<(String, String)>,
-}
-
-impl Restored {
-    pub fn from_result(v: &Value) -> Restored {
-        let map = |kind: &str| -> Vec<(String, String)> {
-            let mut out: Vec<(String, String)> = v[kind]
-                .as_array()
-                .unwrap_or_else(|| panic!("restore result has no {kind} mapping: {v}"))
-                .iter()
-                .map(|m| {
-                    let s = |k: &str| {
-                        m[k].as_str()
-                            .unwrap_or_else(|| panic!("mapping entry without {k}: {m}"))
-                            .to_string()
-                    };
-                    (s("previous"), s("current"))
-                })
-                .collect();
-            out.sort_by_key(|(_, cur)| id_number(cur));
-            out
-        };
-        Restored {
-            checkpoint: v["checkpoint"].as_str().unwrap_or("").to_string(),
-            sessions: map("sessions"),
-            windows: map("windows"),
-            panes: map("panes"),
-        }
-    }
-
-    /// Every restored resource as an RFC resource name (`pane:p3`).
-    pub fn resources(&self) -> BTreeSet<String> {
-        let mut out = BTreeSet::new();
-        for (kind, list) in [
-            ("session", &self.sessions),
-            ("window", &self.windows),
-            ("pane", &self.panes),
-        ] {
-            out.extend(list.iter().map(|(_, cur)| format!("{kind}:{cur}")));
-        }
-        out
-    }
-
-    pub fn current_of(&self, previous: &str) -> String {
-        self.panes
-            .iter()
-            .find(|(p, _)| p == previous)
-            .map(|(_, c)| c.clone())
-            .unwrap_or_else(|| crate::harness_error!("the restore mapped no pane {previous}"))
-    }
-
-    /// The event types a restore must emit, in order (pane.exited in pane order).
-    pub fn expected_types(&self) -> Vec<String> {
-        let mut t = Vec::new();
-        t.extend(self.sessions.iter().map(|_| "session.created".to_string()));
-        t.extend(self.windows.iter().map(|_| "window.created".to_string()));
-        t.extend(self.panes.iter().map(|_| "pane.created".to_string()));
-        t.extend(self.panes.iter().map(|_| "pane.exited".to_string()));
-        t.push("recovery.restored".into());
-        t
-    }
-}
 
 /// Creates and removes `n` panes, so the next pane IDs are past single digits and
 /// numeric order differs from text order.
@@ -242,9 +173,9 @@ pub fn race(w: &mut Scenario, n: usize, checkpoint: &str) {
 }
 
 pub fn judge_race(w: &mut Scenario, witness: &str) {
-    let r = restored(w);
+    let r = w.streams.restored();
     let all = r.resources();
-    let wevs = sub(w, witness).events();
+    let wevs = w.streams.sub(witness).events();
     let seq_of = |ty: &str| -> u64 {
         wevs.iter()
             .find(|e| e["type"] == ty)
@@ -274,7 +205,7 @@ pub fn judge_race(w: &mut Scenario, witness: &str) {
         let snap: Value = serde_json::from_str(&w.vars[&format!("{name}_snapshot")]).unwrap();
         let seen = snapshot_resources(&snap);
         let shown = all.intersection(&seen).count();
-        let s = sub(w, &name);
+        let s = w.streams.sub(&name);
         let evs = s.wait(
             "the marker's session.created",
             WAIT_MS,

@@ -2,8 +2,7 @@
 //! (`events.subscribe`) and attach viewers (`pane.attach`), by the names the steps
 //! give them, and the last restore the steps judged.
 
-use super::restore_events::Restored;
-use super::scenario::Scenario;
+use super::restored::Restored;
 use crate::drivers::attach::Viewer;
 use crate::drivers::events::Subscriber;
 use crate::drivers::wire::Reply;
@@ -25,42 +24,33 @@ pub struct Streams {
 /// How long the suite waits for something a stream must deliver (scaled).
 pub const WAIT_MS: u64 = 10_000;
 
-pub fn token_of(w: &Scenario, who: &str, token: Option<&str>) -> Option<String> {
-    match who {
-        "the owner" => Some(w.owner_token()),
-        _ => token.map(String::from),
+impl Streams {
+    pub fn sub(&self, name: &str) -> &Subscriber {
+        self.subs.get(name).unwrap_or_else(|| self.missing(name))
     }
-}
 
-pub fn sub<'a>(w: &'a Scenario, name: &str) -> &'a Subscriber {
-    w.streams.subs.get(name).unwrap_or_else(|| missing(w, name))
-}
-
-pub fn viewer<'a>(w: &'a Scenario, name: &str) -> &'a Viewer {
-    w.streams
-        .viewers
-        .get(name)
-        .unwrap_or_else(|| missing(w, name))
-}
-
-pub fn missing(w: &Scenario, name: &str) -> ! {
-    match w.streams.refused.get(name) {
-        Some(e) => panic!("the stream {name:?} was refused: {e}"),
-        None => crate::harness_error!("no stream named {name:?}"),
+    pub fn viewer(&self, name: &str) -> &Viewer {
+        self.viewers.get(name).unwrap_or_else(|| self.missing(name))
     }
-}
 
-/// Keeps an opened stream, or the reason it was refused.
-pub fn keep<T>(w: &mut Scenario, name: &str, reply: &Reply, opened: Option<T>) -> Option<T> {
-    if let Err(e) = &reply.result {
-        w.streams.refused.insert(name.to_string(), e.to_string());
+    fn missing(&self, name: &str) -> ! {
+        match self.refused.get(name) {
+            Some(e) => panic!("the stream {name:?} was refused: {e}"),
+            None => crate::harness_error!("no stream named {name:?}"),
+        }
     }
-    opened
-}
 
-pub fn restored(w: &Scenario) -> Restored {
-    w.streams
-        .restore
-        .clone()
-        .or_harness("no restore was judged in this scenario")
+    /// Keeps an opened stream, or the reason it was refused.
+    pub fn keep<T>(&mut self, name: &str, reply: &Reply, opened: Option<T>) -> Option<T> {
+        if let Err(e) = &reply.result {
+            self.refused.insert(name.to_string(), e.to_string());
+        }
+        opened
+    }
+
+    pub fn restored(&self) -> Restored {
+        self.restore
+            .clone()
+            .or_harness("no restore was judged in this scenario")
+    }
 }

@@ -11,7 +11,7 @@ mod preflight;
 mod progress;
 mod report;
 
-use crate::contract::Contract;
+use crate::contract::{Contract, SuiteWorld};
 use crate::profile::{self, Profile, RunContext};
 use crate::verdict::Verdict;
 use cucumber::{codegen::WorldInventory, event, tag::Ext as _, writer::Ext as _};
@@ -62,14 +62,6 @@ pub struct Outcome {
     pub verdict: Verdict,
     pub message: Option<String>,
     pub duration_ms: u128,
-}
-
-/// What the runner needs from every contract's World.
-pub trait SuiteWorld {
-    /// When the scenario started.
-    fn created(&self) -> Instant;
-    /// The typed verdict of the step that failed, when a step raised one.
-    fn failure(&self) -> Option<Verdict>;
 }
 
 static OUTCOMES: Mutex<Vec<Outcome>> = Mutex::new(Vec::new());

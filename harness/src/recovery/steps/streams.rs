@@ -7,9 +7,19 @@ use super::prelude::*;
 use crate::drivers::attach::{self, kinds};
 use crate::drivers::events::{self, types};
 use crate::recovery::restore_events::{
-    check_restore_events, judge_race, mentions, race, use_up_pane_ids, Restored,
+    check_restore_events, judge_race, mentions, race, use_up_pane_ids,
 };
-use crate::recovery::streams::{keep, restored, sub, token_of, viewer, WAIT_MS};
+use crate::recovery::restored::Restored;
+use crate::recovery::scenario::Scenario;
+use crate::recovery::streams::WAIT_MS;
+
+/// The token a step's subject calls with: the owner's, or the one the step names.
+fn token_of(w: &Scenario, who: &str, token: Option<&str>) -> Option<String> {
+    match who {
+        "the owner" => Some(w.owner_token()),
+        _ => token.map(String::from),
+    }
+}
 
 // ---- subscriptions
 #[when(
@@ -24,7 +34,7 @@ async fn owner_client_with_token_subscribes_events_as(w: &mut World, c: &[String
         });
         let (reply, bytes, s) = events::subscribe(&w.ph.socket, token.as_deref(), cursor);
         w.transcript.extend_from_slice(&bytes);
-        if let Some(s) = keep(w, &c[3], &reply, s) {
+        if let Some(s) = w.streams.keep(&c[3], &reply, s) {
             w.vars.insert(format!("{}_source", &c[3]), s.source.clone());
             w.streams.subs.insert(c[3].to_string(), s);
         }
@@ -36,7 +46,7 @@ async fn owner_client_with_token_subscribes_events_as(w: &mut World, c: &[String
 #[then(regex = r#"^the cursor of "(\w+)" is saved as \$(\w+)$"#)]
 async fn cursor_saved_as(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
-        let s = sub(w, &c[1]);
+        let s = w.streams.sub(&c[1]);
         let cursor = match s.events().last() {
             Some(e) => json!({"source": e["source"], "sequence": e["sequence"]}),
             None => json!({"source": s.source, "sequence": s.head}),
@@ -50,7 +60,7 @@ async fn cursor_saved_as(w: &mut World, c: &[String]) {
 async fn receives_event(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let want = c[2].to_string();
-        let got = sub(w, &c[1]).wait(
+        let got = w.streams.sub(&c[1]).wait(
             &format!("a {want} event"),
             WAIT_MS,
             |r| r.events.iter().any(|e| e["type"] == want.as_str()),
@@ -78,7 +88,7 @@ async fn events_after_its_event_order(w: &mut World, c: &[String]) {
                 },
             }
         };
-        let got = sub(w, &c[1]).wait(
+        let got = w.streams.sub(&c[1]).wait(
             &format!("{} events", want.len()),
             WAIT_MS,
             |r| tail(&r.events).len() >= want.len(),
@@ -95,7 +105,7 @@ async fn receives_restore_events_rfc_order(w: &mut World, c: &[String]) {
         let reply = w.last().result.clone();
         let v = reply.unwrap_or_else(|e| panic!("the restore failed: {e}"));
         let r = Restored::from_result(&v);
-        let s = sub(w, &c[1]);
+        let s = w.streams.sub(&c[1]);
         let evs = s.wait(
             "recovery.restored",
             WAIT_MS,
@@ -115,8 +125,8 @@ async fn floats_restored_from_then_carry_restored_window(w: &mut World, c: &[Str
     w.run(c, None, |w, c| {
         // RFC §8: a restored float's pane.created carries layer float, its window,
         // its resolved geometry and its new z; z keeps the saved order.
-        let r = restored(w);
-        let evs = sub(w, &c[1]).events();
+        let r = w.streams.restored();
+        let evs = w.streams.sub(&c[1]).events();
         let window = r
             .windows
             .first()
@@ -150,9 +160,9 @@ async fn floats_restored_from_then_carry_restored_window(w: &mut World, c: &[Str
 )]
 async fn pane_restored_from_exited_with_code_exited(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
-        let r = restored(w);
+        let r = w.streams.restored();
         let pane = r.current_of(&c[2]);
-        let evs = sub(w, &c[1]).events();
+        let evs = w.streams.sub(&c[1]).events();
         let kind = if c.get(5).is_some() {
             "pane.created"
         } else {
@@ -188,9 +198,9 @@ async fn pane_restored_from_exited_with_code_exited(w: &mut World, c: &[String])
 )]
 async fn received_no_event_about_restored_resources_no(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
-        let r = restored(w);
+        let r = w.streams.restored();
         let hidden = r.resources();
-        for e in sub(w, &c[1]).events() {
+        for e in w.streams.sub(&c[1]).events() {
             assert_ne!(e["type"], "recovery.restored", "delivered: {e}");
             assert!(
                 !mentions(&e, &hidden),
@@ -204,7 +214,10 @@ async fn received_no_event_about_restored_resources_no(w: &mut World, c: &[Strin
 #[then(regex = r#"^the event stream of "(\w+)" ends$"#)]
 async fn event_stream_ends(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
-        let ended = sub(w, &c[1]).wait("the end of the stream", WAIT_MS, |_| false, |r| r.eof);
+        let ended =
+            w.streams
+                .sub(&c[1])
+                .wait("the end of the stream", WAIT_MS, |_| false, |r| r.eof);
         assert!(ended, "harness-error: wait returned before the end");
     })
     .await;
@@ -249,7 +262,7 @@ async fn owner_client_with_token_attaches_pane_as(w: &mut World, c: &[String]) {
         });
         let (reply, bytes, v) = attach::attach(&w.ph.socket, token.as_deref(), &c[3], resume);
         w.transcript.extend_from_slice(&bytes);
-        if let Some(v) = keep(w, &c[4], &reply, v) {
+        if let Some(v) = w.streams.keep(&c[4], &reply, v) {
             w.streams.viewers.insert(c[4].to_string(), v);
         }
         w.last = Some(reply);
@@ -260,7 +273,7 @@ async fn owner_client_with_token_attaches_pane_as(w: &mut World, c: &[String]) {
 #[then(regex = r#"^the stream of "(\w+)" is a snapshot, READY, then EXIT$"#)]
 async fn stream_snapshot_ready_then_exit(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
-        let frames = viewer(w, &c[1]).wait(
+        let frames = w.streams.viewer(&c[1]).wait(
             "an X frame",
             WAIT_MS,
             |f| f.frames.iter().any(|x| x.kind == b'X'),
@@ -288,7 +301,7 @@ async fn stream_snapshot_ready_then_exit(w: &mut World, c: &[String]) {
 #[then(regex = r#"^the stream of "(\w+)" begins with a snapshot, then READY$"#)]
 async fn stream_begins_with_snapshot_then_ready(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
-        let frames = viewer(w, &c[1]).wait(
+        let frames = w.streams.viewer(&c[1]).wait(
             "S and R frames",
             WAIT_MS,
             |f| f.frames.len() >= 2,
@@ -320,7 +333,7 @@ async fn exit_has_exit_code(w: &mut World, c: &[String]) {
 async fn snapshot(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let needle = unescape(&c[3]);
-        let snap = viewer(w, &c[1]).wait(
+        let snap = w.streams.viewer(&c[1]).wait(
             "an S frame",
             WAIT_MS,
             |f| f.frames.iter().any(|x| x.kind == b'S'),
@@ -343,7 +356,7 @@ async fn snapshot(w: &mut World, c: &[String]) {
 #[then(regex = r#"^the stream of "(\w+)" closes with reason "(\w+)"$"#)]
 async fn stream_closes_with_reason(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
-        let frames = viewer(w, &c[1]).wait(
+        let frames = w.streams.viewer(&c[1]).wait(
             "a C frame",
             WAIT_MS,
             |f| f.frames.iter().any(|x| x.kind == b'C'),
