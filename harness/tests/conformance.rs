@@ -3,13 +3,15 @@
 //! failures are declared, with reasons, in profiles/reference.toml; one that passes
 //! fails this test, so the list cannot go stale.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
     let vxcert = PathBuf::from(env!("CARGO_BIN_EXE_vxcert"));
     let bin_dir = vxcert.parent().expect("bin dir").to_path_buf();
-    ensure_reference(&bin_dir);
+    common::ensure_reference(&[]);
     let report = tempfile::tempdir().expect("tempdir");
     let status = Command::new(&vxcert)
         .arg("run")
@@ -35,27 +37,4 @@ fn main() {
         eprintln!("reports kept in {}", keep.display());
         std::process::exit(1);
     }
-}
-
-/// The reference daemon and the injector must sit next to vxcert; `cargo test
-/// --workspace` builds them, `cargo test -p vxcert` may not.
-fn ensure_reference(bin_dir: &Path) {
-    if bin_dir.join("vxref").is_file() && bin_dir.join("libvxfault.so").is_file() {
-        return;
-    }
-    let target_dir = bin_dir.parent().expect("target dir");
-    let status = Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "-p",
-            "vxref",
-            "-p",
-            "vxfault-preload",
-            "--target-dir",
-        ])
-        .arg(target_dir)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .expect("cargo build the reference");
-    assert!(status.success(), "building the reference failed");
 }

@@ -2,38 +2,12 @@
 //! preflight that refuses to start with a missing piece, and undefined steps as
 //! harness errors.
 
+mod common;
+
+use common::{bin_dir, vxcert};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn vxcert() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_vxcert"))
-}
-
-fn bin_dir() -> PathBuf {
-    vxcert().parent().unwrap().to_path_buf()
-}
-
-fn ensure_reference() {
-    let dir = bin_dir();
-    if dir.join("vxref").is_file() && dir.join("libvxfault.so").is_file() {
-        return;
-    }
-    let status = Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "-p",
-            "vxref",
-            "-p",
-            "vxfault-preload",
-            "--target-dir",
-        ])
-        .arg(dir.parent().unwrap())
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
 
 fn features_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../features")
@@ -131,7 +105,7 @@ fn a_claimed_contract_needs_its_profile_table() {
 
 #[test]
 fn a_missing_reference_is_one_line_naming_the_path() {
-    ensure_reference();
+    common::ensure_reference(&[]);
     let bins = tempfile::tempdir().unwrap();
     let r = bins.path().join("r");
     // The injector is there, vxref is not.
@@ -162,7 +136,7 @@ fn a_missing_reference_is_one_line_naming_the_path() {
 
 #[test]
 fn contract_recovery_is_the_default_and_reports_carry_the_contract() {
-    ensure_reference();
+    common::ensure_reference(&[]);
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     let out = run(&["--quiet", "--tags", "@rfc-8-topology"], &a);
@@ -223,7 +197,7 @@ fn contract_recovery_is_the_default_and_reports_carry_the_contract() {
 /// fails the run; the other scenario of the suite still passes.
 #[test]
 fn an_undefined_step_is_a_harness_error() {
-    ensure_reference();
+    common::ensure_reference(&[]);
     let dir = tempfile::tempdir().unwrap();
     let suite = dir.path().join("features/recovery");
     std::fs::create_dir_all(&suite).unwrap();

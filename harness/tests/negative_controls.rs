@@ -2,42 +2,12 @@
 //! implementations must FAIL on exactly the scenarios that should catch each defect,
 //! and pass the others of the same rows.
 
+mod common;
+
+use common::vxcert;
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::process::Command;
-
-fn vxcert() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_vxcert"))
-}
-
-fn bin_dir() -> PathBuf {
-    vxcert().parent().unwrap().to_path_buf()
-}
-
-/// The reference daemon and the leaky example sit in the target directory.
-fn ensure_built() {
-    let dir = bin_dir();
-    if dir.join("vxref").is_file() && dir.join("examples/leaky_daemon").is_file() {
-        return;
-    }
-    let status = Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "-p",
-            "vxref",
-            "-p",
-            "vxcert",
-            "--example",
-            "leaky_daemon",
-            "--target-dir",
-        ])
-        .arg(dir.parent().unwrap())
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .expect("cargo build");
-    assert!(status.success());
-}
 
 fn toml_list(words: &[&str]) -> String {
     let quoted: Vec<String> = words.iter().map(|w| format!("{w:?}")).collect();
@@ -52,7 +22,7 @@ fn run_control(serve: &[&str], tags: &str) -> (i32, BTreeSet<String>, Value) {
 
 /// As [`run_control`], with extra profile TOML (an `[env]` table).
 fn run_control_env(serve: &[&str], extra: &str, tags: &str) -> (i32, BTreeSet<String>, Value) {
-    ensure_built();
+    common::ensure_reference(&["leaky_daemon"]);
     let dir = tempfile::tempdir().unwrap();
     let profile = dir.path().join("control.toml");
     std::fs::write(

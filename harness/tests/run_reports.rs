@@ -1,27 +1,12 @@
 //! `vxcert run`'s contract (surface.md): the report files and their shape, exit codes,
 //! expected failures that cannot go stale, optional features, usage errors.
 
+mod common;
+
+use common::vxcert;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-fn vxcert() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_vxcert"))
-}
-
-fn ensure_reference() {
-    let dir = vxcert().parent().unwrap().to_path_buf();
-    if dir.join("vxref").is_file() {
-        return;
-    }
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "-p", "vxref", "--target-dir"])
-        .arg(dir.parent().unwrap())
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
 
 const BASE: &str = r#"name = "t"
 implementation = "reference under test"
@@ -32,7 +17,7 @@ version = ["{bin_dir}/vxref", "--version"]
 "#;
 
 fn run(profile_extra: &str, tags: &str) -> (i32, Value, tempfile::TempDir) {
-    ensure_reference();
+    common::ensure_reference(&[]);
     let dir = tempfile::tempdir().unwrap();
     let profile = dir.path().join("p.toml");
     std::fs::write(&profile, format!("{BASE}{profile_extra}")).unwrap();
