@@ -74,6 +74,41 @@ impl fmt::Display for PlanError {
 
 impl std::error::Error for PlanError {}
 
+/// A run that could not be set up: nothing was started. Carried inside the
+/// `io::Error` that [`Injector::run`] returns (see [`SetupError::of`]); it names which
+/// of the runner's own files failed (never the command), without echoing the path.
+#[derive(Debug)]
+pub struct SetupError {
+    /// What the runner was doing (`create the --trace file`, …).
+    pub what: &'static str,
+    /// The underlying error.
+    pub source: io::Error,
+}
+
+impl SetupError {
+    fn wrap(what: &'static str, source: io::Error) -> io::Error {
+        io::Error::new(source.kind(), SetupError { what, source })
+    }
+
+    /// The setup error inside an error returned by [`Injector::run`]/[`Injector::output`],
+    /// or `None` when the command itself could not be started.
+    pub fn of(e: &io::Error) -> Option<&SetupError> {
+        e.get_ref()?.downcast_ref::<SetupError>()
+    }
+}
+
+impl fmt::Display for SetupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot {}: {}", self.what, self.source)
+    }
+}
+
+impl std::error::Error for SetupError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
 /// One rule of a checked plan, as the runner reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuleInfo {
@@ -221,6 +256,9 @@ pub struct TraceRecord {
     pub pid: i64,
     #[serde(default)]
     pub tid: i64,
+    /// The process's random stream for `%P` draws (one per process of the tree).
+    #[serde(default)]
+    pub stream: Option<u64>,
     /// Call family, or `loaded` / `plan-error` for the events of a process.
     pub op: String,
     /// The intercepted symbol (`pwrite64`, `syscall:fsync`, …).
@@ -466,22 +504,32 @@ impl Injector {
     /// The environment for `cmd`: `LD_PRELOAD`, `VXFAULT_PLAN`, `VXFAULT_TRACE`,
     /// `VXFAULT_SHM` (a fresh counter file) and `VXFAULT_SEED`.
     fn prepare(&self, cmd: &mut Command) -> io::Result<Prepared> {
-        let dir = tempfile::Builder::new().prefix("vxfault-run-").tempdir()?;
+        let dir = tempfile::Builder::new()
+            .prefix("vxfault-run-")
+            .tempdir()
+            .map_err(|e| SetupError::wrap("create the run's temporary directory", e))?;
         let lib = match &self.lib {
             Some(l) => l.clone(),
-            None => preload_path()?,
+            None => preload_path().map_err(|e| SetupError::wrap("provide libvxfault.so", e))?,
         };
-        let lib = absolute(&lib)?;
+        let lib = absolute(&lib).map_err(|e| SetupError::wrap("resolve the --lib path", e))?;
+        if !lib.is_file() {
+            return Err(SetupError::wrap(
+                "preload the --lib library",
+                io::Error::new(io::ErrorKind::NotFound, "no such file"),
+            ));
+        }
         let trace = match &self.trace {
-            Some(t) => absolute(t)?,
+            Some(t) => absolute(t).map_err(|e| SetupError::wrap("resolve the --trace path", e))?,
             None => dir.path().join("trace.jsonl"),
         };
-        fs::write(&trace, b"")?;
+        fs::write(&trace, b"").map_err(|e| SetupError::wrap("create the --trace file", e))?;
         let shm = dir.path().join("counters");
         let mut words = vec![0u64; planlang::SHM_SIZE / 8];
         words[planlang::SHM_MAGIC] = planlang::SHM_MAGIC_VALUE;
         words[planlang::SHM_PLAN_HASH] = planlang::fnv1a(self.plan.as_bytes());
-        fs::write(&shm, words_to_bytes(&words))?;
+        fs::write(&shm, words_to_bytes(&words))
+            .map_err(|e| SetupError::wrap("create the counter file", e))?;
         let seed = match self.seed {
             Some(s) => s,
             None => std::env::var("VXFAULT_SEED")

@@ -82,6 +82,7 @@ const O_RDWR: c_int = 0o2;
 const O_CREAT: c_int = 0o100;
 const O_APPEND: c_int = 0o2000;
 const O_CLOEXEC: c_int = 0o2000000;
+const F_DUPFD: c_int = 0;
 const F_DUPFD_CLOEXEC: c_int = 1030;
 const F_SETLK: c_int = 6;
 const F_SETLKW: c_int = 7;
@@ -227,6 +228,11 @@ reals! {
     Closefrom = "closefrom": unsafe extern "C" fn(c_int);
     Fclose = "fclose": unsafe extern "C" fn(*mut c_void) -> c_int;
     Closedir = "closedir": unsafe extern "C" fn(*mut c_void) -> c_int;
+    Dup = "dup": unsafe extern "C" fn(c_int) -> c_int;
+    Fopen = "fopen": unsafe extern "C" fn(*const c_char, *const c_char) -> *mut c_void;
+    Fopen64 = "fopen64": unsafe extern "C" fn(*const c_char, *const c_char) -> *mut c_void;
+    Freopen = "freopen": unsafe extern "C" fn(*const c_char, *const c_char, *mut c_void) -> *mut c_void;
+    Freopen64 = "freopen64": unsafe extern "C" fn(*const c_char, *const c_char, *mut c_void) -> *mut c_void;
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
@@ -260,6 +266,12 @@ macro_rules! real {
             Some(core::mem::transmute::<usize, ty::$id>(p))
         }
     }};
+}
+
+#[cold]
+unsafe fn enosys_ptr() -> *mut c_void {
+    set_errno(ENOSYS);
+    core::ptr::null_mut()
 }
 
 #[cold]
@@ -305,6 +317,24 @@ fn state() -> &'static State {
 }
 
 static TRACE_FD: AtomicI32 = AtomicI32::new(-1);
+
+/// This process's random stream for `%P` draws: a tree-wide number handed out at load
+/// and in every forked child, so the processes of a tree draw independently while a
+/// deterministic workload gets the same streams on every run (see `next_stream`).
+static STREAM: AtomicU64 = AtomicU64::new(0);
+/// Whether the counter file is the runner's (`VXFAULT_SHM`), shared across exec.
+static SHM_FROM_RUNNER: AtomicBool = AtomicBool::new(false);
+
+/// Takes the next stream number of the tree. Without the runner's counter file the
+/// numbering restarts at each exec, so the pid is mixed in to keep streams apart.
+unsafe fn next_stream() -> u64 {
+    let n = shm(plan::SHM_STREAMS).fetch_add(1, Ordering::Relaxed) + 1;
+    if SHM_FROM_RUNNER.load(Ordering::Relaxed) {
+        n
+    } else {
+        n ^ (u64::from(getpid() as u32) << 32)
+    }
+}
 
 /// Per-process match counters (reset in a forked child).
 #[allow(clippy::declare_interior_mutable_const)]
@@ -391,6 +421,7 @@ unsafe extern "C" fn atfork_child() {
     for c in LOCAL.iter() {
         c.store(0, Ordering::Relaxed);
     }
+    STREAM.store(next_stream(), Ordering::Relaxed);
 }
 
 unsafe fn env(name: &[u8]) -> Option<&'static [u8]> {
@@ -430,6 +461,7 @@ unsafe fn init() {
     }
     st.seed = env(b"VXFAULT_SEED\0").map(parse_seed).unwrap_or(0);
     map_shared(plan_text);
+    STREAM.store(next_stream(), Ordering::Relaxed);
 
     if let Some(path) = env(b"VXFAULT_TRACE\0") {
         if !path.is_empty() && path.len() < st.trace_path.len() {
@@ -460,13 +492,46 @@ unsafe fn init() {
 
     shm(plan::SHM_LOADED).fetch_add(1, Ordering::Relaxed);
     if let Err(e) = plan_result {
+        // Never a silent pass: a plan that does not parse injects nothing, so the
+        // process says why and stops before the program runs.
         shm(plan::SHM_PLAN_ERROR).fetch_add(1, Ordering::Relaxed);
         trace_event(b"plan-error", e.msg.as_bytes(), e.rule as i64);
+        plan_error_exit(e);
     }
     let mut exe = PathBuf::new();
     readlink_into(b"/proc/self/exe\0", &mut exe);
     trace_event(b"loaded", exe.as_bytes(), st.plan.rules().len() as i64);
     FLAGS.store(INIT | mask, Ordering::Release);
+}
+
+/// Exit status of a process whose `VXFAULT_PLAN` does not parse (the same code
+/// `vxfault run` uses for a bad plan).
+const EXIT_BAD_PLAN: c_int = 125;
+
+/// Writes one line about a bad plan to stderr and ends the process.
+unsafe fn plan_error_exit(e: plan::PlanError) -> ! {
+    let mut l = line::Line::new();
+    l.raw(b"libvxfault: bad VXFAULT_PLAN: rule ");
+    let mut d = [0u8; 20];
+    let mut i = d.len();
+    let mut v = e.rule as u64;
+    loop {
+        i -= 1;
+        d[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    l.raw(&d[i..]);
+    l.raw(b": ");
+    l.raw(e.msg.as_bytes());
+    l.raw(b" (nothing would be injected; exiting)\n");
+    if let Some(write) = real!(Write) {
+        let b = l.as_bytes();
+        write(2, b.as_ptr().cast(), b.len());
+    }
+    _exit(EXIT_BAD_PLAN)
 }
 
 /// Maps the shared counter file named by `VXFAULT_SHM` (or an anonymous shared page
@@ -508,6 +573,7 @@ unsafe fn map_shared(plan_text: &[u8]) {
                     }
                     if their_hash.load(Ordering::Acquire) == hash {
                         SHM.store(m as usize, Ordering::Release);
+                        SHM_FROM_RUNNER.store(true, Ordering::Relaxed);
                         return;
                     }
                     // A different plan: count ourselves there, but keep our own counters.
@@ -928,7 +994,8 @@ impl Call {
             let local = LOCAL[i].fetch_add(1, Ordering::Relaxed) + 1;
             let tree = shm(plan::SHM_MATCHED + i).fetch_add(1, Ordering::Relaxed) + 1;
             let ordinal = if rule.tree { tree } else { local };
-            if chosen.is_none() && plan::fires(rule.trigger, st.seed, i, ordinal) {
+            let stream = STREAM.load(Ordering::Relaxed);
+            if chosen.is_none() && plan::fires(rule.trigger, st.seed, stream, i, ordinal) {
                 shm(plan::SHM_FIRED + i).fetch_add(1, Ordering::Relaxed);
                 chosen = Some(rule.action);
                 self.rule = i + 1;
@@ -949,6 +1016,7 @@ impl Call {
         l.u64("seq", next_seq());
         l.i64("pid", i64::from(getpid()));
         l.i64("tid", gettid());
+        l.u64("stream", STREAM.load(Ordering::Relaxed));
         l.str("op", self.op.name().as_bytes());
         l.str("call", self.name.as_bytes());
         l.str("path", paths.p1.as_bytes());
@@ -1051,6 +1119,7 @@ unsafe fn trace_event(kind: &[u8], path: &[u8], n: i64) {
     l.u64("seq", next_seq());
     l.i64("pid", i64::from(getpid()));
     l.i64("tid", gettid());
+    l.u64("stream", STREAM.load(Ordering::Relaxed));
     l.str("op", kind);
     l.str("call", b"");
     l.str("path", path);
@@ -1641,6 +1710,92 @@ pub unsafe extern "C" fn fclose(fp: *mut c_void) -> c_int {
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn dup(old: c_int) -> c_int {
+    let Some(f) = real!(Dup) else {
+        return enosys();
+    };
+    let r = f(old);
+    // The new number may have been closed behind our back (raw close, freopen):
+    // whatever its slot says is not this fd.
+    if CACHE_ON.load(Ordering::Relaxed) && r >= 0 {
+        cache_clear(r);
+    }
+    r
+}
+
+/// `fopen`'s open is glibc-internal (not seen by the open hooks): cache the new fd's
+/// path here so that stdio calls on it are matched without a /proc lookup, and so that
+/// a stale slot of a reused number is replaced.
+unsafe fn after_fopen(fp: *mut c_void) -> *mut c_void {
+    if CACHE_ON.load(Ordering::Relaxed) && !fp.is_null() {
+        let fd = fileno(fp);
+        cache_clear(fd);
+        cache_opened(fd);
+    }
+    fp
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fopen(path: *const c_char, mode: *const c_char) -> *mut c_void {
+    let Some(f) = real!(Fopen) else {
+        return enosys_ptr();
+    };
+    after_fopen(f(path, mode))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fopen64(path: *const c_char, mode: *const c_char) -> *mut c_void {
+    let Some(f) = real!(Fopen64) else {
+        return enosys_ptr();
+    };
+    after_fopen(f(path, mode))
+}
+
+/// `freopen` closes the stream's fd and opens (or dup3s onto the same number) inside
+/// glibc, where no hook sees it: clear the old number before and the new one after.
+unsafe fn around_freopen(fp: *mut c_void, call: impl FnOnce() -> *mut c_void) -> *mut c_void {
+    if !CACHE_ON.load(Ordering::Relaxed) || fp.is_null() {
+        return call();
+    }
+    let old = fileno(fp);
+    cache_clear(old);
+    let r = call();
+    let saved = errno();
+    cache_clear(old);
+    if !r.is_null() {
+        let fd = fileno(r);
+        cache_clear(fd);
+        cache_opened(fd);
+    }
+    set_errno(saved);
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn freopen(
+    path: *const c_char,
+    mode: *const c_char,
+    fp: *mut c_void,
+) -> *mut c_void {
+    let Some(f) = real!(Freopen) else {
+        return enosys_ptr();
+    };
+    around_freopen(fp, || f(path, mode, fp))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn freopen64(
+    path: *const c_char,
+    mode: *const c_char,
+    fp: *mut c_void,
+) -> *mut c_void {
+    let Some(f) = real!(Freopen64) else {
+        return enosys_ptr();
+    };
+    around_freopen(fp, || f(path, mode, fp))
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn closedir(dir: *mut c_void) -> c_int {
     let Some(f) = real!(Closedir) else {
         return enosys();
@@ -1655,6 +1810,15 @@ pub unsafe extern "C" fn closedir(dir: *mut c_void) -> c_int {
     r
 }
 
+/// After `fcntl(F_DUPFD…)` returned `r`: like `dup`, the new number's slot is not
+/// this fd's.
+fn dupfd_aware(cmd: c_int, r: c_int) -> c_int {
+    if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && r >= 0 && CACHE_ON.load(Ordering::Relaxed) {
+        cache_clear(r);
+    }
+    r
+}
+
 fn is_lock_cmd(cmd: c_int) -> bool {
     matches!(cmd, F_SETLK | F_SETLKW | F_OFD_SETLK | F_OFD_SETLKW)
 }
@@ -1665,7 +1829,7 @@ pub unsafe extern "C" fn fcntl(fd: c_int, cmd: c_int, arg: c_ulong) -> c_int {
         return enosys();
     };
     if !is_lock_cmd(cmd) {
-        return f(fd, cmd, arg);
+        return dupfd_aware(cmd, f(fd, cmd, arg));
     }
     fast!(Op::Flock, f(fd, cmd, arg));
     let _g = guard!(f(fd, cmd, arg));
@@ -1679,7 +1843,7 @@ pub unsafe extern "C" fn fcntl64(fd: c_int, cmd: c_int, arg: c_ulong) -> c_int {
         return enosys();
     };
     if !is_lock_cmd(cmd) {
-        return f(fd, cmd, arg);
+        return dupfd_aware(cmd, f(fd, cmd, arg));
     }
     fast!(Op::Flock, f(fd, cmd, arg));
     let _g = guard!(f(fd, cmd, arg));

@@ -189,17 +189,44 @@ fn trim(mut s: &[u8]) -> &[u8] {
 }
 
 fn parse_u64(s: &[u8]) -> Option<u64> {
-    if s.is_empty() || s.len() > 19 {
+    if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
         return None;
     }
     let mut v: u64 = 0;
     for &c in s {
-        if !c.is_ascii_digit() {
-            return None;
-        }
         v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
     }
     Some(v)
+}
+
+/// The `N` of `#N`/`##N`, with a message naming what is wrong with it.
+fn parse_count(n: &[u8], rule: usize) -> Result<u64, PlanError> {
+    if n.is_empty() {
+        return Err(err(rule, "'#' needs a number N (as in '#2' or '#2+')"));
+    }
+    if n.contains(&b'%') {
+        return Err(err(
+            rule,
+            "a rule takes one trigger: '#N' and '%P' cannot be combined",
+        ));
+    }
+    if n.contains(&b'#') {
+        return Err(err(rule, "'#N': too many '#' (use '#N' or '##N')"));
+    }
+    if !n.iter().all(u8::is_ascii_digit) {
+        return Err(err(
+            rule,
+            "'#N': N must be a decimal number, optionally followed by '+'",
+        ));
+    }
+    match parse_u64(n) {
+        None => Err(err(
+            rule,
+            "'#N': N is too large (at most 18446744073709551615)",
+        )),
+        Some(0) => Err(err(rule, "'#N' counts from 1: needs N >= 1")),
+        Some(v) => Ok(v),
+    }
 }
 
 /// `P` percent, with up to four decimals, as parts per million (0..=1_000_000).
@@ -316,6 +343,9 @@ fn parse_rule(s: &[u8], number: usize) -> Result<Rule, PlanError> {
         .iter()
         .position(|&c| matches!(c, b'@' | b'#' | b'%' | b'='))
         .ok_or(err(number, "missing '=' and action"))?;
+    if trim(&s[..op_end]).is_empty() {
+        return Err(err(number, "missing op before '@', '#', '%' or '='"));
+    }
     rule.op = Op::from_name(trim(&s[..op_end])).ok_or(err(
         number,
         "unknown op (expected open, write, fsync, rename, unlink, mkdir, close, flock or ftruncate)",
@@ -332,6 +362,7 @@ fn parse_rule(s: &[u8], number: usize) -> Result<Rule, PlanError> {
         if glob.last() == Some(&b'\\') && !ends_with_escaped_backslash(glob) {
             return Err(err(number, "glob ends with a lone '\\'"));
         }
+        validate_glob(glob).map_err(|msg| err(number, msg))?;
         rule.glob[..glob.len()].copy_from_slice(glob);
         rule.glob_len = glob.len() as u16;
         rule.needs_path = glob.iter().any(|&c| c != b'*');
@@ -356,9 +387,7 @@ fn parse_rule(s: &[u8], number: usize) -> Result<Rule, PlanError> {
             if from {
                 n = &n[..n.len() - 1];
             }
-            let v = parse_u64(n)
-                .filter(|&v| v >= 1)
-                .ok_or(err(number, "'#N' needs N >= 1"))?;
+            let v = parse_count(n, number)?;
             rule.trigger = if from {
                 Trigger::From(v)
             } else {
@@ -372,7 +401,14 @@ fn parse_rule(s: &[u8], number: usize) -> Result<Rule, PlanError> {
                 .iter()
                 .position(|&c| c == b'=')
                 .ok_or(err(number, "missing '=' and action"))?;
-            let p = parse_percent(trim(&t[..end])).ok_or(err(
+            let text = trim(&t[..end]);
+            if text.contains(&b'#') || text.contains(&b'%') {
+                return Err(err(
+                    number,
+                    "a rule takes one trigger: '#N' and '%P' cannot be combined",
+                ));
+            }
+            let p = parse_percent(text).ok_or(err(
                 number,
                 "'%P' needs a percentage 0..100 (up to 4 decimals)",
             ))?;
@@ -411,6 +447,54 @@ fn parse_rule(s: &[u8], number: usize) -> Result<Rule, PlanError> {
 fn ends_with_escaped_backslash(glob: &[u8]) -> bool {
     let trailing = glob.iter().rev().take_while(|&&c| c == b'\\').count();
     trailing % 2 == 0
+}
+
+/// Refuses a glob that could never mean what it says: an unterminated `[` class
+/// (`[abc`, `[!`, `[]`) or a reversed range (`[z-a]`).
+pub fn validate_glob(pat: &[u8]) -> Result<(), &'static str> {
+    let mut i = 0;
+    while i < pat.len() {
+        match pat[i] {
+            b'\\' => i += 2,
+            b'[' => i = class_end(pat, i)?,
+            _ => i += 1,
+        }
+    }
+    Ok(())
+}
+
+/// The index after the class that starts at `pat[start] == '['`, checking its ranges.
+fn class_end(pat: &[u8], start: usize) -> Result<usize, &'static str> {
+    const UNTERMINATED: &str = "unterminated '[' class in glob (write '\\[' for a literal '[')";
+    let mut j = start + 1;
+    if j < pat.len() && (pat[j] == b'!' || pat[j] == b'^') {
+        j += 1;
+    }
+    let mut first = true;
+    while j < pat.len() {
+        if pat[j] == b']' && !first {
+            return Ok(j + 1);
+        }
+        first = false;
+        let (lo, next) = class_byte(pat, j).ok_or(UNTERMINATED)?;
+        j = next;
+        if j + 1 < pat.len() && pat[j] == b'-' && pat[j + 1] != b']' {
+            let (hi, next) = class_byte(pat, j + 1).ok_or(UNTERMINATED)?;
+            if hi < lo {
+                return Err("reversed range in a '[' class of the glob (as in '[z-a]')");
+            }
+            j = next;
+        }
+    }
+    Err(UNTERMINATED)
+}
+
+/// One (possibly `\`-escaped) byte of a class at `pat[j]`, and the index after it.
+fn class_byte(pat: &[u8], j: usize) -> Option<(u8, usize)> {
+    match pat.get(j)? {
+        b'\\' => Some((*pat.get(j + 1)?, j + 2)),
+        &c => Some((c, j + 1)),
+    }
 }
 
 /// Shell-style glob: `*` any bytes (including `/`), `?` one byte, `[a-z]`/`[!a-z]`
@@ -555,20 +639,22 @@ pub fn splitmix64(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-/// Whether the `ordinal`-th matching call of rule `rule` fires with probability `ppm`.
-pub fn draw(seed: u64, rule: usize, ordinal: u64, ppm: u32) -> bool {
-    let x =
-        splitmix64(seed ^ splitmix64((rule as u64 + 1).wrapping_mul(0x1000_0000_01b3) ^ ordinal));
+/// Whether the `ordinal`-th matching call of rule `rule`, in the process whose random
+/// stream is `stream`, fires with probability `ppm`. Every process of a tree has its
+/// own stream, so N processes making one call each draw N independent decisions.
+pub fn draw(seed: u64, stream: u64, rule: usize, ordinal: u64, ppm: u32) -> bool {
+    let call = splitmix64((rule as u64 + 1).wrapping_mul(0x1000_0000_01b3) ^ ordinal);
+    let x = splitmix64(seed ^ splitmix64(stream.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ call));
     (x % 1_000_000) < u64::from(ppm)
 }
 
 /// Whether a call that is the `ordinal`-th match of rule `rule` fires.
-pub fn fires(trigger: Trigger, seed: u64, rule: usize, ordinal: u64) -> bool {
+pub fn fires(trigger: Trigger, seed: u64, stream: u64, rule: usize, ordinal: u64) -> bool {
     match trigger {
         Trigger::Always => true,
         Trigger::Nth(n) => ordinal == n,
         Trigger::From(n) => ordinal >= n,
-        Trigger::Ppm(p) => draw(seed, rule, ordinal, p),
+        Trigger::Ppm(p) => draw(seed, stream, rule, ordinal, p),
     }
 }
 
@@ -678,6 +764,8 @@ pub const SHM_PLAN_MISMATCH: usize = 4;
 pub const SHM_PLAN_ERROR: usize = 5;
 /// Word index of the number of trace lines that could not be written.
 pub const SHM_TRACE_ERRORS: usize = 6;
+/// Word index of the tree-wide count of random streams handed out (one per process).
+pub const SHM_STREAMS: usize = 7;
 /// First word of the per-op "calls seen" counters (`NUM_OPS` words).
 pub const SHM_SEEN: usize = 16;
 /// First word of the per-rule "matching calls" counters (`MAX_RULES` words).

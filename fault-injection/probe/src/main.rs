@@ -27,7 +27,9 @@
 //! fclose (fdopen + fclose of the current fd); fopen (PATH, sets the current fd);
 //! dup2 (NEWFD: the current fd onto NEWFD, which becomes current); close_range (LO:HI);
 //! symlink (TARGET:LINK);
-//! raw:write:TEXT, raw:fsync, raw:rename:A:B — a raw syscall instruction (invisible to
+//! freopen (PATH: fdopen + freopen of the current fd, which becomes current);
+//! dupfd (MIN: fcntl F_DUPFD of the current fd, which becomes current);
+//! raw:write:TEXT, raw:fsync, raw:close[:FD], raw:rename:A:B — a raw syscall instruction (invisible to
 //! any LD_PRELOAD library);
 //! fork:N (the child runs the next N steps and exits; the parent skips them, waits and
 //! reports the child's exit status); exec (re-executes this program with the remaining
@@ -424,6 +426,26 @@ fn step(p: &mut Probe, name: &str, a: &[&str], rest: &[String]) -> i64 {
                     i64::from(p.fd)
                 }
             }
+            "freopen" => {
+                // fdopen the current fd, then freopen PATH on that stream: glibc
+                // closes and reopens inside, where no hook sees it.
+                let path = cstr(arg(a, 0, name));
+                let fp = libc::fdopen(p.fd, c"w".as_ptr());
+                if fp.is_null() {
+                    return -1;
+                }
+                let r = libc::freopen(path.as_ptr(), c"w".as_ptr(), fp);
+                if r.is_null() {
+                    -1
+                } else {
+                    p.fd = libc::fileno(r);
+                    i64::from(p.fd)
+                }
+            }
+            "dupfd" => {
+                let r = libc::fcntl(p.fd, libc::F_DUPFD, num(arg(a, 0, name)) as c_int);
+                set_fd(p, r)
+            }
             "dup2" => {
                 let new = num(arg(a, 0, name)) as c_int;
                 let r = libc::dup2(p.fd, new);
@@ -628,6 +650,10 @@ fn raw_step(p: &mut Probe, a: &[&str]) -> i64 {
                 )
             }
             "fsync" => raw_syscall(libc::SYS_fsync, c_long::from(p.target(a)), 0, 0),
+            "close" => {
+                let fd = a.first().map_or(p.fd, |n| num(n) as c_int);
+                raw_syscall(libc::SYS_close, c_long::from(fd), 0, 0)
+            }
             "rename" => {
                 let (x, y) = (cstr(arg(a, 0, name)), cstr(arg(a, 1, name)));
                 // renameat(AT_FDCWD, x, AT_FDCWD, y) needs 4 arguments; use renameat2's
