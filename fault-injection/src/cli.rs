@@ -28,7 +28,7 @@ PLAN (also from $VXFAULT_PLAN): rules separated by ';'
   rule    := op ['@' glob] [trigger] '=' action
   op      := open | write | fsync | rename | unlink | mkdir | close | flock | ftruncate
   trigger := '#' N | '#' N '+' | '%' P      (per process; '##' N counts across the process tree)
-  action  := ERRNO | short:N | torn:N | crash | crash-after | delay:MS | lie
+  action  := ERRNO | short:N | torn:N | crash | crash-after | delay:MS | lie | after:ERRNO
 exit: the command's status (128+signal), 124 not injectable, 125 bad plan/usage";
 
 /// Options that take one value and may be given once: a second one is refused rather

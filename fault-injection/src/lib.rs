@@ -281,6 +281,21 @@ pub struct TraceRecord {
     pub errno: i64,
     /// `pass`, `none` (events) or the action taken (`EIO`, `short:3`, …).
     pub action: String,
+    /// With `after:ERRNO`: what the call really returned (the caller saw `result`).
+    #[serde(default)]
+    pub real_result: Option<i64>,
+    /// open: the flags, by name (`O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC`).
+    #[serde(default)]
+    pub flags: Option<String>,
+    /// open with `O_CREAT`/`O_TMPFILE`: the mode, four octal digits (`0600`).
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// flock: `EX`, `SH`, `UN`, with `|NB`; fcntl locks: `SETLK F_WRLCK` and the like.
+    #[serde(default)]
+    pub lock: Option<String>,
+    /// fsync family: `true` when the fd is a directory.
+    #[serde(default)]
+    pub dir: Option<bool>,
     /// 1-based number of the rule that acted.
     #[serde(default)]
     pub rule: Option<usize>,

@@ -6,7 +6,7 @@ use vxfault::{check_plan, Op};
 fn accepts_every_form_of_the_grammar() {
     let plan = "fsync@*/recovery/*#2=EIO;rename@*.json=crash; write#3+=short:10 ;\
                 write%12.5=torn:4;open@/x/\\#y=ENOSPC;close=crash-after;flock=delay:20;\
-                unlink=lie;mkdir##2=EDQUOT;ftruncate##1+=EFBIG;;";
+                unlink=lie;mkdir##2=EDQUOT;ftruncate##1+=EFBIG;rename=after:EIO;;";
     let rules = check_plan(plan).unwrap();
     let ops: Vec<Op> = rules.iter().map(|r| r.op).collect();
     assert_eq!(
@@ -21,7 +21,8 @@ fn accepts_every_form_of_the_grammar() {
             Op::Flock,
             Op::Unlink,
             Op::Mkdir,
-            Op::Ftruncate
+            Op::Ftruncate,
+            Op::Rename
         ]
     );
     assert_eq!(rules[2].text, "write#3+=short:10");
@@ -38,6 +39,8 @@ fn rejects_bad_plans_with_the_rule_and_reason() {
         ("bogus=EIO", 1, "unknown op"),
         ("write=EBOGUS", 1, "unknown errno"),
         ("write=explode", 1, "unknown action"),
+        ("write=after:", 1, "after:ERRNO needs an errno name"),
+        ("write=after:EBOGUS", 1, "after:ERRNO needs an errno name"),
         ("write", 1, "missing '='"),
         ("write=", 1, "missing action"),
         ("write@=EIO", 1, "empty glob"),

@@ -19,6 +19,7 @@
 )))]
 compile_error!("libvxfault supports Linux on x86_64 and aarch64 only");
 
+mod flags;
 mod line;
 #[allow(dead_code)]
 mod plan;
@@ -72,6 +73,13 @@ extern "C" {
     ) -> c_int;
     fn _exit(code: c_int) -> !;
     fn fileno(fp: *mut c_void) -> c_int;
+    fn statx(
+        dirfd: c_int,
+        path: *const c_char,
+        flags: c_int,
+        mask: c_uint,
+        buf: *mut c_void,
+    ) -> c_int;
     fn dirfd(dir: *mut c_void) -> c_int;
 }
 
@@ -81,6 +89,15 @@ const O_WRONLY: c_int = 0o1;
 const O_RDWR: c_int = 0o2;
 const O_CREAT: c_int = 0o100;
 const O_APPEND: c_int = 0o2000;
+const O_TRUNC: c_int = 0o1000;
+#[cfg(target_arch = "x86_64")]
+const O_TMPFILE: c_int = 0o20200000;
+#[cfg(target_arch = "aarch64")]
+const O_TMPFILE: c_int = 0o20040000;
+const AT_EMPTY_PATH: c_int = 0x1000;
+const STATX_TYPE: c_uint = 1;
+const S_IFMT: u32 = 0o170000;
+const S_IFDIR: u32 = 0o040000;
 const O_CLOEXEC: c_int = 0o2000000;
 const F_DUPFD: c_int = 0;
 const F_DUPFD_CLOEXEC: c_int = 1030;
@@ -927,6 +944,45 @@ struct Call {
     rule: usize,
     hit: u64,
     entry_errno: c_int,
+    detail: Detail,
+    /// With `after:ERRNO`: what the call really returned before the error was reported.
+    real_result: Option<i64>,
+}
+
+/// What the trace says about a call beyond its path: open flags and mode, the lock
+/// operation, whether an fsync is of a directory.
+#[derive(Clone, Copy)]
+enum Detail {
+    None,
+    Open {
+        flags: c_int,
+        mode: Option<c_uint>,
+    },
+    Flock(c_int),
+    Fcntl {
+        cmd: c_int,
+        arg: c_ulong,
+    },
+    /// An fsync-family call: the trace marks a directory fd.
+    Sync,
+}
+
+impl Detail {
+    /// The open flags, and the mode only when the call takes one (O_CREAT, O_TMPFILE).
+    fn open(flags: c_int, mode: c_uint) -> Detail {
+        let takes_mode = flags & O_CREAT != 0 || flags & O_TMPFILE == O_TMPFILE;
+        Detail::Open {
+            flags,
+            mode: takes_mode.then_some(mode & 0o7777),
+        }
+    }
+
+    fn for_fd_op(op: Op) -> Detail {
+        match op {
+            Op::Fsync => Detail::Sync,
+            _ => Detail::None,
+        }
+    }
 }
 
 /// The resolved path(s) of a call; only built (and zeroed) when some rule or the
@@ -964,7 +1020,14 @@ impl Call {
             rule: 0,
             hit: 0,
             entry_errno: unsafe { errno() },
+            detail: Detail::None,
+            real_result: None,
         }
+    }
+
+    fn with_detail(mut self, d: Detail) -> Call {
+        self.detail = d;
+        self
     }
 
     fn with_second(mut self, t: Target) -> Call {
@@ -1040,6 +1103,10 @@ impl Call {
             _ => {}
         }
         l.str("action", action);
+        if let Some(r) = self.real_result {
+            l.i64("real_result", r);
+        }
+        self.trace_detail(&mut l);
         if self.rule > 0 {
             l.u64("rule", self.rule as u64);
             l.u64("hit", self.hit);
@@ -1050,6 +1117,81 @@ impl Call {
         emit(l.as_bytes());
         set_errno(saved);
     }
+}
+
+impl Call {
+    /// The call's own fields: `flags`/`mode` (open), `lock` (flock, fcntl locks),
+    /// `dir` (an fsync of a directory).
+    unsafe fn trace_detail(&self, l: &mut Line) {
+        match self.detail {
+            Detail::None => {}
+            Detail::Open { flags, mode } => {
+                let mut buf = [0u8; 256];
+                let n = flags::open_flags(flags, &mut buf);
+                l.str("flags", &buf[..n]);
+                if let Some(m) = mode {
+                    let oct = flags::octal4(m);
+                    l.str("mode", &oct);
+                }
+            }
+            Detail::Flock(how) => {
+                let mut buf = [0u8; 32];
+                let n = flags::flock_op(how, &mut buf);
+                l.str("lock", &buf[..n]);
+            }
+            Detail::Fcntl { cmd, arg } => {
+                // The struct flock the caller passed: l_type is its first field.
+                let p = arg as *const i16;
+                let kind = if p.is_null() {
+                    None
+                } else {
+                    Some(p.read_volatile())
+                };
+                let mut buf = [0u8; 48];
+                let n = flags::fcntl_lock(cmd, kind, &mut buf);
+                l.str("lock", &buf[..n]);
+            }
+            Detail::Sync => {
+                if is_dir(self.fd) {
+                    l.bool("dir", true);
+                }
+            }
+        }
+    }
+}
+
+/// Whether `fd` is a directory (statx of the fd itself; false when unknown).
+unsafe fn is_dir(fd: c_int) -> bool {
+    file_type(fd) == Some(S_IFDIR)
+}
+
+/// The `S_IFMT` bits of `fd`'s file.
+unsafe fn file_type(fd: c_int) -> Option<u32> {
+    if fd < 0 {
+        return None;
+    }
+    let saved = errno();
+    let mut buf = [0u64; 32];
+    let r = statx(
+        fd,
+        c"".as_ptr(),
+        AT_EMPTY_PATH,
+        STATX_TYPE,
+        buf.as_mut_ptr().cast(),
+    );
+    set_errno(saved);
+    if r != 0 {
+        return None;
+    }
+    // struct statx: stx_mode is the u16 at byte offset 28.
+    let mode = u32::from(
+        buf.as_ptr()
+            .cast::<u8>()
+            .add(28)
+            .cast::<u16>()
+            .read_unaligned(),
+    );
+    Some(mode & S_IFMT)
 }
 
 unsafe fn resolve_target(t: &Target, out: &mut PathBuf) {
@@ -1166,6 +1308,16 @@ fn action_text(a: Action, buf: &mut [u8; 32]) -> usize {
         Action::CrashAfter => (b"crash-after", None),
         Action::Delay(n) => (b"delay:", Some(n)),
         Action::Lie => (b"lie", None),
+        Action::After(e) => {
+            let name = plan::errno_name(e).unwrap_or("errno").as_bytes();
+            let mut len = 0;
+            for part in [b"after:".as_slice(), name] {
+                let take = part.len().min(buf.len() - len);
+                buf[len..len + take].copy_from_slice(&part[..take]);
+                len += take;
+            }
+            return len;
+        }
     };
     let mut len = prefix.len().min(buf.len());
     buf[..len].copy_from_slice(&prefix[..len]);
@@ -1277,6 +1429,20 @@ unsafe fn act(
             set_errno(c.entry_errno);
             lie
         }
+        Action::After(e) => {
+            let r = real(len);
+            if c.op == Op::Open && r >= 0 {
+                // The file was opened (and created); the caller, told it failed, has
+                // no fd to close: close it so the error leaks nothing.
+                if let Some(close) = real!(Close) {
+                    close(r as c_int);
+                }
+            }
+            c.real_result = Some(r);
+            c.trace(paths, Some(-1), e, atext);
+            set_errno(e);
+            -1
+        }
     }
 }
 
@@ -1363,9 +1529,12 @@ unsafe fn open_like(
     name: &'static str,
     dirfd: c_int,
     path: *const c_char,
+    flags: c_int,
+    mode: c_uint,
     real: impl FnMut(usize) -> i64,
 ) -> c_int {
-    let mut c = Call::new(Op::Open, name, Target::At(dirfd, path));
+    let mut c =
+        Call::new(Op::Open, name, Target::At(dirfd, path)).with_detail(Detail::open(flags, mode));
     let fd = run(&mut c, 0, 0, real) as c_int;
     cache_opened(fd);
     fd
@@ -1378,7 +1547,9 @@ pub unsafe extern "C" fn open(path: *const c_char, flags: c_int, mode: c_uint) -
     };
     fast!(Op::Open, f(path, flags, mode));
     let _g = guard!(f(path, flags, mode));
-    open_like("open", AT_FDCWD, path, |_| i64::from(f(path, flags, mode)))
+    open_like("open", AT_FDCWD, path, flags, mode, |_| {
+        i64::from(f(path, flags, mode))
+    })
 }
 
 #[no_mangle]
@@ -1388,7 +1559,7 @@ pub unsafe extern "C" fn open64(path: *const c_char, flags: c_int, mode: c_uint)
     };
     fast!(Op::Open, f(path, flags, mode));
     let _g = guard!(f(path, flags, mode));
-    open_like("open64", AT_FDCWD, path, |_| {
+    open_like("open64", AT_FDCWD, path, flags, mode, |_| {
         i64::from(f(path, flags, mode))
     })
 }
@@ -1405,7 +1576,7 @@ pub unsafe extern "C" fn openat(
     };
     fast!(Op::Open, f(dirfd, path, flags, mode));
     let _g = guard!(f(dirfd, path, flags, mode));
-    open_like("openat", dirfd, path, |_| {
+    open_like("openat", dirfd, path, flags, mode, |_| {
         i64::from(f(dirfd, path, flags, mode))
     })
 }
@@ -1422,7 +1593,7 @@ pub unsafe extern "C" fn openat64(
     };
     fast!(Op::Open, f(dirfd, path, flags, mode));
     let _g = guard!(f(dirfd, path, flags, mode));
-    open_like("openat64", dirfd, path, |_| {
+    open_like("openat64", dirfd, path, flags, mode, |_| {
         i64::from(f(dirfd, path, flags, mode))
     })
 }
@@ -1434,7 +1605,9 @@ pub unsafe extern "C" fn __open_2(path: *const c_char, flags: c_int) -> c_int {
     };
     fast!(Op::Open, f(path, flags));
     let _g = guard!(f(path, flags));
-    open_like("__open_2", AT_FDCWD, path, |_| i64::from(f(path, flags)))
+    open_like("__open_2", AT_FDCWD, path, flags, 0, |_| {
+        i64::from(f(path, flags))
+    })
 }
 
 #[no_mangle]
@@ -1444,7 +1617,9 @@ pub unsafe extern "C" fn __open64_2(path: *const c_char, flags: c_int) -> c_int 
     };
     fast!(Op::Open, f(path, flags));
     let _g = guard!(f(path, flags));
-    open_like("__open64_2", AT_FDCWD, path, |_| i64::from(f(path, flags)))
+    open_like("__open64_2", AT_FDCWD, path, flags, 0, |_| {
+        i64::from(f(path, flags))
+    })
 }
 
 #[no_mangle]
@@ -1454,7 +1629,7 @@ pub unsafe extern "C" fn __openat_2(dirfd: c_int, path: *const c_char, flags: c_
     };
     fast!(Op::Open, f(dirfd, path, flags));
     let _g = guard!(f(dirfd, path, flags));
-    open_like("__openat_2", dirfd, path, |_| {
+    open_like("__openat_2", dirfd, path, flags, 0, |_| {
         i64::from(f(dirfd, path, flags))
     })
 }
@@ -1466,7 +1641,7 @@ pub unsafe extern "C" fn __openat64_2(dirfd: c_int, path: *const c_char, flags: 
     };
     fast!(Op::Open, f(dirfd, path, flags));
     let _g = guard!(f(dirfd, path, flags));
-    open_like("__openat64_2", dirfd, path, |_| {
+    open_like("__openat64_2", dirfd, path, flags, 0, |_| {
         i64::from(f(dirfd, path, flags))
     })
 }
@@ -1478,7 +1653,14 @@ pub unsafe extern "C" fn creat(path: *const c_char, mode: c_uint) -> c_int {
     };
     fast!(Op::Open, f(path, mode));
     let _g = guard!(f(path, mode));
-    open_like("creat", AT_FDCWD, path, |_| i64::from(f(path, mode)))
+    open_like(
+        "creat",
+        AT_FDCWD,
+        path,
+        O_CREAT | O_WRONLY | O_TRUNC,
+        mode,
+        |_| i64::from(f(path, mode)),
+    )
 }
 
 #[no_mangle]
@@ -1488,7 +1670,14 @@ pub unsafe extern "C" fn creat64(path: *const c_char, mode: c_uint) -> c_int {
     };
     fast!(Op::Open, f(path, mode));
     let _g = guard!(f(path, mode));
-    open_like("creat64", AT_FDCWD, path, |_| i64::from(f(path, mode)))
+    open_like(
+        "creat64",
+        AT_FDCWD,
+        path,
+        O_CREAT | O_WRONLY | O_TRUNC,
+        mode,
+        |_| i64::from(f(path, mode)),
+    )
 }
 
 #[no_mangle]
@@ -1593,7 +1782,7 @@ macro_rules! fd_hook {
             let Some(f) = real!($real) else { return enosys() };
             fast!($op, f($fd $(, $a)*));
             let _g = guard!(f($fd $(, $a)*));
-            let mut c = Call::new($op, $name, Target::Fd($fd));
+            let mut c = Call::new($op, $name, Target::Fd($fd)).with_detail(Detail::for_fd_op($op));
             run(&mut c, 0, 0, |_| i64::from(f($fd $(, $a)*))) as c_int
         }
     };
@@ -1603,9 +1792,19 @@ fd_hook!(fsync, Fsync, Op::Fsync, "fsync", (fd: c_int));
 fd_hook!(fdatasync, Fdatasync, Op::Fsync, "fdatasync", (fd: c_int));
 fd_hook!(sync_file_range, SyncFileRange, Op::Fsync, "sync_file_range", (fd: c_int, off: i64, n: i64, flags: c_uint));
 fd_hook!(syncfs, Syncfs, Op::Fsync, "syncfs", (fd: c_int));
-fd_hook!(flock, Flock, Op::Flock, "flock", (fd: c_int, how: c_int));
 fd_hook!(ftruncate, Ftruncate, Op::Ftruncate, "ftruncate", (fd: c_int, len: i64));
 fd_hook!(ftruncate64, Ftruncate64, Op::Ftruncate, "ftruncate64", (fd: c_int, len: i64));
+
+#[no_mangle]
+pub unsafe extern "C" fn flock(fd: c_int, how: c_int) -> c_int {
+    let Some(f) = real!(Flock) else {
+        return enosys();
+    };
+    fast!(Op::Flock, f(fd, how));
+    let _g = guard!(f(fd, how));
+    let mut c = Call::new(Op::Flock, "flock", Target::Fd(fd)).with_detail(Detail::Flock(how));
+    run(&mut c, 0, 0, |_| i64::from(f(fd, how))) as c_int
+}
 
 #[no_mangle]
 pub unsafe extern "C" fn close(fd: c_int) -> c_int {
@@ -1833,7 +2032,8 @@ pub unsafe extern "C" fn fcntl(fd: c_int, cmd: c_int, arg: c_ulong) -> c_int {
     }
     fast!(Op::Flock, f(fd, cmd, arg));
     let _g = guard!(f(fd, cmd, arg));
-    let mut c = Call::new(Op::Flock, "fcntl", Target::Fd(fd));
+    let mut c =
+        Call::new(Op::Flock, "fcntl", Target::Fd(fd)).with_detail(Detail::Fcntl { cmd, arg });
     run(&mut c, 0, 0, |_| i64::from(f(fd, cmd, arg))) as c_int
 }
 
@@ -1847,7 +2047,8 @@ pub unsafe extern "C" fn fcntl64(fd: c_int, cmd: c_int, arg: c_ulong) -> c_int {
     }
     fast!(Op::Flock, f(fd, cmd, arg));
     let _g = guard!(f(fd, cmd, arg));
-    let mut c = Call::new(Op::Flock, "fcntl64", Target::Fd(fd));
+    let mut c =
+        Call::new(Op::Flock, "fcntl64", Target::Fd(fd)).with_detail(Detail::Fcntl { cmd, arg });
     run(&mut c, 0, 0, |_| i64::from(f(fd, cmd, arg))) as c_int
 }
 
@@ -2035,7 +2236,18 @@ unsafe fn syscall_slow(
 ) -> c_long {
     let [a1, a2, a3, a4, a5, a6] = a;
     let raw = move |x1: c_long, x3: c_long| f(n, x1, a2, x3, a4, a5, a6);
-    let mut c = Call::new(op, name, target);
+    let detail = match n {
+        nr::OPEN => Detail::open(a2 as c_int, a3 as c_uint),
+        nr::OPENAT => Detail::open(a3 as c_int, a4 as c_uint),
+        nr::CREAT => Detail::open(O_CREAT | O_WRONLY | O_TRUNC, a2 as c_uint),
+        nr::FLOCK => Detail::Flock(a2 as c_int),
+        nr::FCNTL => Detail::Fcntl {
+            cmd: a2 as c_int,
+            arg: a3 as c_ulong,
+        },
+        _ => Detail::for_fd_op(op),
+    };
+    let mut c = Call::new(op, name, target).with_detail(detail);
     if let Some(t) = second {
         c = c.with_second(t);
     }

@@ -94,6 +94,9 @@ pub enum Action {
     Delay(u64),
     /// Return success without doing the call.
     Lie,
+    /// Do the call for real, then fail with this errno (the effect happened, the
+    /// caller sees an error).
+    After(i32),
 }
 
 impl Action {
@@ -293,6 +296,12 @@ fn parse_action(s: &[u8], rule: usize) -> Result<Action, PlanError> {
         }
         return Ok(Action::Delay(ms));
     }
+    if let Some(name) = s.strip_prefix(b"after:") {
+        return errno_from_name(name).map(Action::After).ok_or(err(
+            rule,
+            "after:ERRNO needs an errno name (as in after:EIO)",
+        ));
+    }
     match s {
         b"crash" => return Ok(Action::Crash),
         b"crash-after" => return Ok(Action::CrashAfter),
@@ -307,7 +316,7 @@ fn parse_action(s: &[u8], rule: usize) -> Result<Action, PlanError> {
     }
     Err(err(
         rule,
-        "unknown action (expected ERRNO, short:N, torn:N, crash, crash-after, delay:MS or lie)",
+        "unknown action (expected ERRNO, short:N, torn:N, crash, crash-after, delay:MS, lie or after:ERRNO)",
     ))
 }
 

@@ -7,7 +7,8 @@
 //! The "current fd" is the last fd a successful `open*`/`creat` returned; `opendir:P`
 //! sets the "dir fd". Where a step takes `DIR`, it is `cwd` (AT_FDCWD) or `dir`.
 //! Open flags are letters: r (O_RDONLY), w (O_WRONLY), rw (O_RDWR), c (O_CREAT),
-//! t (O_TRUNC), a (O_APPEND), x (O_EXCL), d (O_DIRECTORY); e.g. `wct`.
+//! t (O_TRUNC), a (O_APPEND), x (O_EXCL), d (O_DIRECTORY), n (O_NOFOLLOW); e.g. `wct`.
+//! open/open64 and openat/openat64 take an optional octal MODE after FLAGS (default 644).
 //!
 //! Results are written with a raw `syscall` instruction (never through glibc), so a
 //! plan that fails every `write` does not hide them. Each line is
@@ -153,11 +154,18 @@ fn flags(s: &str) -> c_int {
             b'a' => f |= libc::O_APPEND,
             b'x' => f |= libc::O_EXCL,
             b'd' => f |= libc::O_DIRECTORY,
+            b'n' => f |= libc::O_NOFOLLOW,
             _ => fail(&format!("bad open flags {s}")),
         }
         i += 1;
     }
     f | acc | libc::O_CLOEXEC
+}
+
+fn octal_mode(s: Option<&&str>) -> libc::c_uint {
+    s.map_or(0o644, |m| {
+        libc::c_uint::from_str_radix(m, 8).unwrap_or_else(|_| fail("MODE must be octal"))
+    })
 }
 
 struct Probe {
@@ -250,7 +258,7 @@ fn step(p: &mut Probe, name: &str, a: &[&str], rest: &[String]) -> i64 {
             "open" | "open64" | "open_2" | "open64_2" => {
                 let path = cstr(arg(a, 0, name));
                 let fl = flags(arg(a, 1, name));
-                let mode: libc::c_uint = 0o644;
+                let mode = octal_mode(a.get(2));
                 let r = match name {
                     "open" => libc::open(path.as_ptr(), fl, mode),
                     "open64" => libc::open64(path.as_ptr(), fl, mode),
@@ -263,7 +271,7 @@ fn step(p: &mut Probe, name: &str, a: &[&str], rest: &[String]) -> i64 {
                 let d = p.dirfd(arg(a, 0, name));
                 let path = cstr(arg(a, 1, name));
                 let fl = flags(arg(a, 2, name));
-                let mode: libc::c_uint = 0o644;
+                let mode = octal_mode(a.get(3));
                 let r = match name {
                     "openat" => libc::openat(d, path.as_ptr(), fl, mode),
                     "openat64" => libc::openat64(d, path.as_ptr(), fl, mode),

@@ -56,6 +56,7 @@ enum Act {
     Delay,
     Short,
     Torn,
+    After,
 }
 
 fn action_text(a: Act) -> String {
@@ -68,6 +69,7 @@ fn action_text(a: Act) -> String {
         Act::Delay => "delay:30".into(),
         Act::Short => "short:2".into(),
         Act::Torn => "torn:3".into(),
+        Act::After => "after:EIO".into(),
     }
 }
 
@@ -184,6 +186,17 @@ fn check(case: &Case, act: Act) {
             assert_eq!(fs::read(d.join("f")).unwrap(), b"hel", "{ctx}");
             assert_eq!(rec.unwrap().result, Some(3), "{ctx}");
         }
+        Act::After => {
+            let r = reported.unwrap_or_else(|| panic!("{ctx}"));
+            assert_eq!((r.ret, r.errno), (-1, 5), "the caller sees EIO\n{ctx}");
+            assert_eq!(effect, effect.map(|_| true), "the call was done\n{ctx}");
+            let rec = rec.unwrap();
+            assert_eq!((rec.result, rec.errno), (Some(-1), 5), "{ctx}");
+            assert!(
+                rec.real_result.unwrap() >= 0,
+                "the real call succeeded\n{ctx}"
+            );
+        }
     }
 }
 
@@ -195,6 +208,7 @@ fn check_all(cases: &[Case], errno: Act, extra: &[Act]) {
             Act::Crash,
             Act::CrashAfter,
             Act::Delay,
+            Act::After,
         ]
         .into_iter()
         .chain(extra.iter().copied())
