@@ -26,7 +26,8 @@ usage: vxfault run [--plan PLAN] [--trace FILE] [--seed N] [--lib PATH] [--requi
 
 PLAN (also from $VXFAULT_PLAN): rules separated by ';'
   rule    := op ['@' glob] [trigger] '=' action
-  op      := open | write | fsync | rename | unlink | mkdir | close | flock | ftruncate
+  op      := open | write | fsync | rename | unlink | rmdir | mkdir | link | close | flock
+           | ftruncate | fallocate
   trigger := '#' N | '#' N '+' | '%' P      (per process; '##' N counts across the process tree)
   action  := ERRNO | short:N | torn:N | crash | crash-after | delay:MS | lie | after:ERRNO
 exit: the command's status (128+signal), 124 not injectable, 125 bad plan/usage";

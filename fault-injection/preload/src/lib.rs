@@ -98,6 +98,8 @@ const AT_EMPTY_PATH: c_int = 0x1000;
 const STATX_TYPE: c_uint = 1;
 const S_IFMT: u32 = 0o170000;
 const S_IFDIR: u32 = 0o040000;
+const S_IFREG: u32 = 0o100000;
+const AT_REMOVEDIR: c_int = 0x200;
 const O_CLOEXEC: c_int = 0o2000000;
 const F_DUPFD: c_int = 0;
 const F_DUPFD_CLOEXEC: c_int = 1030;
@@ -142,10 +144,17 @@ mod nr {
     pub const SYNCFS: super::c_long = 306;
     pub const RENAMEAT2: super::c_long = 316;
     pub const PWRITEV2: super::c_long = 328;
+    pub const RMDIR: super::c_long = 84;
+    pub const LINK: super::c_long = 86;
+    pub const SYMLINK: super::c_long = 88;
+    pub const LINKAT: super::c_long = 265;
+    pub const SYMLINKAT: super::c_long = 266;
+    pub const FALLOCATE: super::c_long = 285;
+    pub const COPY_FILE_RANGE: super::c_long = 326;
 }
 
 /// System call numbers of the calls `syscall()` is watched for (asm-generic: no
-/// open, creat, rename, mkdir or unlink).
+/// open, creat, rename, mkdir, unlink, rmdir, link or symlink).
 #[cfg(target_arch = "aarch64")]
 mod nr {
     pub const WRITE: super::c_long = 64;
@@ -172,6 +181,13 @@ mod nr {
     pub const SYNCFS: super::c_long = 267;
     pub const RENAMEAT2: super::c_long = 276;
     pub const PWRITEV2: super::c_long = 287;
+    pub const RMDIR: super::c_long = -1006;
+    pub const LINK: super::c_long = -1007;
+    pub const SYMLINK: super::c_long = -1008;
+    pub const LINKAT: super::c_long = 37;
+    pub const SYMLINKAT: super::c_long = 36;
+    pub const FALLOCATE: super::c_long = 47;
+    pub const COPY_FILE_RANGE: super::c_long = 285;
 }
 
 #[inline(always)]
@@ -246,6 +262,22 @@ reals! {
     Fclose = "fclose": unsafe extern "C" fn(*mut c_void) -> c_int;
     Closedir = "closedir": unsafe extern "C" fn(*mut c_void) -> c_int;
     Dup = "dup": unsafe extern "C" fn(c_int) -> c_int;
+    Rmdir = "rmdir": unsafe extern "C" fn(*const c_char) -> c_int;
+    CopyFileRange = "copy_file_range": unsafe extern "C" fn(c_int, *mut i64, c_int, *mut i64, usize, c_uint) -> isize;
+    Sendfile = "sendfile": unsafe extern "C" fn(c_int, c_int, *mut i64, usize) -> isize;
+    Sendfile64 = "sendfile64": unsafe extern "C" fn(c_int, c_int, *mut i64, usize) -> isize;
+    Splice = "splice": unsafe extern "C" fn(c_int, *mut i64, c_int, *mut i64, usize, c_uint) -> isize;
+    Fallocate = "fallocate": unsafe extern "C" fn(c_int, c_int, i64, i64) -> c_int;
+    Fallocate64 = "fallocate64": unsafe extern "C" fn(c_int, c_int, i64, i64) -> c_int;
+    PosixFallocate = "posix_fallocate": unsafe extern "C" fn(c_int, i64, i64) -> c_int;
+    PosixFallocate64 = "posix_fallocate64": unsafe extern "C" fn(c_int, i64, i64) -> c_int;
+    Link = "link": unsafe extern "C" fn(*const c_char, *const c_char) -> c_int;
+    Linkat = "linkat": unsafe extern "C" fn(c_int, *const c_char, c_int, *const c_char, c_int) -> c_int;
+    Symlink = "symlink": unsafe extern "C" fn(*const c_char, *const c_char) -> c_int;
+    Symlinkat = "symlinkat": unsafe extern "C" fn(*const c_char, c_int, *const c_char) -> c_int;
+    Fwrite = "fwrite": unsafe extern "C" fn(*const c_void, usize, usize, *mut c_void) -> usize;
+    Fputs = "fputs": unsafe extern "C" fn(*const c_char, *mut c_void) -> c_int;
+    Fflush = "fflush": unsafe extern "C" fn(*mut c_void) -> c_int;
     Fopen = "fopen": unsafe extern "C" fn(*const c_char, *const c_char) -> *mut c_void;
     Fopen64 = "fopen64": unsafe extern "C" fn(*const c_char, *const c_char) -> *mut c_void;
     Freopen = "freopen": unsafe extern "C" fn(*const c_char, *const c_char, *mut c_void) -> *mut c_void;
@@ -932,6 +964,8 @@ enum Target {
     None,
     Fd(c_int),
     At(c_int, *const c_char),
+    /// A path used as given, not resolved (a symlink's target).
+    Raw(*const c_char),
 }
 
 struct Call {
@@ -947,6 +981,10 @@ struct Call {
     detail: Detail,
     /// With `after:ERRNO`: what the call really returned before the error was reported.
     real_result: Option<i64>,
+    /// What the call returns when it fails (-1; 0 for fwrite).
+    fail: i64,
+    /// The stdio stream of a stdio call: flushed before `torn:N`/`crash-after` kill.
+    stream: *mut c_void,
 }
 
 /// What the trace says about a call beyond its path: open flags and mode, the lock
@@ -1022,7 +1060,16 @@ impl Call {
             entry_errno: unsafe { errno() },
             detail: Detail::None,
             real_result: None,
+            fail: -1,
+            stream: core::ptr::null_mut(),
         }
+    }
+
+    /// A stdio call on `fp`, which returns `fail` on error.
+    fn stdio(mut self, fp: *mut c_void, fail: i64) -> Call {
+        self.stream = fp;
+        self.fail = fail;
+        self
     }
 
     fn with_detail(mut self, d: Detail) -> Call {
@@ -1197,6 +1244,12 @@ unsafe fn file_type(fd: c_int) -> Option<u32> {
 unsafe fn resolve_target(t: &Target, out: &mut PathBuf) {
     match *t {
         Target::None => out.len = 0,
+        Target::Raw(p) => {
+            out.len = 0;
+            if !p.is_null() {
+                out.push(core::ffi::CStr::from_ptr(p).to_bytes());
+            }
+        }
         Target::Fd(fd) => fd_path(fd, out),
         Target::At(dirfd, p) => abs_path(dirfd, p, out),
     }
@@ -1339,6 +1392,17 @@ fn action_text(a: Action, buf: &mut [u8; 32]) -> usize {
     len
 }
 
+/// Before a stdio call's process is killed: push what the call accepted into the file
+/// (stdio buffers it; SIGKILL would lose it and `torn`/`crash-after` would look like
+/// `crash`).
+unsafe fn flush_stream(c: &Call) {
+    if !c.stream.is_null() {
+        if let Some(flush) = real!(Fflush) {
+            flush(c.stream);
+        }
+    }
+}
+
 /// Runs a call under the plan.
 ///
 /// `len` is the byte count of a write (for `short`, `torn` and `lie`); `real(limit)`
@@ -1402,13 +1466,14 @@ unsafe fn act(
     };
     match action {
         Action::Errno(e) => {
-            c.trace(paths, Some(-1), e, atext);
+            c.trace(paths, Some(c.fail), e, atext);
             set_errno(e);
-            -1
+            c.fail
         }
         Action::Short(n) => done(c, len.min(n as usize)),
         Action::Torn(n) => {
             done(c, len.min(n as usize));
+            flush_stream(c);
             die()
         }
         Action::Crash => {
@@ -1417,6 +1482,7 @@ unsafe fn act(
         }
         Action::CrashAfter => {
             done(c, len);
+            flush_stream(c);
             die()
         }
         Action::Delay(ms) => {
@@ -1439,9 +1505,9 @@ unsafe fn act(
                 }
             }
             c.real_result = Some(r);
-            c.trace(paths, Some(-1), e, atext);
+            c.trace(paths, Some(c.fail), e, atext);
             set_errno(e);
-            -1
+            c.fail
         }
     }
 }
@@ -1898,12 +1964,18 @@ pub unsafe extern "C" fn fclose(fp: *mut c_void) -> c_int {
     let Some(f) = real!(Fclose) else {
         return enosys();
     };
-    if !CACHE_ON.load(Ordering::Relaxed) || fp.is_null() {
+    if fp.is_null() || (!CACHE_ON.load(Ordering::Relaxed) && !active(Op::Close)) {
         return f(fp);
     }
     let fd = fileno(fp);
     cache_clear(fd);
-    let r = f(fp);
+    let r = match (active(Op::Close), Guard::enter()) {
+        (true, Some(_g)) => {
+            let mut c = Call::new(Op::Close, "fclose", Target::Fd(fd)).stdio(fp, -1);
+            run(&mut c, 0, 0, |_| i64::from(f(fp))) as c_int
+        }
+        _ => f(fp),
+    };
     cache_clear(fd);
     r
 }
@@ -2115,9 +2187,14 @@ pub unsafe extern "C" fn unlinkat(dirfd: c_int, path: *const c_char, flags: c_in
     let Some(f) = real!(Unlinkat) else {
         return enosys();
     };
-    fast!(Op::Unlink, f(dirfd, path, flags));
+    let op = if flags & AT_REMOVEDIR != 0 {
+        Op::Rmdir
+    } else {
+        Op::Unlink
+    };
+    fast!(op, f(dirfd, path, flags));
     let _g = guard!(f(dirfd, path, flags));
-    let mut c = Call::new(Op::Unlink, "unlinkat", Target::At(dirfd, path));
+    let mut c = Call::new(op, "unlinkat", Target::At(dirfd, path));
     run(&mut c, 0, 0, |_| i64::from(f(dirfd, path, flags))) as c_int
 }
 
@@ -2203,7 +2280,42 @@ pub unsafe extern "C" fn syscall(
             Some(Target::At(a3 as c_int, a4 as *const c_char)),
         ),
         nr::UNLINK => (Op::Unlink, "syscall:unlink", Target::At(AT_FDCWD, p1), None),
+        nr::UNLINKAT if a3 as c_int & AT_REMOVEDIR != 0 => {
+            (Op::Rmdir, "syscall:unlinkat", Target::At(fd, p2), None)
+        }
         nr::UNLINKAT => (Op::Unlink, "syscall:unlinkat", Target::At(fd, p2), None),
+        nr::RMDIR => (Op::Rmdir, "syscall:rmdir", Target::At(AT_FDCWD, p1), None),
+        nr::FALLOCATE => (Op::Fallocate, "syscall:fallocate", Target::Fd(fd), None),
+        nr::COPY_FILE_RANGE => (
+            Op::Write,
+            "syscall:copy_file_range",
+            Target::Fd(a3 as c_int),
+            None,
+        ),
+        nr::LINK => (
+            Op::Link,
+            "syscall:link",
+            Target::At(AT_FDCWD, p1),
+            Some(Target::At(AT_FDCWD, p2)),
+        ),
+        nr::LINKAT => (
+            Op::Link,
+            "syscall:linkat",
+            Target::At(fd, p2),
+            Some(Target::At(a3 as c_int, a4 as *const c_char)),
+        ),
+        nr::SYMLINK => (
+            Op::Link,
+            "syscall:symlink",
+            Target::Raw(p1),
+            Some(Target::At(AT_FDCWD, p2)),
+        ),
+        nr::SYMLINKAT => (
+            Op::Link,
+            "syscall:symlinkat",
+            Target::Raw(p1),
+            Some(Target::At(a2 as c_int, a3 as *const c_char)),
+        ),
         nr::MKDIR => (Op::Mkdir, "syscall:mkdir", Target::At(AT_FDCWD, p1), None),
         nr::MKDIRAT => (Op::Mkdir, "syscall:mkdirat", Target::At(fd, p2), None),
         _ => return f(n, a1, a2, a3, a4, a5, a6),
@@ -2265,6 +2377,15 @@ unsafe fn syscall_slow(
                 })
             }) as c_long
         }
+        nr::COPY_FILE_RANGE => {
+            let len = a5 as usize;
+            run(&mut c, len, len as i64, |lim| {
+                f(n, a1, a2, a3, a4, lim as c_long, a6)
+            }) as c_long
+        }
         _ => run(&mut c, 0, 0, |_| raw(a1, a3)) as c_long,
     }
 }
+
+// The families added by issue 13 (after the macros they use).
+mod hooks_new;

@@ -24,10 +24,13 @@ pub enum Op {
     Close = 6,
     Flock = 7,
     Ftruncate = 8,
+    Rmdir = 9,
+    Fallocate = 10,
+    Link = 11,
 }
 
 /// Number of call families.
-pub const NUM_OPS: usize = 9;
+pub const NUM_OPS: usize = 12;
 
 /// Every family, in index order.
 pub const ALL_OPS: [Op; NUM_OPS] = [
@@ -40,6 +43,9 @@ pub const ALL_OPS: [Op; NUM_OPS] = [
     Op::Close,
     Op::Flock,
     Op::Ftruncate,
+    Op::Rmdir,
+    Op::Fallocate,
+    Op::Link,
 ];
 
 impl Op {
@@ -55,6 +61,9 @@ impl Op {
             Op::Close => "close",
             Op::Flock => "flock",
             Op::Ftruncate => "ftruncate",
+            Op::Rmdir => "rmdir",
+            Op::Fallocate => "fallocate",
+            Op::Link => "link",
         }
     }
 
@@ -357,7 +366,7 @@ fn parse_rule(s: &[u8], number: usize) -> Result<Rule, PlanError> {
     }
     rule.op = Op::from_name(trim(&s[..op_end])).ok_or(err(
         number,
-        "unknown op (expected open, write, fsync, rename, unlink, mkdir, close, flock or ftruncate)",
+        "unknown op (expected open, write, fsync, rename, unlink, rmdir, mkdir, link, close, flock, ftruncate or fallocate)",
     ))?;
     let mut rest = &s[op_end..];
     if rest[0] == b'@' {
