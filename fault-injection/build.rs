@@ -1,4 +1,4 @@
-//! Compiles `preload/src/lib.rs` into `$OUT_DIR/libvxfault.so` with `panic=abort` and
+//! Compiles `plan/src/lib.rs` (an rlib) and `preload/src/lib.rs` into `$OUT_DIR/libvxfault.so` with `panic=abort` and
 //! full optimisation, whatever the profile, so that the runner (and any crate that
 //! depends on this one) always has the preload library next to it without relying on
 //! workspace build order. Also builds a statically linked helper for the
@@ -14,7 +14,39 @@ fn main() {
     let target = env::var("TARGET").unwrap_or_default();
     let host = env::var("HOST").unwrap_or_default();
     println!("cargo:rerun-if-changed=preload/src");
+    println!("cargo:rerun-if-changed=plan/src");
     println!("cargo:rerun-if-changed=testdata/static_probe.rs");
+
+    // The preload's one dependency, built the same way (an rlib it links statically).
+    let plan_rlib = out.join("libvxfault_plan.rlib");
+    let mut cmd = Command::new(&rustc);
+    cmd.args([
+        "--edition=2021",
+        "--crate-type=rlib",
+        "--crate-name=vxfault_plan",
+        "-C",
+        "opt-level=3",
+        "-C",
+        "panic=abort",
+        "-C",
+        "codegen-units=1",
+        "-C",
+        "debuginfo=0",
+        "--cap-lints=allow",
+    ]);
+    if !target.is_empty() && target != host {
+        cmd.arg("--target").arg(&target);
+    }
+    cmd.arg("-o")
+        .arg(&plan_rlib)
+        .arg(manifest.join("plan/src/lib.rs"));
+    let res = cmd.output().expect("run rustc for vxfault-plan");
+    if !res.status.success() {
+        panic!(
+            "building vxfault-plan for libvxfault.so failed:\n{}",
+            String::from_utf8_lossy(&res.stderr)
+        );
+    }
 
     let so = out.join("libvxfault.so");
     let mut cmd = Command::new(&rustc);
@@ -35,7 +67,13 @@ fn main() {
     if !target.is_empty() && target != host {
         cmd.arg("--target").arg(&target);
     }
-    cmd.arg("-o")
+    let mut extern_arg = std::ffi::OsString::from("vxfault_plan=");
+    extern_arg.push(&plan_rlib);
+    cmd.arg("--extern")
+        .arg(extern_arg)
+        .arg("-L")
+        .arg(&out)
+        .arg("-o")
         .arg(&so)
         .arg(manifest.join("preload/src/lib.rs"));
     let res = cmd.output().expect("run rustc for libvxfault.so");

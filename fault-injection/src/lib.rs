@@ -18,9 +18,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-#[allow(dead_code)]
-#[path = "../preload/src/plan.rs"]
-mod planlang;
+use vxfault_plan as planlang;
 
 pub mod cli;
 

@@ -161,3 +161,45 @@ pub fn fcntl_lock(cmd: i32, kind: Option<i16>, buf: &mut [u8]) -> usize {
     }
     o.len
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(f: impl FnOnce(&mut [u8]) -> usize) -> std::string::String {
+        let mut buf = [0u8; 256];
+        let n = f(&mut buf);
+        std::string::String::from_utf8(buf[..n].to_vec()).unwrap()
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn open_flags_by_name() {
+        let f = 0o1 | 0o100 | 0o200 | 0o400000 | 0o2000000;
+        assert_eq!(
+            text(|b| open_flags(f, b)),
+            "O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC"
+        );
+        assert_eq!(text(|b| open_flags(0, b)), "O_RDONLY");
+        assert_eq!(text(|b| open_flags(0o20200002, b)), "O_RDWR|O_TMPFILE");
+        assert_eq!(text(|b| open_flags(0o4010000, b)), "O_RDONLY|O_SYNC");
+        assert_eq!(text(|b| open_flags(0o10000, b)), "O_RDONLY|O_DSYNC");
+        assert_eq!(text(|b| open_flags(0x4000_0000, b)), "O_RDONLY|0x40000000");
+        // A buffer too small is cut, never overrun.
+        let mut tiny = [0u8; 5];
+        assert_eq!(open_flags(f, &mut tiny), 5);
+    }
+
+    #[test]
+    fn modes_and_locks() {
+        assert_eq!(&octal4(0o600), b"0600");
+        assert_eq!(&octal4(0o104755), b"4755");
+        assert_eq!(text(|b| flock_op(2 | 4, b)), "EX|NB");
+        assert_eq!(text(|b| flock_op(1, b)), "SH");
+        assert_eq!(text(|b| flock_op(8, b)), "UN");
+        assert_eq!(text(|b| flock_op(0, b)), "0x0");
+        assert_eq!(text(|b| fcntl_lock(6, Some(1), b)), "SETLK F_WRLCK");
+        assert_eq!(text(|b| fcntl_lock(38, Some(2), b)), "OFD_SETLKW F_UNLCK");
+        assert_eq!(text(|b| fcntl_lock(7, None, b)), "SETLKW");
+    }
+}

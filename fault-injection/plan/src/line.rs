@@ -12,6 +12,12 @@ pub struct Line {
     len: usize,
 }
 
+impl Default for Line {
+    fn default() -> Self {
+        Line::new()
+    }
+}
+
 impl Line {
     pub const fn new() -> Line {
         Line {
