@@ -8,6 +8,7 @@
 //! another writer of the same fd. Only fds that are opened and closed by hooked calls
 //! ever change a slot, so contention is the rare case.
 
+use core::mem::MaybeUninit;
 use core::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 
 /// fd numbers with a slot.
@@ -112,9 +113,10 @@ impl FdTable {
         s.unlock(v);
     }
 
-    /// Copies fd `fd`'s path into `out` and returns its length; `None` when the slot is
-    /// empty, being written, changed while copying, or `out` is too small.
-    pub fn load(&self, fd: i32, out: &mut [u8]) -> Option<usize> {
+    /// Copies fd `fd`'s path into `out` and returns its length n (`out[..n]` is then
+    /// initialised); `None` when the slot is empty, being written, changed while
+    /// copying, or `out` is too small.
+    pub fn load(&self, fd: i32, out: &mut [MaybeUninit<u8>]) -> Option<usize> {
         let s = self.slot(fd)?;
         let v1 = s.seq.load(Ordering::Acquire);
         if v1 & 1 == 1 {
@@ -128,7 +130,9 @@ impl FdTable {
             let b = w.load(Ordering::Relaxed).to_ne_bytes();
             let start = i * 8;
             let n = (len - start).min(8);
-            out[start..start + n].copy_from_slice(&b[..n]);
+            for (dst, &src) in out[start..start + n].iter_mut().zip(&b[..n]) {
+                dst.write(src);
+            }
         }
         fence(Ordering::Acquire);
         if s.seq.load(Ordering::Relaxed) != v1 {
@@ -142,25 +146,36 @@ impl FdTable {
 mod tests {
     use super::*;
 
+    /// `load` into a byte array (tests only: zero-initialised, so reading it is fine).
+    fn load(t: &FdTable, fd: i32, out: &mut [u8; SLOT_CAP]) -> Option<usize> {
+        let mut buf = [MaybeUninit::new(0u8); SLOT_CAP];
+        let n = t.load(fd, &mut buf)?;
+        for (o, b) in out.iter_mut().zip(&buf[..n]) {
+            // SAFETY: `buf` was fully initialised above.
+            *o = unsafe { b.assume_init() };
+        }
+        Some(n)
+    }
+
     #[test]
     fn store_load_clear() {
         let t = std::boxed::Box::new(FdTable::new());
         let mut out = [0u8; SLOT_CAP];
-        assert_eq!(t.load(3, &mut out), None);
+        assert_eq!(load(&t, 3, &mut out), None);
         t.store(3, b"/tmp/some/file.json");
-        let n = t.load(3, &mut out).unwrap();
+        let n = load(&t, 3, &mut out).unwrap();
         assert_eq!(&out[..n], b"/tmp/some/file.json");
         t.clear(3);
-        assert_eq!(t.load(3, &mut out), None);
+        assert_eq!(load(&t, 3, &mut out), None);
         t.store(3, &[b'x'; SLOT_CAP + 1]);
-        assert_eq!(t.load(3, &mut out), None, "too long: not cached");
+        assert_eq!(load(&t, 3, &mut out), None, "too long: not cached");
         t.store(-1, b"/x");
         t.store(FDS as i32, b"/x");
-        assert_eq!(t.load(-1, &mut out), None);
-        assert_eq!(t.load(FDS as i32, &mut out), None);
+        assert_eq!(load(&t, -1, &mut out), None);
+        assert_eq!(load(&t, FDS as i32, &mut out), None);
         let exact = [b'y'; SLOT_CAP];
         t.store(5, &exact);
-        assert_eq!(t.load(5, &mut out), Some(SLOT_CAP));
+        assert_eq!(load(&t, 5, &mut out), Some(SLOT_CAP));
         assert_eq!(out, exact);
     }
 
@@ -182,7 +197,7 @@ mod tests {
             s.spawn(|| {
                 let mut out = [0u8; SLOT_CAP];
                 for _ in 0..rounds {
-                    if let Some(n) = t.load(7, &mut out) {
+                    if let Some(n) = load(&t, 7, &mut out) {
                         let got = &out[..n];
                         assert!(got == a || got == b, "torn read: {got:?}");
                     }

@@ -4,7 +4,7 @@
 use core::ffi::{c_char, c_int, CStr};
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use plan::line::Line;
+use plan::line::{decimal, Line};
 use plan::{Op, PlanError, NUM_OPS};
 use vxfault_plan as plan;
 
@@ -128,17 +128,7 @@ fn plan_error_exit(e: PlanError) -> ! {
     let mut l = Line::new();
     l.raw(b"libvxfault: bad VXFAULT_PLAN: rule ");
     let mut d = [0u8; 20];
-    let mut i = d.len();
-    let mut v = e.rule as u64;
-    loop {
-        i -= 1;
-        d[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    l.raw(&d[i..]);
+    l.raw(decimal(e.rule as u64, &mut d));
     l.raw(b": ");
     l.raw(e.msg.as_bytes());
     l.raw(b" (nothing would be injected; exiting)\n");

@@ -162,10 +162,9 @@ pub fn cache_opened(fd: c_int) {
 
 /// The path of open fd `fd`: from the fd cache, else from /proc.
 pub fn fd_path(fd: c_int, out: &mut PathBuf) {
-    // SAFETY: the table writes at most PATH_CAP >= SLOT_CAP initialised bytes into
-    // the buffer and returns how many; only then is `len` set.
-    let dst = unsafe { core::slice::from_raw_parts_mut(out.ptr(), PATH_CAP) };
-    match CACHE.load(fd, dst) {
+    // The table initialises the first n bytes of the buffer and returns n; only then
+    // is `len` set.
+    match CACHE.load(fd, &mut out.buf) {
         Some(n) => out.len = n,
         None => proc_fd_path(fd, out),
     }
@@ -257,10 +256,17 @@ impl Paths {
     /// Runs `f` with both buffers on the stack, uninitialised except their lengths.
     #[inline(always)]
     pub fn with_stack<R>(f: impl FnOnce(&mut Paths) -> R) -> R {
-        let mut paths = Paths {
-            p1: PathBuf::new(),
-            p2: PathBuf::new(),
-        };
-        f(&mut paths)
+        // Built in place: only the two lengths are written, never the 8.7 KB of
+        // buffers (moving a `Paths` value could copy them on every call).
+        let mut slot = MaybeUninit::<Paths>::uninit();
+        let p = slot.as_mut_ptr();
+        // SAFETY: raw-pointer writes to two fields of our own uninitialised local.
+        unsafe {
+            core::ptr::addr_of_mut!((*p).p1.len).write(0);
+            core::ptr::addr_of_mut!((*p).p2.len).write(0);
+        }
+        // SAFETY: every field that is not `MaybeUninit` (the lengths) is initialised,
+        // so the value is valid; `slot` outlives the borrow.
+        f(unsafe { &mut *p })
     }
 }

@@ -5,7 +5,7 @@
 use core::ffi::{c_int, c_uint};
 use core::sync::atomic::Ordering;
 
-use plan::line::Line;
+use plan::line::{decimal, Line};
 use plan::{names, Action, Op};
 use vxfault_plan as plan;
 
@@ -148,18 +148,9 @@ pub fn action_text(a: Action, buf: &mut [u8; 32]) -> usize {
     };
     put(prefix, &mut len);
     put(name, &mut len);
-    if let Some(mut v) = n {
+    if let Some(v) = n {
         let mut d = [0u8; 20];
-        let mut i = d.len();
-        loop {
-            i -= 1;
-            d[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
-        }
-        put(&d[i..], &mut len);
+        put(decimal(v, &mut d), &mut len);
     }
     len
 }
