@@ -304,6 +304,10 @@ fn cmd_points(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -> i3
             return EXIT_USAGE;
         }
     };
+    if let Some(Err(why)) = o.filter.as_deref().map(crate::check_glob) {
+        let _ = writeln!(err, "vxfault: --filter: {why}");
+        return EXIT_USAGE;
+    }
     let inj = match injector(&o, "", err) {
         Ok(i) => i,
         Err(code) => return code,

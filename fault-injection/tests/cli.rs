@@ -291,6 +291,9 @@ fn empty_plans_and_missing_libraries_never_run() {
     assert!(e.contains("cannot preload the --lib library"), "{e}");
     let o = vxfault(&["check", ";"]);
     assert_eq!(o.status.code(), Some(125));
+    // A points filter is a glob like a plan's: a bad one is refused too.
+    let e = refused(d.path(), &["points", "--filter", "/tmp/[abc"]);
+    assert!(e.contains("--filter: unterminated '[' class"), "{e}");
 }
 
 #[test]
