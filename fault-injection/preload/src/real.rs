@@ -83,6 +83,9 @@ reals! {
     Fwrite = "fwrite": unsafe extern "C" fn(*const c_void, usize, usize, *mut c_void) -> usize;
     Fputs = "fputs": unsafe extern "C" fn(*const c_char, *mut c_void) -> c_int;
     Fflush = "fflush": unsafe extern "C" fn(*mut c_void) -> c_int;
+    FwriteUnlocked = "fwrite_unlocked": unsafe extern "C" fn(*const c_void, usize, usize, *mut c_void) -> usize;
+    FputsUnlocked = "fputs_unlocked": unsafe extern "C" fn(*const c_char, *mut c_void) -> c_int;
+    FflushUnlocked = "fflush_unlocked": unsafe extern "C" fn(*mut c_void) -> c_int;
     Fopen = "fopen": unsafe extern "C" fn(*const c_char, *const c_char) -> *mut c_void;
     Fopen64 = "fopen64": unsafe extern "C" fn(*const c_char, *const c_char) -> *mut c_void;
     Freopen = "freopen": unsafe extern "C" fn(*const c_char, *const c_char, *mut c_void) -> *mut c_void;

@@ -1,10 +1,22 @@
 //! Steps for the families added by issue 13: rmdir, link/linkat/symlinkat, fallocate,
 //! copies into a file (copy_file_range, sendfile, splice) and stdio (fdopen, fwrite,
-//! fputs, fflush; fclose is in main.rs), and their `sys:` forms.
+//! fputs, fflush and their `_unlocked` forms; fclose is in main.rs), and their `sys:`
+//! forms.
 
 use libc::{c_int, c_long};
 
 use crate::{arg, cstr, fail, num, Probe};
+
+extern "C" {
+    fn fwrite_unlocked(
+        ptr: *const libc::c_void,
+        size: usize,
+        n: usize,
+        fp: *mut libc::FILE,
+    ) -> usize;
+    fn fputs_unlocked(s: *const libc::c_char, fp: *mut libc::FILE) -> c_int;
+    fn fflush_unlocked(fp: *mut libc::FILE) -> c_int;
+}
 
 /// Opens `path` read-only (through glibc; the open is traced like any other).
 fn open_src(path: &str) -> c_int {
@@ -114,9 +126,13 @@ pub fn step(p: &mut Probe, name: &str, a: &[&str]) -> i64 {
                     0
                 }
             }
-            "fwrite" => {
+            "fwrite" | "fwrite_unlocked" => {
                 let t = arg(a, 0, name);
-                let r = libc::fwrite(t.as_ptr().cast(), 1, t.len(), p.fp);
+                let r = if name == "fwrite" {
+                    libc::fwrite(t.as_ptr().cast(), 1, t.len(), p.fp)
+                } else {
+                    fwrite_unlocked(t.as_ptr().cast(), 1, t.len(), p.fp)
+                };
                 if r < t.len() && libc::ferror(p.fp) != 0 {
                     -1
                 } else {
@@ -127,7 +143,12 @@ pub fn step(p: &mut Probe, name: &str, a: &[&str]) -> i64 {
                 let t = cstr(arg(a, 0, name));
                 i64::from(libc::fputs(t.as_ptr(), p.fp))
             }
+            "fputs_unlocked" => {
+                let t = cstr(arg(a, 0, name));
+                i64::from(fputs_unlocked(t.as_ptr(), p.fp))
+            }
             "fflush" => i64::from(libc::fflush(p.fp)),
+            "fflush_unlocked" => i64::from(fflush_unlocked(p.fp)),
             "ferror" => i64::from(libc::ferror(p.fp)),
             _ => fail(&format!("unknown step {name}")),
         }

@@ -243,6 +243,22 @@ fn stdio_entry_points() {
             "write",
             "f",
             pre.clone(),
+            "fwrite_unlocked:hello",
+            Some(content("f", b"hello")),
+            5,
+        ),
+        case(
+            "write",
+            "f",
+            pre.clone(),
+            "fputs_unlocked:hello",
+            Some(content("f", b"hello")),
+            5,
+        ),
+        case(
+            "write",
+            "f",
+            pre.clone(),
             "fputs:hello",
             Some(content("f", b"hello")),
             5,
@@ -263,7 +279,8 @@ fn stdio_entry_points() {
         "fdopen",
         "fwrite:abc",
         "fflush",
-        "ferror"
+        "ferror",
+        "fflush_unlocked"
     ];
     let run = run_in(&format!("write@{}#2=EIO", glob(&d.join("f"))), d, &steps);
     assert_eq!((run.step("fwrite").ret, run.step("fflush").ret), (3, -1));
@@ -272,4 +289,7 @@ fn stdio_entry_points() {
     let fired = run.fired(1);
     assert_eq!(fired.len(), 1);
     assert_eq!(fired[0].call, "fflush");
+    let run = run_in(&format!("write@{}#3=EIO", glob(&d.join("f"))), d, &steps);
+    assert_eq!(run.step("fflush_unlocked").errno, 5);
+    assert_eq!(run.fired(1)[0].call, "fflush_unlocked");
 }
