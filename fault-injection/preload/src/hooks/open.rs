@@ -30,87 +30,106 @@ unsafe fn open_like(
     fd
 }
 
-hook! {
-    fn open(path: *const c_char, flags: c_int, mode: c_uint) -> c_int;
-    real Open;
-    op Op::Open;
-    |f| { open_like("open", AT_FDCWD, path, flags, mode, |_| i64::from(f(path, flags, mode))) }
+/// `open`-shaped hooks (path, flags, mode).
+macro_rules! open_hooks {
+    ($($sym:ident = $real:ident;)*) => {$(
+        hook! {
+            fn $sym(path: *const c_char, flags: c_int, mode: c_uint) -> c_int;
+            real $real;
+            op Op::Open;
+            |f| {
+                open_like(stringify!($sym), AT_FDCWD, path, flags, mode, |_| {
+                    i64::from(f(path, flags, mode))
+                })
+            }
+        }
+    )*};
 }
 
-hook! {
-    fn open64(path: *const c_char, flags: c_int, mode: c_uint) -> c_int;
-    real Open64;
-    op Op::Open;
-    |f| { open_like("open64", AT_FDCWD, path, flags, mode, |_| i64::from(f(path, flags, mode))) }
+/// `openat`-shaped hooks (dirfd, path, flags, mode).
+macro_rules! openat_hooks {
+    ($($sym:ident = $real:ident;)*) => {$(
+        hook! {
+            fn $sym(dirfd: c_int, path: *const c_char, flags: c_int, mode: c_uint) -> c_int;
+            real $real;
+            op Op::Open;
+            |f| {
+                open_like(stringify!($sym), dirfd, path, flags, mode, |_| {
+                    i64::from(f(dirfd, path, flags, mode))
+                })
+            }
+        }
+    )*};
 }
 
-hook! {
-    fn openat(dirfd: c_int, path: *const c_char, flags: c_int, mode: c_uint) -> c_int;
-    real Openat;
-    op Op::Open;
-    |f| {
-        open_like("openat", dirfd, path, flags, mode, |_| {
-            i64::from(f(dirfd, path, flags, mode))
-        })
-    }
+/// The fortified `__open*_2` hooks (no mode: they refuse O_CREAT).
+macro_rules! open_2_hooks {
+    ($($sym:ident = $real:ident;)*) => {$(
+        hook! {
+            fn $sym(path: *const c_char, flags: c_int) -> c_int;
+            real $real;
+            op Op::Open;
+            |f| { open_like(stringify!($sym), AT_FDCWD, path, flags, 0, |_| i64::from(f(path, flags))) }
+        }
+    )*};
 }
 
-hook! {
-    fn openat64(dirfd: c_int, path: *const c_char, flags: c_int, mode: c_uint) -> c_int;
-    real Openat64;
-    op Op::Open;
-    |f| {
-        open_like("openat64", dirfd, path, flags, mode, |_| {
-            i64::from(f(dirfd, path, flags, mode))
-        })
-    }
+/// The fortified `__openat*_2` hooks.
+macro_rules! openat_2_hooks {
+    ($($sym:ident = $real:ident;)*) => {$(
+        hook! {
+            fn $sym(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int;
+            real $real;
+            op Op::Open;
+            |f| {
+                open_like(stringify!($sym), dirfd, path, flags, 0, |_| {
+                    i64::from(f(dirfd, path, flags))
+                })
+            }
+        }
+    )*};
 }
 
-hook! {
-    fn __open_2(path: *const c_char, flags: c_int) -> c_int;
-    real Open2;
-    op Op::Open;
-    |f| { open_like("__open_2", AT_FDCWD, path, flags, 0, |_| i64::from(f(path, flags))) }
+open_hooks! {
+    open = Open;
+    open64 = Open64;
 }
 
-hook! {
-    fn __open64_2(path: *const c_char, flags: c_int) -> c_int;
-    real Open64_2;
-    op Op::Open;
-    |f| { open_like("__open64_2", AT_FDCWD, path, flags, 0, |_| i64::from(f(path, flags))) }
+openat_hooks! {
+    openat = Openat;
+    openat64 = Openat64;
 }
 
-hook! {
-    fn __openat_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int;
-    real Openat2;
-    op Op::Open;
-    |f| { open_like("__openat_2", dirfd, path, flags, 0, |_| i64::from(f(dirfd, path, flags))) }
+open_2_hooks! {
+    __open_2 = Open2;
+    __open64_2 = Open64_2;
 }
 
-hook! {
-    fn __openat64_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int;
-    real Openat64_2;
-    op Op::Open;
-    |f| {
-        open_like("__openat64_2", dirfd, path, flags, 0, |_| {
-            i64::from(f(dirfd, path, flags))
-        })
-    }
+openat_2_hooks! {
+    __openat_2 = Openat2;
+    __openat64_2 = Openat64_2;
 }
 
 /// creat's flags, for the trace.
 const CREAT_FLAGS: c_int = O_CREAT | O_WRONLY | O_TRUNC;
 
-hook! {
-    fn creat(path: *const c_char, mode: c_uint) -> c_int;
-    real Creat;
-    op Op::Open;
-    |f| { open_like("creat", AT_FDCWD, path, CREAT_FLAGS, mode, |_| i64::from(f(path, mode))) }
+/// The creat hooks.
+macro_rules! creat_hooks {
+    ($($sym:ident = $real:ident;)*) => {$(
+        hook! {
+            fn $sym(path: *const c_char, mode: c_uint) -> c_int;
+            real $real;
+            op Op::Open;
+            |f| {
+                open_like(stringify!($sym), AT_FDCWD, path, CREAT_FLAGS, mode, |_| {
+                    i64::from(f(path, mode))
+                })
+            }
+        }
+    )*};
 }
 
-hook! {
-    fn creat64(path: *const c_char, mode: c_uint) -> c_int;
-    real Creat64;
-    op Op::Open;
-    |f| { open_like("creat64", AT_FDCWD, path, CREAT_FLAGS, mode, |_| i64::from(f(path, mode))) }
+creat_hooks! {
+    creat = Creat;
+    creat64 = Creat64;
 }

@@ -21,24 +21,24 @@ hook! {
     }
 }
 
-hook! {
-    fn pwrite(fd: c_int, buf: *const c_void, n: usize, off: i64) -> isize;
-    real Pwrite;
-    op Op::Write;
-    |f| {
-        let mut c = Call::new(Op::Write, "pwrite", Target::Fd(fd));
-        run(&mut c, n, n as i64, |lim| f(fd, buf, lim, off) as i64) as isize
-    }
+/// `pwrite`-shaped hooks (a buffer and an offset).
+macro_rules! pwrite_hooks {
+    ($($sym:ident = $real:ident;)*) => {$(
+        hook! {
+            fn $sym(fd: c_int, buf: *const c_void, n: usize, off: i64) -> isize;
+            real $real;
+            op Op::Write;
+            |f| {
+                let mut c = Call::new(Op::Write, stringify!($sym), Target::Fd(fd));
+                run(&mut c, n, n as i64, |lim| f(fd, buf, lim, off) as i64) as isize
+            }
+        }
+    )*};
 }
 
-hook! {
-    fn pwrite64(fd: c_int, buf: *const c_void, n: usize, off: i64) -> isize;
-    real Pwrite64;
-    op Op::Write;
-    |f| {
-        let mut c = Call::new(Op::Write, "pwrite64", Target::Fd(fd));
-        run(&mut c, n, n as i64, |lim| f(fd, buf, lim, off) as i64) as isize
-    }
+pwrite_hooks! {
+    pwrite = Pwrite;
+    pwrite64 = Pwrite64;
 }
 
 hook! {
@@ -54,30 +54,27 @@ hook! {
     }
 }
 
-hook! {
-    fn pwritev(fd: c_int, iov: *const IoVec, cnt: c_int, off: i64) -> isize;
-    real Pwritev;
-    op Op::Write;
-    |f| {
-        let total = iov_total(iov, cnt);
-        let mut c = Call::new(Op::Write, "pwritev", Target::Fd(fd));
-        run(&mut c, total, total as i64, |lim| {
-            with_iov(iov, cnt, total, lim, |v, k| f(fd, v, k, off) as i64)
-        }) as isize
-    }
+/// `pwritev`-shaped hooks (an iovec array and an offset).
+macro_rules! pwritev_hooks {
+    ($($sym:ident = $real:ident;)*) => {$(
+        hook! {
+            fn $sym(fd: c_int, iov: *const IoVec, cnt: c_int, off: i64) -> isize;
+            real $real;
+            op Op::Write;
+            |f| {
+                let total = iov_total(iov, cnt);
+                let mut c = Call::new(Op::Write, stringify!($sym), Target::Fd(fd));
+                run(&mut c, total, total as i64, |lim| {
+                    with_iov(iov, cnt, total, lim, |v, k| f(fd, v, k, off) as i64)
+                }) as isize
+            }
+        }
+    )*};
 }
 
-hook! {
-    fn pwritev64(fd: c_int, iov: *const IoVec, cnt: c_int, off: i64) -> isize;
-    real Pwritev64;
-    op Op::Write;
-    |f| {
-        let total = iov_total(iov, cnt);
-        let mut c = Call::new(Op::Write, "pwritev64", Target::Fd(fd));
-        run(&mut c, total, total as i64, |lim| {
-            with_iov(iov, cnt, total, lim, |v, k| f(fd, v, k, off) as i64)
-        }) as isize
-    }
+pwritev_hooks! {
+    pwritev = Pwritev;
+    pwritev64 = Pwritev64;
 }
 
 hook! {
@@ -118,30 +115,27 @@ fn into_file(fd: c_int) -> bool {
     file_type(fd) == Some(S_IFREG)
 }
 
-hook! {
-    fn sendfile(out: c_int, inp: c_int, off: *mut i64, n: usize) -> isize;
-    real Sendfile;
-    op Op::Write;
-    |f| {
-        if !into_file(out) {
-            return f(out, inp, off, n);
+/// The sendfile hooks: writes only into a regular file.
+macro_rules! sendfile_hooks {
+    ($($sym:ident = $real:ident;)*) => {$(
+        hook! {
+            fn $sym(out: c_int, inp: c_int, off: *mut i64, n: usize) -> isize;
+            real $real;
+            op Op::Write;
+            |f| {
+                if !into_file(out) {
+                    return f(out, inp, off, n);
+                }
+                let mut c = Call::new(Op::Write, stringify!($sym), Target::Fd(out));
+                run(&mut c, n, n as i64, |lim| f(out, inp, off, lim) as i64) as isize
+            }
         }
-        let mut c = Call::new(Op::Write, "sendfile", Target::Fd(out));
-        run(&mut c, n, n as i64, |lim| f(out, inp, off, lim) as i64) as isize
-    }
+    )*};
 }
 
-hook! {
-    fn sendfile64(out: c_int, inp: c_int, off: *mut i64, n: usize) -> isize;
-    real Sendfile64;
-    op Op::Write;
-    |f| {
-        if !into_file(out) {
-            return f(out, inp, off, n);
-        }
-        let mut c = Call::new(Op::Write, "sendfile64", Target::Fd(out));
-        run(&mut c, n, n as i64, |lim| f(out, inp, off, lim) as i64) as isize
-    }
+sendfile_hooks! {
+    sendfile = Sendfile;
+    sendfile64 = Sendfile64;
 }
 
 hook! {
