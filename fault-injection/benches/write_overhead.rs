@@ -7,7 +7,9 @@
 //! ns per call. The parent interleaves the configurations `REPS` times and reports, per
 //! configuration, the minimum and median over repetitions, the difference of the
 //! minima to "no preload", and the median of the per-repetition differences to "no
-//! preload" (each repetition runs every configuration back to back).
+//! preload" (each repetition runs every configuration back to back). When libfiu is
+//! installed (Debian: `fiu-utils`), two libfiu configurations run in the same
+//! interleaving, for the comparison in fault-injection/README.md.
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -19,27 +21,55 @@ const ITERS: u32 = 20_000;
 const ROUNDS: u32 = 5;
 const REPS: usize = 31;
 
-/// (name, plan or None for no preload)
-fn configs() -> Vec<(&'static str, Option<&'static str>)> {
-    vec![
-        ("no preload", None),
+/// What a configuration preloads.
+#[derive(Clone, Copy)]
+enum Preload {
+    None,
+    /// libvxfault.so with this plan.
+    Vxfault(&'static str),
+    /// libfiu's POSIX preload (Debian's fiu-utils) with this `FIU_ENABLE`.
+    Libfiu(&'static str),
+}
+
+/// libfiu's preload libraries, as `fiu-run -x` sets them.
+const LIBFIU: [&str; 2] = [
+    "/usr/lib/fiu/fiu_run_preload.so",
+    "/usr/lib/fiu/fiu_posix_preload.so",
+];
+
+/// (name, what to preload). libfiu rows are added when it is installed, for the
+/// comparison in fault-injection/README.md.
+fn configs() -> Vec<(&'static str, Preload)> {
+    let mut v = vec![
+        ("no preload", Preload::None),
         (
             "preload, no rule for write (plan `fsync=EIO`)",
-            Some("fsync=EIO"),
+            Preload::Vxfault("fsync=EIO"),
         ),
         (
             "preload, non-firing write rule, no glob (`write#1000000000=EIO`)",
-            Some("write#1000000000=EIO"),
+            Preload::Vxfault("write#1000000000=EIO"),
         ),
         (
             "preload, write rule whose glob does not match (`write@/nonexistent/*=EIO`)",
-            Some("write@/nonexistent/*=EIO"),
+            Preload::Vxfault("write@/nonexistent/*=EIO"),
         ),
         (
             "preload, matching glob, non-firing trigger (`write@/dev/*#1000000000=EIO`)",
-            Some("write@/dev/*#1000000000=EIO"),
+            Preload::Vxfault("write@/dev/*#1000000000=EIO"),
         ),
-    ]
+    ];
+    if LIBFIU.iter().all(|p| std::path::Path::new(p).is_file()) {
+        v.push((
+            "libfiu, no point for write (`enable name=posix/io/sync/fsync`)",
+            Preload::Libfiu("enable name=posix/io/sync/fsync"),
+        ));
+        v.push((
+            "libfiu, non-firing write point (`enable_random name=posix/io/rw/write,probability=0`)",
+            Preload::Libfiu("enable_random name=posix/io/rw/write,probability=0"),
+        ));
+    }
+    v
 }
 
 fn child(target: &str) {
@@ -105,11 +135,18 @@ fn main() {
         let mut diff = vec![Vec::new(); cfgs.len()];
         for _ in 0..REPS {
             let mut this = Vec::new();
-            for (_, plan) in &cfgs {
+            for (_, preload) in &cfgs {
                 let mut c = Command::new(&exe);
                 c.args(["--child", target]).env_remove("LD_PRELOAD");
-                if let Some(p) = plan {
-                    c.env("LD_PRELOAD", &lib).env("VXFAULT_PLAN", p);
+                match preload {
+                    Preload::None => {}
+                    Preload::Vxfault(p) => {
+                        c.env("LD_PRELOAD", &lib).env("VXFAULT_PLAN", p);
+                    }
+                    Preload::Libfiu(enable) => {
+                        c.env("LD_PRELOAD", LIBFIU.join(" "))
+                            .env("FIU_ENABLE", enable);
+                    }
                 }
                 c.env_remove("VXFAULT_TRACE").env_remove("VXFAULT_SHM");
                 let out = c.output().expect("child");
@@ -131,13 +168,13 @@ fn main() {
         }
         println!("{} of 1 byte to {target}: {ITERS} calls x best of {ROUNDS} rounds, median of {REPS} interleaved runs", if target == "devnull" { "write" } else { "pwrite64" });
         println!(
-            "{:<78} {:>9} {:>9} {:>11} {:>11}",
+            "{:<86} {:>9} {:>9} {:>11} {:>11}",
             "configuration", "min ns", "med ns", "added(min)", "added(med)"
         );
         let base_min = min(&ns[0]);
         for (i, (name, _)) in cfgs.iter().enumerate() {
             println!(
-                "{:<78} {:>9.1} {:>9.1} {:>11.1} {:>11.1}",
+                "{:<86} {:>9.1} {:>9.1} {:>11.1} {:>11.1}",
                 name,
                 min(&ns[i]),
                 median(&mut ns[i]),

@@ -16,7 +16,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::{check_plan, Injector, Op, PointFilter, EXIT_NOT_INJECTABLE, EXIT_USAGE};
+use crate::{check_plan, Injector, Op, PointFilter, SetupError, EXIT_NOT_INJECTABLE, EXIT_USAGE};
 
 const USAGE: &str = "\
 usage: vxfault run [--plan PLAN] [--trace FILE] [--seed N] [--lib PATH] [--require-fire] [--quiet] -- CMD ARGS...
@@ -26,10 +26,15 @@ usage: vxfault run [--plan PLAN] [--trace FILE] [--seed N] [--lib PATH] [--requi
 
 PLAN (also from $VXFAULT_PLAN): rules separated by ';'
   rule    := op ['@' glob] [trigger] '=' action
-  op      := open | write | fsync | rename | unlink | mkdir | close | flock | ftruncate
+  op      := open | write | fsync | rename | unlink | rmdir | mkdir | link | close | flock
+           | ftruncate | fallocate
   trigger := '#' N | '#' N '+' | '%' P      (per process; '##' N counts across the process tree)
-  action  := ERRNO | short:N | torn:N | crash | crash-after | delay:MS | lie
+  action  := ERRNO | short:N | torn:N | crash | crash-after | delay:MS | lie | after:ERRNO
 exit: the command's status (128+signal), 124 not injectable, 125 bad plan/usage";
+
+/// Options that take one value and may be given once: a second one is refused rather
+/// than silently replacing the first.
+const ONCE: &[&str] = &["--plan", "--trace", "--lib", "--seed", "--filter"];
 
 #[derive(Default)]
 struct Opts {
@@ -55,12 +60,21 @@ fn text(v: Option<OsString>, flag: &str) -> Result<String, String> {
 fn parse_opts(args: &[OsString], sub: &str) -> Result<Opts, String> {
     let mut o = Opts::default();
     let mut it = args.iter().cloned();
+    let mut given: Vec<&str> = Vec::new();
     while let Some(a) = it.next() {
         let Some(s) = a.to_str() else {
-            return Err(format!(
-                "unexpected argument {a:?} (put the command after --)"
-            ));
+            return Err("unexpected argument (put the command after --)".to_string());
         };
+        if ONCE.contains(&s) {
+            if given.contains(&s) {
+                return Err(if s == "--plan" {
+                    "--plan given twice: put all rules in one plan, separated by ';'".into()
+                } else {
+                    format!("{s} given twice")
+                });
+            }
+            given.push(ONCE.iter().copied().find(|o| *o == s).unwrap_or(""));
+        }
         match s {
             "--" => {
                 o.cmd = it.collect();
@@ -106,6 +120,11 @@ fn command(o: &Opts) -> Command {
 }
 
 fn spawn_error(err: &mut dyn Write, o: &Opts, e: &io::Error) -> i32 {
+    if let Some(setup) = SetupError::of(e) {
+        // The runner's own file, not the command: nothing was started.
+        let _ = writeln!(err, "vxfault: {setup}");
+        return EXIT_USAGE;
+    }
     let _ = writeln!(err, "vxfault: cannot run {:?}: {e}", o.cmd[0]);
     if e.kind() == io::ErrorKind::NotFound {
         127
@@ -127,6 +146,10 @@ pub fn run(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         "points" => cmd_points(rest, out, err),
         "check" => match rest.first().and_then(|a| a.to_str()) {
             Some(plan) => match check_plan(plan) {
+                Ok(rules) if rules.is_empty() => {
+                    let _ = writeln!(err, "vxfault: empty plan: no rules");
+                    EXIT_USAGE
+                }
                 Ok(rules) => {
                     for (i, r) in rules.iter().enumerate() {
                         let _ = writeln!(out, "rule {}: {} (op {})", i + 1, r.text, r.op.name());
@@ -205,6 +228,14 @@ fn cmd_run(args: &[OsString], err: &mut dyn Write) -> i32 {
         Ok(i) => i,
         Err(code) => return code,
     };
+    if inj.rules().is_empty() {
+        let _ = writeln!(
+            err,
+            "vxfault: empty plan: nothing would be injected (give --plan or VXFAULT_PLAN; \
+             `vxfault points` traces without a plan)"
+        );
+        return EXIT_USAGE;
+    }
     let outcome = match inj.run(&mut command(&o)) {
         Ok(x) => x,
         Err(e) => return spawn_error(err, &o, &e),
@@ -273,6 +304,10 @@ fn cmd_points(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -> i3
             return EXIT_USAGE;
         }
     };
+    if let Some(Err(why)) = o.filter.as_deref().map(crate::check_glob) {
+        let _ = writeln!(err, "vxfault: --filter: {why}");
+        return EXIT_USAGE;
+    }
     let inj = match injector(&o, "", err) {
         Ok(i) => i,
         Err(code) => return code,

@@ -18,13 +18,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-#[allow(dead_code)]
-#[path = "../preload/src/plan.rs"]
-mod planlang;
+use vxfault_plan as planlang;
 
 pub mod cli;
+mod points;
+mod trace;
 
-use std::collections::HashMap;
+pub use points::{points, points_from_trace, points_with, Point, PointFilter, Points};
+pub use trace::{read_trace, TraceRecord};
+
 use std::ffi::OsString;
 use std::fmt;
 use std::fs;
@@ -32,8 +34,6 @@ use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Output};
-
-use serde::Deserialize;
 
 /// Exit code of `vxfault` for a run that could not be injected (never a pass).
 pub const EXIT_NOT_INJECTABLE: i32 = 124;
@@ -73,6 +73,41 @@ impl fmt::Display for PlanError {
 }
 
 impl std::error::Error for PlanError {}
+
+/// A run that could not be set up: nothing was started. Carried inside the
+/// `io::Error` that [`Injector::run`] returns (see [`SetupError::of`]); it names which
+/// of the runner's own files failed (never the command), without echoing the path.
+#[derive(Debug)]
+pub struct SetupError {
+    /// What the runner was doing (`create the --trace file`, …).
+    pub what: &'static str,
+    /// The underlying error.
+    pub source: io::Error,
+}
+
+impl SetupError {
+    fn wrap(what: &'static str, source: io::Error) -> io::Error {
+        io::Error::new(source.kind(), SetupError { what, source })
+    }
+
+    /// The setup error inside an error returned by [`Injector::run`]/[`Injector::output`],
+    /// or `None` when the command itself could not be started.
+    pub fn of(e: &io::Error) -> Option<&SetupError> {
+        e.get_ref()?.downcast_ref::<SetupError>()
+    }
+}
+
+impl fmt::Display for SetupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot {}: {}", self.what, self.source)
+    }
+}
+
+impl std::error::Error for SetupError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
 
 /// One rule of a checked plan, as the runner reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,6 +184,12 @@ pub fn check_plan(plan: &str) -> Result<Vec<RuleInfo>, PlanError> {
         .collect())
 }
 
+/// Checks a glob as a plan's `@glob` is checked: `Err(reason)` for an unterminated
+/// `[` class or a reversed range.
+pub fn check_glob(glob: &str) -> Result<(), &'static str> {
+    planlang::validate_glob(glob.as_bytes())
+}
+
 /// Shell-style glob match, as the plan's `@glob` uses it (`*` crosses `/`).
 pub fn glob_match(glob: &str, path: &[u8]) -> bool {
     planlang::glob_match(glob.as_bytes(), path)
@@ -211,104 +252,6 @@ pub fn static_probe() -> Result<PathBuf, String> {
     } else {
         Ok(PathBuf::from(p))
     }
-}
-
-/// One line of the trace.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-pub struct TraceRecord {
-    /// Order of the line in the whole process tree (1-based).
-    pub seq: u64,
-    pub pid: i64,
-    #[serde(default)]
-    pub tid: i64,
-    /// Call family, or `loaded` / `plan-error` for the events of a process.
-    pub op: String,
-    /// The intercepted symbol (`pwrite64`, `syscall:fsync`, …).
-    #[serde(default)]
-    pub call: String,
-    /// Absolute path the call acts on (for fd calls the fd's path; for rename the
-    /// source). Lossy if the path was not UTF-8 (see `path_hex`).
-    pub path: String,
-    #[serde(default)]
-    pub path_hex: Option<String>,
-    /// Rename destination.
-    #[serde(default)]
-    pub path2: Option<String>,
-    #[serde(default)]
-    pub path2_hex: Option<String>,
-    #[serde(default)]
-    pub fd: Option<i64>,
-    /// Return value; `None` when the process was killed before the call.
-    pub result: Option<i64>,
-    pub errno: i64,
-    /// `pass`, `none` (events) or the action taken (`EIO`, `short:3`, …).
-    pub action: String,
-    /// 1-based number of the rule that acted.
-    #[serde(default)]
-    pub rule: Option<usize>,
-    /// That rule's ordinal for this call.
-    #[serde(default)]
-    pub hit: Option<u64>,
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() & 1 == 1 {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
-}
-
-impl TraceRecord {
-    /// The exact path bytes.
-    pub fn path_bytes(&self) -> Vec<u8> {
-        self.path_hex
-            .as_deref()
-            .and_then(unhex)
-            .unwrap_or_else(|| self.path.as_bytes().to_vec())
-    }
-
-    /// The exact rename destination bytes.
-    pub fn path2_bytes(&self) -> Option<Vec<u8>> {
-        let p = self.path2.as_ref()?;
-        Some(
-            self.path2_hex
-                .as_deref()
-                .and_then(unhex)
-                .unwrap_or_else(|| p.as_bytes().to_vec()),
-        )
-    }
-
-    /// Whether this line is a call (not a `loaded`/`plan-error` event).
-    pub fn is_call(&self) -> bool {
-        self.op != "loaded" && self.op != "plan-error"
-    }
-}
-
-/// Reads a trace file. A last line cut short by a crash of the writer is ignored;
-/// any other bad line is an error.
-pub fn read_trace(path: &Path) -> io::Result<Vec<TraceRecord>> {
-    let text = fs::read(path)?;
-    let mut out = Vec::new();
-    let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
-    for (i, line) in lines.iter().enumerate() {
-        if line.is_empty() {
-            continue;
-        }
-        match serde_json::from_slice::<TraceRecord>(line) {
-            Ok(r) => out.push(r),
-            Err(_) if i + 1 == lines.len() => {}
-            Err(e) => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("{}: line {}: {e}", path.display(), i + 1),
-                ))
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// Counters of one rule after a run (whole process tree).
@@ -466,22 +409,32 @@ impl Injector {
     /// The environment for `cmd`: `LD_PRELOAD`, `VXFAULT_PLAN`, `VXFAULT_TRACE`,
     /// `VXFAULT_SHM` (a fresh counter file) and `VXFAULT_SEED`.
     fn prepare(&self, cmd: &mut Command) -> io::Result<Prepared> {
-        let dir = tempfile::Builder::new().prefix("vxfault-run-").tempdir()?;
+        let dir = tempfile::Builder::new()
+            .prefix("vxfault-run-")
+            .tempdir()
+            .map_err(|e| SetupError::wrap("create the run's temporary directory", e))?;
         let lib = match &self.lib {
             Some(l) => l.clone(),
-            None => preload_path()?,
+            None => preload_path().map_err(|e| SetupError::wrap("provide libvxfault.so", e))?,
         };
-        let lib = absolute(&lib)?;
+        let lib = absolute(&lib).map_err(|e| SetupError::wrap("resolve the --lib path", e))?;
+        if !lib.is_file() {
+            return Err(SetupError::wrap(
+                "preload the --lib library",
+                io::Error::new(io::ErrorKind::NotFound, "no such file"),
+            ));
+        }
         let trace = match &self.trace {
-            Some(t) => absolute(t)?,
+            Some(t) => absolute(t).map_err(|e| SetupError::wrap("resolve the --trace path", e))?,
             None => dir.path().join("trace.jsonl"),
         };
-        fs::write(&trace, b"")?;
+        fs::write(&trace, b"").map_err(|e| SetupError::wrap("create the --trace file", e))?;
         let shm = dir.path().join("counters");
         let mut words = vec![0u64; planlang::SHM_SIZE / 8];
         words[planlang::SHM_MAGIC] = planlang::SHM_MAGIC_VALUE;
         words[planlang::SHM_PLAN_HASH] = planlang::fnv1a(self.plan.as_bytes());
-        fs::write(&shm, words_to_bytes(&words))?;
+        fs::write(&shm, words_to_bytes(&words))
+            .map_err(|e| SetupError::wrap("create the counter file", e))?;
         let seed = match self.seed {
             Some(s) => s,
             None => std::env::var("VXFAULT_SEED")
@@ -558,135 +511,5 @@ fn absolute(p: &Path) -> io::Result<PathBuf> {
         Ok(p.to_path_buf())
     } else {
         Ok(std::env::current_dir()?.join(p))
-    }
-}
-
-/// Which calls [`points`] lists.
-#[derive(Debug, Clone, Default)]
-pub struct PointFilter {
-    /// Also list calls on non-absolute paths (pipes, sockets) and on /dev, /proc, /sys.
-    pub all: bool,
-    /// Only calls whose path (or rename destination) matches this glob.
-    pub glob: Option<String>,
-    /// Only these call families (empty: all).
-    pub ops: Vec<Op>,
-}
-
-/// One injection point: a call the workload made, and the rule that selects exactly
-/// it (append `=ACTION`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Point {
-    /// 1-based index in the list.
-    pub index: usize,
-    pub op: String,
-    pub call: String,
-    pub path: Vec<u8>,
-    pub path2: Option<Vec<u8>>,
-    pub pid: i64,
-    /// Ordinal of this call among the whole tree's calls of `op` on `path`.
-    pub ordinal: u64,
-    /// `op@<escaped path>##ordinal`: the rule prefix selecting this call.
-    pub rule: String,
-}
-
-/// The points of one traced run.
-#[derive(Debug)]
-pub struct Points {
-    pub points: Vec<Point>,
-    pub outcome: Outcome,
-}
-
-/// Runs `cmd` once with an empty plan, tracing every call, and lists its injection
-/// points. Ordinals count calls of the same family on the same path across the whole
-/// process tree in trace order, which is what a `##N` rule counts, so
-/// `format!("{}=EIO", point.rule)` fails exactly that call in a deterministic rerun.
-pub fn points(cmd: &mut Command, filter: &PointFilter) -> io::Result<Points> {
-    points_with(Injector::new("").map_err(io::Error::other)?, cmd, filter)
-}
-
-/// [`points`] with a configured injector (trace file, library); its plan is ignored.
-pub fn points_with(inj: Injector, cmd: &mut Command, filter: &PointFilter) -> io::Result<Points> {
-    let inj = Injector {
-        plan: String::new(),
-        rules: Vec::new(),
-        ..inj
-    };
-    let outcome = inj.run(cmd)?;
-    if let Err(why) = outcome.injectable() {
-        return Err(io::Error::other(format!("not injectable: {why}")));
-    }
-    let records = outcome.records()?;
-    Ok(Points {
-        points: points_from_trace(&records, filter),
-        outcome,
-    })
-}
-
-/// Computes points from trace records (see [`points`]).
-pub fn points_from_trace(records: &[TraceRecord], filter: &PointFilter) -> Vec<Point> {
-    let mut counts: HashMap<(String, Vec<u8>), u64> = HashMap::new();
-    let mut out = Vec::new();
-    for r in records.iter().filter(|r| r.is_call()) {
-        let path = r.path_bytes();
-        let path2 = r.path2_bytes();
-        let mut bump = |p: &[u8]| -> u64 {
-            let c = counts.entry((r.op.clone(), p.to_vec())).or_insert(0);
-            *c += 1;
-            *c
-        };
-        let ordinal = bump(&path);
-        if let Some(p2) = &path2 {
-            if *p2 != path {
-                bump(p2);
-            }
-        }
-        let interesting = |p: &[u8]| {
-            filter.all
-                || (p.first() == Some(&b'/')
-                    && !p.starts_with(b"/dev/")
-                    && !p.starts_with(b"/proc/")
-                    && !p.starts_with(b"/sys/"))
-        };
-        if !interesting(&path) {
-            continue;
-        }
-        if let Some(g) = &filter.glob {
-            let hit = glob_match(g, &path) || path2.as_deref().is_some_and(|p| glob_match(g, p));
-            if !hit {
-                continue;
-            }
-        }
-        if !filter.ops.is_empty() && !filter.ops.iter().any(|o| o.name() == r.op) {
-            continue;
-        }
-        let rule = format!("{}@{}##{ordinal}", r.op, escape_glob(&path));
-        out.push(Point {
-            index: out.len() + 1,
-            op: r.op.clone(),
-            call: r.call.clone(),
-            path,
-            path2,
-            pid: r.pid,
-            ordinal,
-            rule,
-        });
-    }
-    out
-}
-
-impl Point {
-    /// The point as one JSON object.
-    pub fn to_json(&self) -> String {
-        serde_json::json!({
-            "index": self.index,
-            "op": self.op,
-            "call": self.call,
-            "path": String::from_utf8_lossy(&self.path),
-            "path2": self.path2.as_ref().map(|p| String::from_utf8_lossy(p).into_owned()),
-            "pid": self.pid,
-            "ordinal": self.ordinal,
-            "rule": self.rule,
-        })
-        .to_string()
     }
 }

@@ -22,6 +22,17 @@ fn tmp() -> tempfile::TempDir {
         .unwrap()
 }
 
+/// The absolute path of the C library this test runs with (a real shared library
+/// that is not libvxfault.so).
+fn libc_path() -> String {
+    let maps = fs::read_to_string("/proc/self/maps").unwrap();
+    maps.lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|p| p.contains("/libc.so") || p.contains("/libc-"))
+        .expect("libc in /proc/self/maps")
+        .to_string()
+}
+
 fn sh_write(file: &Path) -> String {
     format!("echo hello > '{}'", file.display())
 }
@@ -131,10 +142,11 @@ fn not_injectable_is_never_a_pass() {
     assert_eq!(o.status.code(), Some(124), "{}", stderr(&o));
     assert!(stderr(&o).contains("never loaded"), "{}", stderr(&o));
     // A library that is not libvxfault.so (no handshake) is caught the same way.
+    let libc = libc_path();
     let o = vxfault(&[
         "run",
         "--lib",
-        "libm.so.6",
+        &libc,
         "--plan",
         "write=EIO",
         "--",
@@ -165,7 +177,7 @@ fn not_injectable_is_never_a_pass() {
         stderr(&o)
     );
     // A command that cannot be started.
-    let o = vxfault(&["run", "--", "/nonexistent/cmd"]);
+    let o = vxfault(&["run", "--plan", "write=EIO", "--", "/nonexistent/cmd"]);
     assert_eq!(o.status.code(), Some(127));
 }
 
@@ -214,4 +226,139 @@ fn points_and_lib() {
     assert_eq!(o.status.code(), Some(0));
     let p = String::from_utf8(o.stdout).unwrap();
     assert!(Path::new(p.trim()).is_file());
+}
+
+/// Runs `vxfault ARGS -- touch MARKER` and checks it was refused with 125 before the
+/// command ran; returns stderr.
+fn refused(d: &Path, args: &[&str]) -> String {
+    let marker = d.join("ran");
+    let mut all = args.to_vec();
+    all.extend(["--", "touch", marker.to_str().unwrap()]);
+    let o = vxfault(&all);
+    assert_eq!(o.status.code(), Some(125), "{args:?}: {}", stderr(&o));
+    assert!(!marker.exists(), "{args:?}: the command must not run");
+    stderr(&o)
+}
+
+#[test]
+fn a_trace_that_cannot_be_created_is_the_runners_error() {
+    let d = tmp();
+    let trace = d.path().join("missing/dir/t.jsonl");
+    let e = refused(
+        d.path(),
+        &[
+            "run",
+            "--plan",
+            "write=EIO",
+            "--trace",
+            trace.to_str().unwrap(),
+        ],
+    );
+    assert!(e.contains("cannot create the --trace file"), "{e}");
+    assert!(!e.contains("cannot run"), "{e}");
+    let e = refused(d.path(), &["points", "--trace", trace.to_str().unwrap()]);
+    assert!(e.contains("cannot create the --trace file"), "{e}");
+}
+
+#[test]
+fn a_repeated_option_is_refused() {
+    let d = tmp();
+    let e = refused(
+        d.path(),
+        &["run", "--plan", "write=EIO", "--plan", "fsync=EIO"],
+    );
+    assert!(e.contains("--plan given twice"), "{e}");
+    let e = refused(
+        d.path(),
+        &["run", "--plan", "write=EIO", "--seed", "1", "--seed", "2"],
+    );
+    assert!(e.contains("--seed given twice"), "{e}");
+}
+
+#[test]
+fn empty_plans_and_missing_libraries_never_run() {
+    let d = tmp();
+    for plan in ["", ";", " ; ;"] {
+        let e = refused(d.path(), &["run", "--plan", plan]);
+        assert!(e.contains("empty plan"), "{plan:?}: {e}");
+    }
+    let e = refused(d.path(), &["run"]);
+    assert!(e.contains("empty plan"), "{e}");
+    let e = refused(
+        d.path(),
+        &["run", "--plan", "write=EIO", "--lib", "/nonexistent.so"],
+    );
+    assert!(e.contains("cannot preload the --lib library"), "{e}");
+    let o = vxfault(&["check", ";"]);
+    assert_eq!(o.status.code(), Some(125));
+    // A points filter is a glob like a plan's: a bad one is refused too.
+    let e = refused(d.path(), &["points", "--filter", "/tmp/[abc"]);
+    assert!(e.contains("--filter: unterminated '[' class"), "{e}");
+}
+
+#[test]
+fn a_bad_plan_loaded_by_hand_stops_the_process_with_one_line() {
+    let d = tmp();
+    let marker = d.path().join("ran");
+    let trace = d.path().join("t.jsonl");
+    let lib = String::from_utf8(vxfault(&["lib"]).stdout).unwrap();
+    let o = Command::new("sh")
+        .args(["-c", &format!("touch '{}'", marker.display())])
+        .env("LD_PRELOAD", lib.trim())
+        .env("VXFAULT_PLAN", "write=EIOO")
+        .env("VXFAULT_TRACE", &trace)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
+    assert!(!marker.exists(), "nothing ran");
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(
+        e.starts_with("libvxfault: bad VXFAULT_PLAN: rule 1: unknown errno name"),
+        "{e}"
+    );
+    let t = fs::read_to_string(&trace).unwrap();
+    assert!(t.contains("\"op\":\"plan-error\""), "{t}");
+    // A good plan by hand runs as before.
+    let o = Command::new("sh")
+        .args(["-c", &format!("touch '{}'", marker.display())])
+        .env("LD_PRELOAD", lib.trim())
+        .env("VXFAULT_PLAN", "fsync=EIO")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(marker.exists());
+}
+
+#[test]
+fn each_rule_gets_a_summary_line_unless_quiet() {
+    let d = tmp();
+    let f = d.path().join("f");
+    let plan = format!(
+        "write@{}=EIO;fsync=EIO;open@{}#9=EIO",
+        f.display(),
+        f.display()
+    );
+    let o = vxfault(&["run", "--plan", &plan, "--", "sh", "-c", &sh_write(&f)]);
+    let e = stderr(&o);
+    assert!(
+        e.contains(&format!(
+            "rule 1 `write@{}=EIO`: matched 1, fired 1",
+            f.display()
+        )),
+        "{e}"
+    );
+    assert!(e.contains("rule 2 `fsync=EIO`: matched 0, fired 0"), "{e}");
+    assert!(e.contains("#9=EIO`: matched 1, fired 0"), "{e}");
+    let o = vxfault(&[
+        "run",
+        "--quiet",
+        "--plan",
+        &plan,
+        "--",
+        "sh",
+        "-c",
+        &sh_write(&f),
+    ]);
+    assert!(!stderr(&o).contains("matched"), "{}", stderr(&o));
 }

@@ -6,7 +6,7 @@ use vxfault::{check_plan, Op};
 fn accepts_every_form_of_the_grammar() {
     let plan = "fsync@*/recovery/*#2=EIO;rename@*.json=crash; write#3+=short:10 ;\
                 write%12.5=torn:4;open@/x/\\#y=ENOSPC;close=crash-after;flock=delay:20;\
-                unlink=lie;mkdir##2=EDQUOT;ftruncate##1+=EFBIG;;";
+                unlink=lie;mkdir##2=EDQUOT;ftruncate##1+=EFBIG;rename=after:EIO;;";
     let rules = check_plan(plan).unwrap();
     let ops: Vec<Op> = rules.iter().map(|r| r.op).collect();
     assert_eq!(
@@ -21,7 +21,8 @@ fn accepts_every_form_of_the_grammar() {
             Op::Flock,
             Op::Unlink,
             Op::Mkdir,
-            Op::Ftruncate
+            Op::Ftruncate,
+            Op::Rename
         ]
     );
     assert_eq!(rules[2].text, "write#3+=short:10");
@@ -38,11 +39,13 @@ fn rejects_bad_plans_with_the_rule_and_reason() {
         ("bogus=EIO", 1, "unknown op"),
         ("write=EBOGUS", 1, "unknown errno"),
         ("write=explode", 1, "unknown action"),
+        ("write=after:", 1, "after:ERRNO needs an errno name"),
+        ("write=after:EBOGUS", 1, "after:ERRNO needs an errno name"),
         ("write", 1, "missing '='"),
         ("write=", 1, "missing action"),
         ("write@=EIO", 1, "empty glob"),
         ("write#0=EIO", 1, "N >= 1"),
-        ("write#x=EIO", 1, "N >= 1"),
+        ("write#x=EIO", 1, "N must be a decimal number"),
         ("write%101=EIO", 1, "percentage"),
         ("write%1.23456=EIO", 1, "percentage"),
         ("fsync=EIO;fsync=short:3", 2, "write only"),
@@ -64,4 +67,53 @@ fn rejects_bad_plans_with_the_rule_and_reason() {
         .message
         .contains("too many rules"));
     assert!(check_plan(&vec!["write=EIO"; 32].join(";")).is_ok());
+}
+
+#[test]
+fn trigger_errors_name_what_is_wrong() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "write#2%5=EIO",
+            "one trigger: '#N' and '%P' cannot be combined",
+        ),
+        (
+            "write%5#2=EIO",
+            "one trigger: '#N' and '%P' cannot be combined",
+        ),
+        ("write#99999999999999999999999=EIO", "N is too large"),
+        ("write#18446744073709551616=EIO", "N is too large"),
+        ("write#0=EIO", "counts from 1: needs N >= 1"),
+        ("write#=EIO", "'#' needs a number N"),
+        ("write###2=EIO", "too many '#'"),
+        ("write#-1=EIO", "N must be a decimal number"),
+        ("#99999999999999999999999", "missing op"),
+        ("#2=EIO", "missing op"),
+    ];
+    for (plan, msg) in cases {
+        let e = check_plan(plan).unwrap_err();
+        assert!(e.message.contains(msg), "{plan}: {e}");
+    }
+    assert!(check_plan("write#18446744073709551615=EIO").is_ok());
+}
+
+#[test]
+fn bad_globs_are_refused() {
+    for glob in ["[abc", "[!", "[]", "[z-a]", "/x/[!abc", "/x/[a-\\]", "[^"] {
+        let plan = format!("write@{glob}=EIO");
+        let e = check_plan(&plan).unwrap_err();
+        assert!(
+            e.message.contains("unterminated '[' class") || e.message.contains("reversed range"),
+            "{plan}: {e}"
+        );
+    }
+    assert!(check_plan("write@[z-a]=EIO")
+        .unwrap_err()
+        .message
+        .contains("reversed range"));
+    for glob in [
+        "[abc]", "[!a-z]x", "[]]", "[!]]", "\\[abc", "[a\\]]", "[a-a]", "*.json",
+    ] {
+        let plan = format!("write@{glob}=EIO");
+        assert!(check_plan(&plan).is_ok(), "{plan}");
+    }
 }

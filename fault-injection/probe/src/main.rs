@@ -7,7 +7,8 @@
 //! The "current fd" is the last fd a successful `open*`/`creat` returned; `opendir:P`
 //! sets the "dir fd". Where a step takes `DIR`, it is `cwd` (AT_FDCWD) or `dir`.
 //! Open flags are letters: r (O_RDONLY), w (O_WRONLY), rw (O_RDWR), c (O_CREAT),
-//! t (O_TRUNC), a (O_APPEND), x (O_EXCL), d (O_DIRECTORY); e.g. `wct`.
+//! t (O_TRUNC), a (O_APPEND), x (O_EXCL), d (O_DIRECTORY), n (O_NOFOLLOW); e.g. `wct`.
+//! open/open64 and openat/openat64 take an optional octal MODE after FLAGS (default 644).
 //!
 //! Results are written with a raw `syscall` instruction (never through glibc), so a
 //! plan that fails every `write` does not hide them. Each line is
@@ -26,8 +27,12 @@
 //! renameat2, unlink, unlinkat, mkdir, mkdirat, flock, fcntl, ftruncate;
 //! fclose (fdopen + fclose of the current fd); fopen (PATH, sets the current fd);
 //! dup2 (NEWFD: the current fd onto NEWFD, which becomes current); close_range (LO:HI);
-//! symlink (TARGET:LINK);
-//! raw:write:TEXT, raw:fsync, raw:rename:A:B — a raw syscall instruction (invisible to
+//! symlink (TARGET:LINK); and the steps of `families.rs` (rmdir, link, linkat,
+//! symlinkat, fallocate, posix_fallocate, copy_file_range, sendfile, splice, fdopen,
+//! fwrite, fputs, fflush);
+//! freopen (PATH: fdopen + freopen of the current fd, which becomes current);
+//! dupfd (MIN: fcntl F_DUPFD of the current fd, which becomes current);
+//! raw:write:TEXT, raw:fsync, raw:close[:FD], raw:rename:A:B — a raw syscall instruction (invisible to
 //! any LD_PRELOAD library);
 //! fork:N (the child runs the next N steps and exits; the parent skips them, waits and
 //! reports the child's exit status); exec (re-executes this program with the remaining
@@ -38,6 +43,11 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
 use libc::{c_char, c_int, c_long};
 
+mod families;
+mod syscalls;
+
+use syscalls::{raw_step, sys_step};
+
 extern "C" {
     fn __open_2(path: *const c_char, flags: c_int) -> c_int;
     fn __open64_2(path: *const c_char, flags: c_int) -> c_int;
@@ -47,7 +57,7 @@ extern "C" {
 
 /// A system call with the `syscall` instruction itself: no libc, no PLT.
 #[cfg(target_arch = "x86_64")]
-unsafe fn raw_syscall(n: c_long, a1: c_long, a2: c_long, a3: c_long) -> c_long {
+pub(crate) unsafe fn raw_syscall(n: c_long, a1: c_long, a2: c_long, a3: c_long) -> c_long {
     let ret: c_long;
     core::arch::asm!(
         "syscall",
@@ -64,7 +74,7 @@ unsafe fn raw_syscall(n: c_long, a1: c_long, a2: c_long, a3: c_long) -> c_long {
 
 /// A system call with the `svc` instruction itself: no libc, no PLT.
 #[cfg(target_arch = "aarch64")]
-unsafe fn raw_syscall(n: c_long, a1: c_long, a2: c_long, a3: c_long) -> c_long {
+pub(crate) unsafe fn raw_syscall(n: c_long, a1: c_long, a2: c_long, a3: c_long) -> c_long {
     let ret: c_long;
     core::arch::asm!(
         "svc 0",
@@ -77,7 +87,7 @@ unsafe fn raw_syscall(n: c_long, a1: c_long, a2: c_long, a3: c_long) -> c_long {
     ret
 }
 
-fn raw_write_all(fd: c_int, mut bytes: &[u8]) {
+pub(crate) fn raw_write_all(fd: c_int, mut bytes: &[u8]) {
     while !bytes.is_empty() {
         let n = unsafe {
             raw_syscall(
@@ -124,16 +134,16 @@ fn json_escape(s: &str) -> String {
     out
 }
 
-fn fail(msg: &str) -> ! {
+pub(crate) fn fail(msg: &str) -> ! {
     raw_write_all(2, format!("vxfault-probe: {msg}\n").as_bytes());
     unsafe { libc::_exit(2) }
 }
 
-fn cstr(s: &str) -> CString {
+pub(crate) fn cstr(s: &str) -> CString {
     CString::new(s).unwrap_or_else(|_| fail("NUL in argument"))
 }
 
-fn flags(s: &str) -> c_int {
+pub(crate) fn flags(s: &str) -> c_int {
     let mut f = 0;
     let mut acc = libc::O_RDONLY;
     let b = s.as_bytes();
@@ -151,6 +161,7 @@ fn flags(s: &str) -> c_int {
             b'a' => f |= libc::O_APPEND,
             b'x' => f |= libc::O_EXCL,
             b'd' => f |= libc::O_DIRECTORY,
+            b'n' => f |= libc::O_NOFOLLOW,
             _ => fail(&format!("bad open flags {s}")),
         }
         i += 1;
@@ -158,13 +169,21 @@ fn flags(s: &str) -> c_int {
     f | acc | libc::O_CLOEXEC
 }
 
-struct Probe {
+fn octal_mode(s: Option<&&str>) -> libc::c_uint {
+    s.map_or(0o644, |m| {
+        libc::c_uint::from_str_radix(m, 8).unwrap_or_else(|_| fail("MODE must be octal"))
+    })
+}
+
+pub(crate) struct Probe {
     fd: c_int,
     dir: c_int,
+    /// The stdio stream of the `fopen`/`fdopen` steps (null if none).
+    fp: *mut libc::FILE,
 }
 
 impl Probe {
-    fn dirfd(&self, s: &str) -> c_int {
+    pub(crate) fn dirfd(&self, s: &str) -> c_int {
         match s {
             "cwd" => libc::AT_FDCWD,
             "dir" => self.dir,
@@ -172,7 +191,7 @@ impl Probe {
         }
     }
 
-    fn target(&self, a: &[&str]) -> c_int {
+    pub(crate) fn target(&self, a: &[&str]) -> c_int {
         if a.first() == Some(&"dir") {
             self.dir
         } else {
@@ -181,18 +200,18 @@ impl Probe {
     }
 }
 
-fn arg<'a>(a: &[&'a str], i: usize, step: &str) -> &'a str {
+pub(crate) fn arg<'a>(a: &[&'a str], i: usize, step: &str) -> &'a str {
     a.get(i)
         .copied()
         .unwrap_or_else(|| fail(&format!("{step}: missing argument {}", i + 1)))
 }
 
-fn num(s: &str) -> i64 {
+pub(crate) fn num(s: &str) -> i64 {
     s.parse()
         .unwrap_or_else(|_| fail(&format!("not a number: {s}")))
 }
 
-fn iovecs(parts: &[&[u8]]) -> Vec<libc::iovec> {
+pub(crate) fn iovecs(parts: &[&[u8]]) -> Vec<libc::iovec> {
     parts
         .iter()
         .map(|p| libc::iovec {
@@ -202,7 +221,7 @@ fn iovecs(parts: &[&[u8]]) -> Vec<libc::iovec> {
         .collect()
 }
 
-fn lock_struct(kind: &str) -> libc::flock {
+pub(crate) fn lock_struct(kind: &str) -> libc::flock {
     let mut fl: libc::flock = unsafe { std::mem::zeroed() };
     fl.l_type = match kind {
         "w" => libc::F_WRLCK as libc::c_short,
@@ -214,7 +233,7 @@ fn lock_struct(kind: &str) -> libc::flock {
     fl
 }
 
-fn lock_cmd(s: &str) -> c_int {
+pub(crate) fn lock_cmd(s: &str) -> c_int {
     match s {
         "setlk" => libc::F_SETLK,
         "setlkw" => libc::F_SETLKW,
@@ -225,7 +244,7 @@ fn lock_cmd(s: &str) -> c_int {
     }
 }
 
-fn flock_op(s: &str) -> c_int {
+pub(crate) fn flock_op(s: &str) -> c_int {
     match s {
         "ex" => libc::LOCK_EX,
         "sh" => libc::LOCK_SH,
@@ -248,7 +267,7 @@ fn step(p: &mut Probe, name: &str, a: &[&str], rest: &[String]) -> i64 {
             "open" | "open64" | "open_2" | "open64_2" => {
                 let path = cstr(arg(a, 0, name));
                 let fl = flags(arg(a, 1, name));
-                let mode: libc::c_uint = 0o644;
+                let mode = octal_mode(a.get(2));
                 let r = match name {
                     "open" => libc::open(path.as_ptr(), fl, mode),
                     "open64" => libc::open64(path.as_ptr(), fl, mode),
@@ -261,7 +280,7 @@ fn step(p: &mut Probe, name: &str, a: &[&str], rest: &[String]) -> i64 {
                 let d = p.dirfd(arg(a, 0, name));
                 let path = cstr(arg(a, 1, name));
                 let fl = flags(arg(a, 2, name));
-                let mode: libc::c_uint = 0o644;
+                let mode = octal_mode(a.get(3));
                 let r = match name {
                     "openat" => libc::openat(d, path.as_ptr(), fl, mode),
                     "openat64" => libc::openat64(d, path.as_ptr(), fl, mode),
@@ -406,7 +425,11 @@ fn step(p: &mut Probe, name: &str, a: &[&str], rest: &[String]) -> i64 {
             "exit" => libc::_exit(num(arg(a, 0, name)) as c_int),
             "fclose" => {
                 // fdopen + fclose: glibc closes the fd internally, not through close().
-                let fp = libc::fdopen(p.fd, c"w".as_ptr());
+                let fp = if p.fp.is_null() {
+                    libc::fdopen(p.fd, c"w".as_ptr())
+                } else {
+                    std::mem::replace(&mut p.fp, std::ptr::null_mut())
+                };
                 if fp.is_null() {
                     -1
                 } else {
@@ -420,9 +443,30 @@ fn step(p: &mut Probe, name: &str, a: &[&str], rest: &[String]) -> i64 {
                 if fp.is_null() {
                     -1
                 } else {
+                    p.fp = fp;
                     p.fd = libc::fileno(fp);
                     i64::from(p.fd)
                 }
+            }
+            "freopen" => {
+                // fdopen the current fd, then freopen PATH on that stream: glibc
+                // closes and reopens inside, where no hook sees it.
+                let path = cstr(arg(a, 0, name));
+                let fp = libc::fdopen(p.fd, c"w".as_ptr());
+                if fp.is_null() {
+                    return -1;
+                }
+                let r = libc::freopen(path.as_ptr(), c"w".as_ptr(), fp);
+                if r.is_null() {
+                    -1
+                } else {
+                    p.fd = libc::fileno(r);
+                    i64::from(p.fd)
+                }
+            }
+            "dupfd" => {
+                let r = libc::fcntl(p.fd, libc::F_DUPFD, num(arg(a, 0, name)) as c_int);
+                set_fd(p, r)
             }
             "dup2" => {
                 let new = num(arg(a, 0, name)) as c_int;
@@ -449,7 +493,7 @@ fn step(p: &mut Probe, name: &str, a: &[&str], rest: &[String]) -> i64 {
                 num(arg(a, 1, name)) as usize,
             ),
             "alarmwrite" => alarm_write(p.fd, num(arg(a, 0, name)), arg(a, 1, name)),
-            _ => fail(&format!("unknown step {name}")),
+            _ => families::step(p, name, a),
         }
     }
 }
@@ -509,155 +553,6 @@ fn alarm_write(fd: c_int, ms: i64, text: &str) -> i64 {
     }
 }
 
-fn sys_step(p: &mut Probe, a: &[&str]) -> i64 {
-    let name = arg(a, 0, "sys");
-    let a = &a[1..];
-    let s = |v: &CString| v.as_ptr() as c_long;
-    unsafe {
-        let r: c_long = match name {
-            "write" => {
-                let t = arg(a, 0, name);
-                libc::syscall(libc::SYS_write, p.fd, t.as_ptr(), t.len())
-            }
-            "pwrite64" => {
-                let t = arg(a, 0, name);
-                libc::syscall(
-                    libc::SYS_pwrite64,
-                    p.fd,
-                    t.as_ptr(),
-                    t.len(),
-                    num(arg(a, 1, name)),
-                )
-            }
-            "writev" => {
-                let parts: Vec<&[u8]> = arg(a, 0, name).split(',').map(str::as_bytes).collect();
-                let iov = iovecs(&parts);
-                libc::syscall(libc::SYS_writev, p.fd, iov.as_ptr(), iov.len() as c_int)
-            }
-            #[cfg(target_arch = "x86_64")]
-            "open" => {
-                let path = cstr(arg(a, 0, name));
-                let r = libc::syscall(libc::SYS_open, s(&path), flags(arg(a, 1, name)), 0o644);
-                if r >= 0 {
-                    p.fd = r as c_int;
-                }
-                r
-            }
-            #[cfg(target_arch = "x86_64")]
-            "creat" => {
-                let path = cstr(arg(a, 0, name));
-                let r = libc::syscall(libc::SYS_creat, s(&path), 0o644);
-                if r >= 0 {
-                    p.fd = r as c_int;
-                }
-                r
-            }
-            "openat" => {
-                let d = p.dirfd(arg(a, 0, name));
-                let path = cstr(arg(a, 1, name));
-                let r = libc::syscall(libc::SYS_openat, d, s(&path), flags(arg(a, 2, name)), 0o644);
-                if r >= 0 {
-                    p.fd = r as c_int;
-                }
-                r
-            }
-            "close" => libc::syscall(libc::SYS_close, p.target(a)),
-            "fsync" => libc::syscall(libc::SYS_fsync, p.target(a)),
-            "fdatasync" => libc::syscall(libc::SYS_fdatasync, p.target(a)),
-            "sync_file_range" => libc::syscall(
-                libc::SYS_sync_file_range,
-                p.target(a),
-                0,
-                0,
-                libc::SYNC_FILE_RANGE_WRITE,
-            ),
-            "syncfs" => libc::syscall(libc::SYS_syncfs, p.target(a)),
-            #[cfg(target_arch = "x86_64")]
-            "rename" => {
-                let (x, y) = (cstr(arg(a, 0, name)), cstr(arg(a, 1, name)));
-                libc::syscall(libc::SYS_rename, s(&x), s(&y))
-            }
-            "renameat" | "renameat2" => {
-                let d1 = p.dirfd(arg(a, 0, name));
-                let x = cstr(arg(a, 1, name));
-                let d2 = p.dirfd(arg(a, 2, name));
-                let y = cstr(arg(a, 3, name));
-                if name == "renameat" {
-                    libc::syscall(libc::SYS_renameat, d1, s(&x), d2, s(&y))
-                } else {
-                    libc::syscall(libc::SYS_renameat2, d1, s(&x), d2, s(&y), 0)
-                }
-            }
-            #[cfg(target_arch = "x86_64")]
-            "unlink" => libc::syscall(libc::SYS_unlink, s(&cstr(arg(a, 0, name)))),
-            "unlinkat" => {
-                let d = p.dirfd(arg(a, 0, name));
-                libc::syscall(libc::SYS_unlinkat, d, s(&cstr(arg(a, 1, name))), 0)
-            }
-            #[cfg(target_arch = "x86_64")]
-            "mkdir" => libc::syscall(libc::SYS_mkdir, s(&cstr(arg(a, 0, name))), 0o755),
-            "mkdirat" => {
-                let d = p.dirfd(arg(a, 0, name));
-                libc::syscall(libc::SYS_mkdirat, d, s(&cstr(arg(a, 1, name))), 0o755)
-            }
-            "flock" => libc::syscall(libc::SYS_flock, p.fd, flock_op(arg(a, 0, name))),
-            "fcntl" => {
-                let cmd = lock_cmd(arg(a, 0, name));
-                let mut fl = lock_struct(arg(a, 1, name));
-                libc::syscall(libc::SYS_fcntl, p.fd, cmd, &mut fl as *mut libc::flock)
-            }
-            "ftruncate" => libc::syscall(libc::SYS_ftruncate, p.fd, num(arg(a, 0, name))),
-            _ => fail(&format!("unknown sys step {name}")),
-        };
-        r as i64
-    }
-}
-
-fn raw_step(p: &mut Probe, a: &[&str]) -> i64 {
-    let name = arg(a, 0, "raw");
-    let a = &a[1..];
-    let r = unsafe {
-        match name {
-            "write" => {
-                let t = arg(a, 0, name);
-                raw_syscall(
-                    libc::SYS_write,
-                    c_long::from(p.fd),
-                    t.as_ptr() as c_long,
-                    t.len() as c_long,
-                )
-            }
-            "fsync" => raw_syscall(libc::SYS_fsync, c_long::from(p.target(a)), 0, 0),
-            "rename" => {
-                let (x, y) = (cstr(arg(a, 0, name)), cstr(arg(a, 1, name)));
-                // renameat(AT_FDCWD, x, AT_FDCWD, y) needs 4 arguments; use renameat2's
-                // sibling through rename where it exists.
-                #[cfg(target_arch = "x86_64")]
-                {
-                    raw_syscall(
-                        libc::SYS_rename,
-                        x.as_ptr() as c_long,
-                        y.as_ptr() as c_long,
-                        0,
-                    )
-                }
-                #[cfg(not(target_arch = "x86_64"))]
-                {
-                    let _ = (x, y);
-                    -c_long::from(libc::ENOSYS)
-                }
-            }
-            _ => fail(&format!("unknown raw step {name}")),
-        }
-    };
-    if r < 0 {
-        unsafe { *libc::__errno_location() = (-r) as c_int };
-        -1
-    } else {
-        r as i64
-    }
-}
-
 fn main() {
     let args: Vec<String> = std::env::args_os()
         .skip(1)
@@ -665,7 +560,11 @@ fn main() {
             String::from_utf8(a.into_vec()).unwrap_or_else(|_| fail("arguments must be UTF-8"))
         })
         .collect();
-    let mut p = Probe { fd: -1, dir: -1 };
+    let mut p = Probe {
+        fd: -1,
+        dir: -1,
+        fp: std::ptr::null_mut(),
+    };
     let mut i = 0;
     while i < args.len() {
         let spec = &args[i];

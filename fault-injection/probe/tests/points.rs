@@ -27,6 +27,16 @@ fn workload(d: &Path) -> Vec<String> {
         "write:three",
         "close",
         format!("unlink:{d}/sub/b"),
+        format!("open:{d}/sub/c:wct"),
+        "fallocate:512",
+        format!("link:{d}/sub/c:{d}/sub/h"),
+        "fdopen",
+        "fputs:four",
+        "fflush",
+        "fclose",
+        format!("unlink:{d}/sub/h"),
+        format!("unlink:{d}/sub/c"),
+        format!("rmdir:{d}/sub"),
     ]
 }
 
@@ -65,6 +75,15 @@ fn points_list_every_call_and_each_can_be_failed() {
         format!("write@{s}/b##1"),
         format!("close@{s}/b##1"),
         format!("unlink@{s}/b##1"),
+        format!("open@{s}/c##1"),
+        format!("fallocate@{s}/c##1"),
+        format!("link@{s}/c##1"),
+        format!("write@{s}/c##1"),
+        format!("write@{s}/c##2"),
+        format!("close@{s}/c##1"),
+        format!("unlink@{s}/h##1"),
+        format!("unlink@{s}/c##1"),
+        format!("rmdir@{s}##1"),
     ];
     assert_eq!(rules, want);
     let child = listed
@@ -134,7 +153,7 @@ fn points_cli_prints_one_rule_per_line() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 13);
+    assert_eq!(lines.len(), 22);
     assert_eq!(lines[0]["index"], 1);
     assert_eq!(lines[0]["op"], "mkdir");
     assert_eq!(

@@ -551,56 +551,6 @@ fn not_injectable_when_the_library_is_not_loaded() {
 }
 
 #[test]
-fn fd_paths_stay_true_when_fds_are_reused() {
-    let dir = tempdir();
-    let d = dir.path();
-    let (f, g) = (d.join("f"), d.join("g"));
-    let plan = format!("write@{}=EIO", glob(&f));
-    let open_f = format!("open:{}:wc", f.display());
-    let fopen_g = format!("fopen:{}", g.display());
-    // Each sequence closes f's fd without close() (fclose, dup2 over it, close_range),
-    // then reuses the number for g without open() (fopen) or by dup2: a write there
-    // is a write on g and must pass.
-    let cases = [
-        steps![&open_f, "fclose", &fopen_g, "write:x"],
-        steps![
-            &open_f,
-            format!("open:{}:wc", g.display()),
-            "dup2:3",
-            "write:x"
-        ],
-        steps![&open_f, "close_range:3:3", &fopen_g, "write:x"],
-        steps![&open_f, "close", &fopen_g, "write:x"],
-    ];
-    for steps in &cases {
-        let run = run_in(&plan, d, steps);
-        assert_eq!(run.steps[0].ret, 3, "{:?}", run.steps);
-        let w = run.step("write:x");
-        assert_eq!((w.ret, w.errno), (1, 0), "{steps:?}: {:?}", run.steps);
-        // And the same fd number still fails while it is f.
-        let run = run_in(&plan, d, &steps![&open_f, "write:x"]);
-        assert_eq!(run.step("write:x").ret, -1);
-    }
-    // fd calls see the canonical path: a write through a symlink is a write on its
-    // target; the open itself is matched on the path as given.
-    let link = d.join("link");
-    let steps = steps![
-        format!("symlink:{}:{}", f.display(), link.display()),
-        format!("open:{}:wc", link.display()),
-        "write:x"
-    ];
-    let run = run_in(&plan, d, &steps);
-    assert_eq!(run.step("write:x").ret, -1);
-    let run = run_in(
-        &format!("write@{}=EIO;open@{}#1=delay:1", glob(&link), glob(&link)),
-        d,
-        &steps,
-    );
-    assert_eq!(run.step("write:x").ret, 1);
-    assert_eq!(run.outcome.rules[1].fired, 1);
-}
-
-#[test]
 fn non_utf8_paths_are_exact_in_the_trace_and_selectable() {
     use std::os::unix::ffi::OsStrExt;
     let dir = tempdir();

@@ -7,9 +7,29 @@ const STR_BUDGET: usize = 4200;
 /// Most raw bytes given in a `<key>_hex` value.
 const HEX_BUDGET: usize = 800;
 
+/// `v` in decimal, written at the end of `buf`.
+pub fn decimal(mut v: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    &buf[i..]
+}
+
 pub struct Line {
     buf: [u8; LINE_CAP],
     len: usize,
+}
+
+impl Default for Line {
+    fn default() -> Self {
+        Line::new()
+    }
 }
 
 impl Line {
@@ -62,22 +82,12 @@ impl Line {
         self.raw(if v { b"true" } else { b"false" });
     }
 
-    fn num(&mut self, mut v: u64, neg: bool) {
-        let mut digits = [0u8; 21];
-        let mut i = digits.len();
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
-        }
+    fn num(&mut self, v: u64, neg: bool) {
         if neg {
-            i -= 1;
-            digits[i] = b'-';
+            self.raw(b"-");
         }
-        self.raw(&digits[i..]);
+        let mut digits = [0u8; 20];
+        self.raw(decimal(v, &mut digits));
     }
 
     /// A string value. Valid UTF-8 is escaped per JSON; for other bytes the value is

@@ -1,10 +1,36 @@
-//! The plan language of `VXFAULT_PLAN`, glob matching, errno names and the layout of
-//! the shared counter file.
+//! The plan language of `VXFAULT_PLAN` (surface.md's grammar plus the `##N`, `after:`
+//! and new-family extensions) and the pure machinery `libvxfault.so` runs it with:
+//! glob matching ([`glob`]), the `%P` draws ([`draw`]), the per-call decision
+//! ([`decide`]), errno names ([`errno`]), the shared counter file's layout ([`shm`]),
+//! trace names of open flags and lock operations ([`names`]), lexical path
+//! normalisation ([`path`]), the fd → path table ([`fdtable`]) and the trace line
+//! builder ([`line`]).
 //!
-//! This file is compiled twice: into `libvxfault.so` (where it must not allocate) and
-//! into the `vxfault` runner library (which validates plans before running anything).
-//! Everything here works on fixed-size storage and never allocates or panics on valid
-//! indices.
+//! One crate, used by the preload library (where nothing may allocate, lock or panic)
+//! and by the `vxfault` runner (which checks plans before running anything). No
+//! dependencies, `no_std`, no allocation; everything here is safe code except the
+//! fd table's documented atomics, and runs under Miri (`cargo +nightly miri test -p
+//! vxfault-plan`).
+#![no_std]
+#![deny(unsafe_op_in_unsafe_fn)]
+
+#[cfg(test)]
+extern crate std;
+
+pub mod decide;
+pub mod draw;
+pub mod errno;
+pub mod fdtable;
+pub mod glob;
+pub mod line;
+pub mod names;
+pub mod path;
+pub mod shm;
+
+pub use draw::{draw, fires, fnv1a, splitmix64};
+pub use errno::{errno_from_name, errno_name, ERRNOS};
+pub use glob::{escape_glob, glob_match, validate_glob};
+pub use shm::*;
 
 /// Most rules a plan may hold.
 pub const MAX_RULES: usize = 32;
@@ -24,10 +50,13 @@ pub enum Op {
     Close = 6,
     Flock = 7,
     Ftruncate = 8,
+    Rmdir = 9,
+    Fallocate = 10,
+    Link = 11,
 }
 
 /// Number of call families.
-pub const NUM_OPS: usize = 9;
+pub const NUM_OPS: usize = 12;
 
 /// Every family, in index order.
 pub const ALL_OPS: [Op; NUM_OPS] = [
@@ -40,6 +69,9 @@ pub const ALL_OPS: [Op; NUM_OPS] = [
     Op::Close,
     Op::Flock,
     Op::Ftruncate,
+    Op::Rmdir,
+    Op::Fallocate,
+    Op::Link,
 ];
 
 impl Op {
@@ -55,6 +87,9 @@ impl Op {
             Op::Close => "close",
             Op::Flock => "flock",
             Op::Ftruncate => "ftruncate",
+            Op::Rmdir => "rmdir",
+            Op::Fallocate => "fallocate",
+            Op::Link => "link",
         }
     }
 
@@ -94,6 +129,9 @@ pub enum Action {
     Delay(u64),
     /// Return success without doing the call.
     Lie,
+    /// Do the call for real, then fail with this errno (the effect happened, the
+    /// caller sees an error).
+    After(i32),
 }
 
 impl Action {
@@ -189,17 +227,44 @@ fn trim(mut s: &[u8]) -> &[u8] {
 }
 
 fn parse_u64(s: &[u8]) -> Option<u64> {
-    if s.is_empty() || s.len() > 19 {
+    if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
         return None;
     }
     let mut v: u64 = 0;
     for &c in s {
-        if !c.is_ascii_digit() {
-            return None;
-        }
         v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
     }
     Some(v)
+}
+
+/// The `N` of `#N`/`##N`, with a message naming what is wrong with it.
+fn parse_count(n: &[u8], rule: usize) -> Result<u64, PlanError> {
+    if n.is_empty() {
+        return Err(err(rule, "'#' needs a number N (as in '#2' or '#2+')"));
+    }
+    if n.contains(&b'%') {
+        return Err(err(
+            rule,
+            "a rule takes one trigger: '#N' and '%P' cannot be combined",
+        ));
+    }
+    if n.contains(&b'#') {
+        return Err(err(rule, "'#N': too many '#' (use '#N' or '##N')"));
+    }
+    if !n.iter().all(u8::is_ascii_digit) {
+        return Err(err(
+            rule,
+            "'#N': N must be a decimal number, optionally followed by '+'",
+        ));
+    }
+    match parse_u64(n) {
+        None => Err(err(
+            rule,
+            "'#N': N is too large (at most 18446744073709551615)",
+        )),
+        Some(0) => Err(err(rule, "'#N' counts from 1: needs N >= 1")),
+        Some(v) => Ok(v),
+    }
 }
 
 /// `P` percent, with up to four decimals, as parts per million (0..=1_000_000).
@@ -266,6 +331,12 @@ fn parse_action(s: &[u8], rule: usize) -> Result<Action, PlanError> {
         }
         return Ok(Action::Delay(ms));
     }
+    if let Some(name) = s.strip_prefix(b"after:") {
+        return errno_from_name(name).map(Action::After).ok_or(err(
+            rule,
+            "after:ERRNO needs an errno name (as in after:EIO)",
+        ));
+    }
     match s {
         b"crash" => return Ok(Action::Crash),
         b"crash-after" => return Ok(Action::CrashAfter),
@@ -280,7 +351,7 @@ fn parse_action(s: &[u8], rule: usize) -> Result<Action, PlanError> {
     }
     Err(err(
         rule,
-        "unknown action (expected ERRNO, short:N, torn:N, crash, crash-after, delay:MS or lie)",
+        "unknown action (expected ERRNO, short:N, torn:N, crash, crash-after, delay:MS, lie or after:ERRNO)",
     ))
 }
 
@@ -316,9 +387,12 @@ fn parse_rule(s: &[u8], number: usize) -> Result<Rule, PlanError> {
         .iter()
         .position(|&c| matches!(c, b'@' | b'#' | b'%' | b'='))
         .ok_or(err(number, "missing '=' and action"))?;
+    if trim(&s[..op_end]).is_empty() {
+        return Err(err(number, "missing op before '@', '#', '%' or '='"));
+    }
     rule.op = Op::from_name(trim(&s[..op_end])).ok_or(err(
         number,
-        "unknown op (expected open, write, fsync, rename, unlink, mkdir, close, flock or ftruncate)",
+        "unknown op (expected open, write, fsync, rename, unlink, rmdir, mkdir, link, close, flock, ftruncate or fallocate)",
     ))?;
     let mut rest = &s[op_end..];
     if rest[0] == b'@' {
@@ -332,6 +406,7 @@ fn parse_rule(s: &[u8], number: usize) -> Result<Rule, PlanError> {
         if glob.last() == Some(&b'\\') && !ends_with_escaped_backslash(glob) {
             return Err(err(number, "glob ends with a lone '\\'"));
         }
+        validate_glob(glob).map_err(|msg| err(number, msg))?;
         rule.glob[..glob.len()].copy_from_slice(glob);
         rule.glob_len = glob.len() as u16;
         rule.needs_path = glob.iter().any(|&c| c != b'*');
@@ -356,9 +431,7 @@ fn parse_rule(s: &[u8], number: usize) -> Result<Rule, PlanError> {
             if from {
                 n = &n[..n.len() - 1];
             }
-            let v = parse_u64(n)
-                .filter(|&v| v >= 1)
-                .ok_or(err(number, "'#N' needs N >= 1"))?;
+            let v = parse_count(n, number)?;
             rule.trigger = if from {
                 Trigger::From(v)
             } else {
@@ -372,7 +445,14 @@ fn parse_rule(s: &[u8], number: usize) -> Result<Rule, PlanError> {
                 .iter()
                 .position(|&c| c == b'=')
                 .ok_or(err(number, "missing '=' and action"))?;
-            let p = parse_percent(trim(&t[..end])).ok_or(err(
+            let text = trim(&t[..end]);
+            if text.contains(&b'#') || text.contains(&b'%') {
+                return Err(err(
+                    number,
+                    "a rule takes one trigger: '#N' and '%P' cannot be combined",
+                ));
+            }
+            let p = parse_percent(text).ok_or(err(
                 number,
                 "'%P' needs a percentage 0..100 (up to 4 decimals)",
             ))?;
@@ -413,278 +493,47 @@ fn ends_with_escaped_backslash(glob: &[u8]) -> bool {
     trailing % 2 == 0
 }
 
-/// Shell-style glob: `*` any bytes (including `/`), `?` one byte, `[a-z]`/`[!a-z]`
-/// classes, `\x` a literal `x`.
-pub fn glob_match(pat: &[u8], s: &[u8]) -> bool {
-    let (mut p, mut i) = (0usize, 0usize);
-    let mut star: Option<(usize, usize)> = None;
-    while i < s.len() {
-        if p < pat.len() {
-            match pat[p] {
-                b'*' => {
-                    while p < pat.len() && pat[p] == b'*' {
-                        p += 1;
-                    }
-                    if p == pat.len() {
-                        return true;
-                    }
-                    star = Some((p, i));
-                    continue;
-                }
-                b'?' => {
-                    p += 1;
-                    i += 1;
-                    continue;
-                }
-                b'[' => {
-                    if let Some((ok, next)) = class_match(pat, p, s[i]) {
-                        if ok {
-                            p = next;
-                            i += 1;
-                            continue;
-                        }
-                    } else if s[i] == b'[' {
-                        // An unterminated '[' is a literal.
-                        p += 1;
-                        i += 1;
-                        continue;
-                    }
-                }
-                b'\\' if p + 1 < pat.len() => {
-                    if pat[p + 1] == s[i] {
-                        p += 2;
-                        i += 1;
-                        continue;
-                    }
-                }
-                c => {
-                    if c == s[i] {
-                        p += 1;
-                        i += 1;
-                        continue;
-                    }
-                }
-            }
-        }
-        match star {
-            Some((sp, si)) => {
-                p = sp;
-                i = si + 1;
-                star = Some((sp, si + 1));
-            }
-            None => return false,
-        }
-    }
-    while p < pat.len() && pat[p] == b'*' {
-        p += 1;
-    }
-    p == pat.len()
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Matches byte `c` against the class starting at `pat[start] == '['`. Returns whether
-/// it matched and the index after the class, or `None` if the class is unterminated.
-fn class_match(pat: &[u8], start: usize, c: u8) -> Option<(bool, usize)> {
-    let mut j = start + 1;
-    let negate = j < pat.len() && (pat[j] == b'!' || pat[j] == b'^');
-    if negate {
-        j += 1;
+    fn parsed(text: &str) -> Result<std::boxed::Box<Plan>, PlanError> {
+        let mut p = std::boxed::Box::new(Plan::EMPTY);
+        parse(text.as_bytes(), &mut p).map(|()| p)
     }
-    let mut matched = false;
-    let mut first = true;
-    while j < pat.len() {
-        let mut lo = pat[j];
-        if lo == b']' && !first {
-            return Some((matched != negate, j + 1));
-        }
-        first = false;
-        if lo == b'\\' && j + 1 < pat.len() {
-            j += 1;
-            lo = pat[j];
-        }
-        let mut hi = lo;
-        if j + 2 < pat.len() && pat[j + 1] == b'-' && pat[j + 2] != b']' {
-            hi = pat[j + 2];
-            if hi == b'\\' && j + 3 < pat.len() {
-                j += 1;
-                hi = pat[j + 2];
-            }
-            j += 2;
-        }
-        if lo <= c && c <= hi {
-            matched = true;
-        }
-        j += 1;
+
+    #[test]
+    fn parses_every_form() {
+        let p = parsed(
+            "fsync@*/r/*#2=EIO;rename@*.json=crash;write#3+=short:10;write%12.5=torn:4;\
+             mkdir##2=EDQUOT;close=after:EIO;rmdir=lie;link@/x=EMLINK;fallocate=ENOSPC;;",
+        )
+        .unwrap();
+        let r = p.rules();
+        assert_eq!(r.len(), 9);
+        assert_eq!((r[0].op, r[0].trigger), (Op::Fsync, Trigger::Nth(2)));
+        assert_eq!(r[2].trigger, Trigger::From(3));
+        assert_eq!(r[3].trigger, Trigger::Ppm(125_000));
+        assert!(r[4].tree && !r[0].tree);
+        assert_eq!(r[5].action, Action::After(5));
+        assert_eq!(
+            (r[6].op, r[7].op, r[8].op),
+            (Op::Rmdir, Op::Link, Op::Fallocate)
+        );
+        assert!(r[0].needs_path && !r[8].needs_path);
+        assert!(parsed("").unwrap().rules().is_empty());
     }
-    None
-}
 
-/// Escapes `path` so that it is a glob matching exactly that path and is safe inside
-/// a rule (`*?[]\` and the plan's own separators `;#%=` get a backslash).
-/// Returns the bytes written to `out`, or `None` if `out` is too small.
-pub fn escape_glob(path: &[u8], out: &mut [u8]) -> Option<usize> {
-    let mut n = 0;
-    for &c in path {
-        if matches!(
-            c,
-            b'*' | b'?' | b'[' | b']' | b'\\' | b';' | b'#' | b'%' | b'='
-        ) {
-            *out.get_mut(n)? = b'\\';
-            n += 1;
-        }
-        *out.get_mut(n)? = c;
-        n += 1;
-    }
-    Some(n)
-}
-
-/// FNV-1a, used to tie the shared counter file to one plan text.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
-/// splitmix64: the per-call random draw for `%P` triggers.
-pub fn splitmix64(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
-/// Whether the `ordinal`-th matching call of rule `rule` fires with probability `ppm`.
-pub fn draw(seed: u64, rule: usize, ordinal: u64, ppm: u32) -> bool {
-    let x =
-        splitmix64(seed ^ splitmix64((rule as u64 + 1).wrapping_mul(0x1000_0000_01b3) ^ ordinal));
-    (x % 1_000_000) < u64::from(ppm)
-}
-
-/// Whether a call that is the `ordinal`-th match of rule `rule` fires.
-pub fn fires(trigger: Trigger, seed: u64, rule: usize, ordinal: u64) -> bool {
-    match trigger {
-        Trigger::Always => true,
-        Trigger::Nth(n) => ordinal == n,
-        Trigger::From(n) => ordinal >= n,
-        Trigger::Ppm(p) => draw(seed, rule, ordinal, p),
+    #[test]
+    fn errors_name_the_rule_and_the_problem() {
+        let e = |t: &str| parsed(t).err().unwrap();
+        assert_eq!(e("write=EIO;fsync=EBOGUS").rule, 2);
+        assert!(e("write#2%5=EIO").msg.contains("cannot be combined"));
+        assert!(e("write#99999999999999999999=EIO")
+            .msg
+            .contains("too large"));
+        assert!(e("write@[z-a]=EIO").msg.contains("reversed range"));
+        assert!(e("open=lie").msg.contains("not defined for open"));
+        assert!(e("fsync=short:1").msg.contains("write only"));
     }
 }
-
-/// Errno names accepted in plans (Linux numbering, x86_64 and aarch64 agree).
-pub const ERRNOS: &[(&str, i32)] = &[
-    ("EPERM", 1),
-    ("ENOENT", 2),
-    ("ESRCH", 3),
-    ("EINTR", 4),
-    ("EIO", 5),
-    ("ENXIO", 6),
-    ("E2BIG", 7),
-    ("ENOEXEC", 8),
-    ("EBADF", 9),
-    ("ECHILD", 10),
-    ("EAGAIN", 11),
-    ("EWOULDBLOCK", 11),
-    ("ENOMEM", 12),
-    ("EACCES", 13),
-    ("EFAULT", 14),
-    ("ENOTBLK", 15),
-    ("EBUSY", 16),
-    ("EEXIST", 17),
-    ("EXDEV", 18),
-    ("ENODEV", 19),
-    ("ENOTDIR", 20),
-    ("EISDIR", 21),
-    ("EINVAL", 22),
-    ("ENFILE", 23),
-    ("EMFILE", 24),
-    ("ENOTTY", 25),
-    ("ETXTBSY", 26),
-    ("EFBIG", 27),
-    ("ENOSPC", 28),
-    ("ESPIPE", 29),
-    ("EROFS", 30),
-    ("EMLINK", 31),
-    ("EPIPE", 32),
-    ("EDOM", 33),
-    ("ERANGE", 34),
-    ("EDEADLK", 35),
-    ("EDEADLOCK", 35),
-    ("ENAMETOOLONG", 36),
-    ("ENOLCK", 37),
-    ("ENOSYS", 38),
-    ("ENOTEMPTY", 39),
-    ("ELOOP", 40),
-    ("ENODATA", 61),
-    ("ETIME", 62),
-    ("ENOLINK", 67),
-    ("EPROTO", 71),
-    ("EOVERFLOW", 75),
-    ("EBADFD", 77),
-    ("EILSEQ", 84),
-    ("EUSERS", 87),
-    ("ENOTSOCK", 88),
-    ("EOPNOTSUPP", 95),
-    ("ENOTSUP", 95),
-    ("ECONNRESET", 104),
-    ("ENOBUFS", 105),
-    ("ENOTCONN", 107),
-    ("ETIMEDOUT", 110),
-    ("ECONNREFUSED", 111),
-    ("EALREADY", 114),
-    ("EINPROGRESS", 115),
-    ("ESTALE", 116),
-    ("EUCLEAN", 117),
-    ("EREMOTEIO", 121),
-    ("EDQUOT", 122),
-    ("ECANCELED", 125),
-    ("EOWNERDEAD", 130),
-    ("ENOTRECOVERABLE", 131),
-];
-
-/// The errno called `name`.
-pub fn errno_from_name(name: &[u8]) -> Option<i32> {
-    ERRNOS
-        .iter()
-        .find(|(n, _)| n.as_bytes() == name)
-        .map(|&(_, v)| v)
-}
-
-/// The first name of errno `e` (`EAGAIN` rather than `EWOULDBLOCK`).
-pub fn errno_name(e: i32) -> Option<&'static str> {
-    ERRNOS.iter().find(|&&(_, v)| v == e).map(|&(n, _)| n)
-}
-
-// ---------------------------------------------------------------------------------
-// The shared counter file (`VXFAULT_SHM`): a fixed array of u64 words, mapped
-// MAP_SHARED by every process of the tree. All words are little-endian native u64
-// updated with atomic operations.
-
-/// `VXFAULT_SHM` file size in bytes.
-pub const SHM_SIZE: usize = 4096;
-/// Word index of the magic number.
-pub const SHM_MAGIC: usize = 0;
-/// Word index of the FNV-1a hash of the plan text.
-pub const SHM_PLAN_HASH: usize = 1;
-/// Word index of the tree-wide trace sequence counter.
-pub const SHM_SEQ: usize = 2;
-/// Word index of the number of processes that loaded the preload.
-pub const SHM_LOADED: usize = 3;
-/// Word index of the number of processes that found a different plan (and so did
-/// not use these counters).
-pub const SHM_PLAN_MISMATCH: usize = 4;
-/// Word index of the number of processes whose `VXFAULT_PLAN` did not parse.
-pub const SHM_PLAN_ERROR: usize = 5;
-/// Word index of the number of trace lines that could not be written.
-pub const SHM_TRACE_ERRORS: usize = 6;
-/// First word of the per-op "calls seen" counters (`NUM_OPS` words).
-pub const SHM_SEEN: usize = 16;
-/// First word of the per-rule "matching calls" counters (`MAX_RULES` words).
-pub const SHM_MATCHED: usize = 32;
-/// First word of the per-rule "fired" counters (`MAX_RULES` words).
-pub const SHM_FIRED: usize = 64;
-/// Number of u64 words used.
-pub const SHM_WORDS: usize = 96;
-/// The magic number ("vxfault1").
-pub const SHM_MAGIC_VALUE: u64 = u64::from_le_bytes(*b"vxfault1");

@@ -1,0 +1,367 @@
+//! One intercepted call: what it acts on, the decision (`plan::decide`) and the action.
+
+use core::ffi::{c_char, c_int, c_uint, c_void};
+use core::sync::atomic::Ordering;
+
+use plan::decide::{decide, CallSite};
+use plan::{Action, Op};
+use vxfault_plan as plan;
+
+use crate::paths::{abs_path, fd_path, Paths, NO_PATHS};
+use crate::real::real;
+use crate::state::{shm, state, ProcessCounts, State, STREAM};
+use crate::sys::{
+    _exit, errno, kill, nanosleep, pid, set_errno, IoVec, Timespec, EINTR, O_CREAT, O_TMPFILE,
+    SIGKILL,
+};
+use crate::trace::action_text;
+
+/// What a call acts on.
+pub enum Target {
+    None,
+    Fd(c_int),
+    /// A path relative to a directory fd (or `AT_FDCWD`).
+    At(c_int, *const c_char),
+    /// A path used as given, not resolved (a symlink's target).
+    Raw(*const c_char),
+}
+
+/// What the trace says about a call beyond its path.
+#[derive(Clone, Copy)]
+pub enum Detail {
+    None,
+    Open {
+        flags: c_int,
+        mode: Option<c_uint>,
+    },
+    Flock(c_int),
+    /// An fcntl lock: the command and the `l_type` of the caller's `struct flock`.
+    Fcntl {
+        cmd: c_int,
+        kind: Option<i16>,
+    },
+    /// An fsync-family call: the trace marks a directory fd.
+    Sync,
+}
+
+impl Detail {
+    /// The open flags, and the mode only when the call takes one (O_CREAT, O_TMPFILE).
+    pub fn open(flags: c_int, mode: c_uint) -> Detail {
+        let takes_mode = flags & O_CREAT != 0 || flags & O_TMPFILE == O_TMPFILE;
+        Detail::Open {
+            flags,
+            mode: takes_mode.then_some(mode & 0o7777),
+        }
+    }
+
+    /// An fcntl lock command with the `struct flock *` it was given.
+    ///
+    /// # Safety
+    /// `arg` is null or points to a readable `struct flock`, as the call requires.
+    pub unsafe fn fcntl(cmd: c_int, arg: usize) -> Detail {
+        let p = arg as *const i16;
+        // SAFETY: the caller's guarantee; l_type is the struct's first field.
+        let kind = (!p.is_null()).then(|| unsafe { p.read_unaligned() });
+        Detail::Fcntl { cmd, kind }
+    }
+
+    pub fn for_op(op: Op) -> Detail {
+        match op {
+            Op::Fsync => Detail::Sync,
+            _ => Detail::None,
+        }
+    }
+}
+
+pub struct Call {
+    pub op: Op,
+    pub name: &'static str,
+    target: Target,
+    target2: Target,
+    pub fd: c_int,
+    pub has_path2: bool,
+    /// 1-based rule that acted (0: none).
+    pub rule: usize,
+    pub hit: u64,
+    pub entry_errno: c_int,
+    pub detail: Detail,
+    /// With `after:ERRNO`: what the call really returned before the error was reported.
+    pub real_result: Option<i64>,
+    /// What the call returns when it fails (-1; 0 for fwrite).
+    fail: i64,
+    /// The stdio stream of a stdio call: flushed before `torn:N`/`crash-after` kill.
+    stream: *mut c_void,
+}
+
+impl Call {
+    #[inline(always)]
+    pub fn new(op: Op, name: &'static str, target: Target) -> Call {
+        let fd = match target {
+            Target::Fd(fd) => fd,
+            _ => -1,
+        };
+        Call {
+            op,
+            name,
+            target,
+            target2: Target::None,
+            fd,
+            has_path2: false,
+            rule: 0,
+            hit: 0,
+            entry_errno: errno(),
+            detail: Detail::for_op(op),
+            real_result: None,
+            fail: -1,
+            stream: core::ptr::null_mut(),
+        }
+    }
+
+    /// The second path of rename and link calls.
+    pub fn with_second(mut self, t: Target) -> Call {
+        self.target2 = t;
+        self.has_path2 = true;
+        self
+    }
+
+    pub fn with_detail(mut self, d: Detail) -> Call {
+        self.detail = d;
+        self
+    }
+
+    /// A stdio call on `fp`, which returns `fail` on error.
+    pub fn stdio(mut self, fp: *mut c_void, fail: i64) -> Call {
+        self.stream = fp;
+        self.fail = fail;
+        self
+    }
+}
+
+/// # Safety
+/// The target's pointers are null or NUL-terminated strings.
+unsafe fn resolve_target(t: &Target, out: &mut crate::paths::PathBuf) {
+    match *t {
+        Target::None => out.clear(),
+        Target::Fd(fd) => fd_path(fd, out),
+        // SAFETY: the caller's guarantee.
+        Target::At(dirfd, p) => unsafe { abs_path(dirfd, p, out) },
+        // SAFETY: the caller's guarantee.
+        Target::Raw(p) => unsafe { out.set_cstr(p) },
+    }
+}
+
+/// Runs a call under the plan.
+///
+/// `len` is the byte count of a write (for `short`, `torn` and `lie`); `real(limit)`
+/// does the call for real with at most `limit` bytes and returns its raw result (the
+/// failure value with errno set on failure). `lie` is the success value for `lie`.
+///
+/// # Safety
+/// The call's targets hold pointers that are null or NUL-terminated strings, and
+/// `real` is sound to call (it makes the intercepted call with the caller's arguments).
+#[inline(never)]
+pub unsafe fn run(c: &mut Call, len: usize, lie: i64, real: impl FnMut(usize) -> i64) -> i64 {
+    let Some(st) = state() else {
+        let mut real = real;
+        return real(len);
+    };
+    if st.needs_path.get(c.op as usize).copied().unwrap_or(true) {
+        Paths::with_stack(|paths| {
+            // SAFETY: the caller's guarantee about the targets.
+            unsafe {
+                resolve_target(&c.target, &mut paths.p1);
+                if c.has_path2 {
+                    resolve_target(&c.target2, &mut paths.p2);
+                }
+            }
+            set_errno(c.entry_errno);
+            act(st, c, paths, len, lie, real)
+        })
+    } else {
+        act(st, c, &NO_PATHS, len, lie, real)
+    }
+}
+
+/// Counts the call, and does what the first firing rule says (or the call itself).
+#[inline(always)]
+fn act(
+    st: &State,
+    c: &mut Call,
+    paths: &Paths,
+    len: usize,
+    lie: i64,
+    mut real: impl FnMut(usize) -> i64,
+) -> i64 {
+    let seen = shm(plan::SHM_SEEN + c.op as usize);
+    if seen.load(Ordering::Relaxed) == 0 {
+        seen.store(1, Ordering::Relaxed);
+    }
+    let site = CallSite {
+        op: c.op,
+        path: paths.p1.as_bytes(),
+        path2: c.has_path2.then(|| paths.p2.as_bytes()),
+    };
+    let stream = STREAM.load(Ordering::Relaxed);
+    let decision = decide(st.plan.rules(), &site, &ProcessCounts, st.seed, stream);
+    set_errno(c.entry_errno);
+    let Some(d) = decision else {
+        if !st.tracing {
+            return real(len);
+        }
+        let r = real(len);
+        let e = if r == c.fail { errno() } else { 0 };
+        c.trace(st, paths, Some(r), e, b"pass");
+        return r;
+    };
+    c.rule = d.rule + 1;
+    c.hit = d.ordinal;
+    let mut abuf = [0u8; 32];
+    let an = action_text(d.action, &mut abuf);
+    let atext = &abuf[..an];
+    // Does the call for real, traces it and leaves the call's own errno.
+    let mut done = |c: &Call, limit: usize| -> i64 {
+        let r = real(limit);
+        let e = if r == c.fail { errno() } else { 0 };
+        c.trace(st, paths, Some(r), e, atext);
+        set_errno(if r == c.fail { e } else { c.entry_errno });
+        r
+    };
+    match d.action {
+        Action::Errno(e) => {
+            c.trace(st, paths, Some(c.fail), e, atext);
+            set_errno(e);
+            c.fail
+        }
+        Action::Short(n) => done(c, len.min(n as usize)),
+        Action::Torn(n) => {
+            done(c, len.min(n as usize));
+            flush_stream(c);
+            die()
+        }
+        Action::Crash => {
+            c.trace(st, paths, None, 0, atext);
+            die()
+        }
+        Action::CrashAfter => {
+            done(c, len);
+            flush_stream(c);
+            die()
+        }
+        Action::Delay(ms) => {
+            sleep_ms(ms);
+            set_errno(c.entry_errno);
+            done(c, len)
+        }
+        Action::Lie => {
+            c.trace(st, paths, Some(lie), 0, atext);
+            set_errno(c.entry_errno);
+            lie
+        }
+        Action::After(e) => {
+            let r = real(len);
+            if c.op == Op::Open && r >= 0 {
+                // The file was opened (and created); the caller, told it failed, has
+                // no fd to close: close it so the error leaks nothing.
+                if let Some(close) = real!(Close) {
+                    // SAFETY: `r` is the fd the real open just returned to us.
+                    unsafe { close(r as c_int) };
+                }
+            }
+            c.real_result = Some(r);
+            c.trace(st, paths, Some(c.fail), e, atext);
+            set_errno(e);
+            c.fail
+        }
+    }
+}
+
+/// Before a stdio call's process is killed: push what the call accepted into the file
+/// (stdio buffers it; SIGKILL would lose it and `torn`/`crash-after` would look like
+/// `crash`).
+fn flush_stream(c: &Call) {
+    if c.stream.is_null() {
+        return;
+    }
+    if let Some(flush) = real!(Fflush) {
+        // SAFETY: `stream` is the FILE the program passed to the hooked stdio call.
+        unsafe { flush(c.stream) };
+    }
+}
+
+/// SIGKILL the whole process (every thread); `_exit(137)` in case it returns.
+pub fn die() -> ! {
+    // SAFETY: kill and _exit have no preconditions.
+    unsafe {
+        kill(pid(), SIGKILL);
+        _exit(137)
+    }
+}
+
+fn sleep_ms(ms: u64) {
+    let mut req = Timespec {
+        tv_sec: (ms / 1000) as i64,
+        tv_nsec: ((ms % 1000) * 1_000_000) as i64,
+    };
+    let mut rem = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: both pointers are to live locals.
+    while unsafe { nanosleep(&req, &mut rem) } != 0 && errno() == EINTR {
+        req = Timespec {
+            tv_sec: rem.tv_sec,
+            tv_nsec: rem.tv_nsec,
+        };
+    }
+}
+
+/// Total bytes of an iovec array (saturating).
+///
+/// # Safety
+/// `iov` is null or points to `cnt` readable iovecs.
+pub unsafe fn iov_total(iov: *const IoVec, cnt: c_int) -> usize {
+    if iov.is_null() || cnt <= 0 {
+        return 0;
+    }
+    // SAFETY: the caller's guarantee.
+    let v = unsafe { core::slice::from_raw_parts(iov, cnt as usize) };
+    v.iter().fold(0usize, |t, e| t.saturating_add(e.len))
+}
+
+const IOV_CAP: usize = 64;
+
+/// Does a vectored write of at most `limit` bytes: the first entries of `iov` covering
+/// `limit` bytes (the last one cut, at most 64 entries) are copied on the stack.
+///
+/// # Safety
+/// As [`iov_total`].
+pub unsafe fn with_iov(
+    iov: *const IoVec,
+    cnt: c_int,
+    total: usize,
+    limit: usize,
+    f: impl FnOnce(*const IoVec, c_int) -> i64,
+) -> i64 {
+    if limit >= total || iov.is_null() || cnt <= 0 {
+        return f(iov, cnt);
+    }
+    let mut cut = [IoVec {
+        base: core::ptr::null_mut(),
+        len: 0,
+    }; IOV_CAP];
+    // SAFETY: the caller's guarantee.
+    let v = unsafe { core::slice::from_raw_parts(iov, cnt as usize) };
+    let mut left = limit;
+    let mut n = 0usize;
+    for e in v {
+        if left == 0 || n == IOV_CAP {
+            break;
+        }
+        let mut e = *e;
+        e.len = e.len.min(left);
+        left -= e.len;
+        cut[n] = e;
+        n += 1;
+    }
+    f(cut.as_ptr(), n as c_int)
+}

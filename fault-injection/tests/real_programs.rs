@@ -1,0 +1,195 @@
+//! Programs nobody here wrote, under the injector: sqlite3 committing under fsync EIO,
+//! git writing its index under rename EIO, cp copying under a write fault, flock(1)
+//! under EWOULDBLOCK. Each runs when the program is installed; with
+//! `VXFAULT_REQUIRE_PROGRAMS=1` (set by `.ci/run`) a missing program is a failure.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use vxfault::{escape_glob, Injector, Outcome, TraceRecord};
+
+/// The program's path, or `None` (with a note) when it is not installed.
+fn program(name: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        assert!(
+            std::env::var_os("VXFAULT_REQUIRE_PROGRAMS").is_none(),
+            "{name} is not installed and VXFAULT_REQUIRE_PROGRAMS is set"
+        );
+        eprintln!("note: {name} is not installed; its real-program check did not run");
+    }
+    found
+}
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("vxfault-real-")
+        .tempdir()
+        .unwrap()
+}
+
+fn glob(p: &Path) -> String {
+    escape_glob(p.as_os_str().as_encoded_bytes())
+}
+
+/// A command that never reads the real home or system config.
+fn cmd(prog: &Path, home: &Path) -> Command {
+    let mut c = Command::new(prog);
+    c.env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env_remove("GIT_DIR")
+        .stdin(Stdio::null());
+    c
+}
+
+fn ok(mut c: Command) -> String {
+    let o = c.output().unwrap();
+    assert!(
+        o.status.success(),
+        "{:?}: {}",
+        c,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Runs `c` under `plan` and returns what happened, the output and the trace.
+fn under(plan: &str, mut c: Command) -> (Outcome, Output, Vec<TraceRecord>) {
+    let (outcome, out) = Injector::new(plan).unwrap().output(&mut c).unwrap();
+    outcome
+        .injectable()
+        .unwrap_or_else(|e| panic!("not injectable: {e}"));
+    let trace = outcome.records().unwrap();
+    (outcome, out, trace)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn sqlite3_commit_under_fsync_eio_is_rolled_back_cleanly() {
+    let Some(sqlite) = program("sqlite3") else {
+        return;
+    };
+    let d = tmp();
+    let db = d.path().join("db.sqlite");
+    let mut c = cmd(&sqlite, d.path());
+    c.arg(&db)
+        .arg("create table t(x); insert into t values (1);");
+    ok(c);
+    let mut c = cmd(&sqlite, d.path());
+    c.arg(&db).arg("insert into t values (2);");
+    let (outcome, out, trace) = under(&format!("fsync@{}*=EIO", glob(d.path())), c);
+    assert_ne!(out.status.code(), Some(0), "sqlite3 saw the failed fsync");
+    assert!(stderr(&out).contains("disk I/O error"), "{}", stderr(&out));
+    assert!(outcome.rules[0].fired >= 1);
+    assert!(trace.iter().any(|r| r.op == "fsync" && r.action == "EIO"));
+    // The commit that could not be made durable is not there; the database is intact.
+    let mut c = cmd(&sqlite, d.path());
+    c.arg(&db)
+        .arg("pragma integrity_check; select count(*) from t;");
+    assert_eq!(ok(c), "ok\n1\n");
+}
+
+#[test]
+fn git_add_under_rename_eio_leaves_a_sound_repository() {
+    let Some(git) = program("git") else { return };
+    let d = tmp();
+    let repo = d.path().join("repo");
+    let mut c = cmd(&git, d.path());
+    c.args(["init", "-q"]).arg(&repo);
+    ok(c);
+    fs::write(repo.join("f"), b"hello\n").unwrap();
+    let mut c = cmd(&git, d.path());
+    c.current_dir(&repo).args(["add", "f"]);
+    let plan = format!("rename@{}/.git/*=EIO", glob(&repo));
+    let (outcome, out, trace) = under(&plan, c);
+    assert_ne!(out.status.code(), Some(0), "git saw the failed rename");
+    assert!(outcome.rules[0].fired >= 1);
+    let renamed: Vec<&TraceRecord> = trace.iter().filter(|r| r.op == "rename").collect();
+    assert!(
+        renamed.iter().any(|r| r.action == "EIO"
+            && r.path2
+                .as_deref()
+                .is_some_and(|p| p.ends_with("/.git/index"))),
+        "{renamed:#?}"
+    );
+    assert!(
+        !repo.join(".git/index.lock").exists(),
+        "git removed its lock"
+    );
+    let mut c = cmd(&git, d.path());
+    c.current_dir(&repo).args(["fsck", "--no-progress"]);
+    ok(c);
+    let mut c = cmd(&git, d.path());
+    c.current_dir(&repo).args(["status", "--porcelain"]);
+    assert_eq!(ok(c), "?? f\n", "the add did not happen");
+}
+
+#[test]
+fn cp_under_a_write_fault_fails_through_copy_file_range() {
+    let Some(cp) = program("cp") else { return };
+    let d = tmp();
+    let (src, dst) = (d.path().join("src"), d.path().join("dst"));
+    fs::write(&src, vec![b'x'; 100_000]).unwrap();
+    let mut c = cmd(&cp, d.path());
+    c.arg(&src).arg(&dst);
+    let (outcome, out, trace) = under(&format!("write@{}=EIO", glob(&dst)), c);
+    assert_ne!(out.status.code(), Some(0), "cp saw the failed write");
+    assert!(
+        stderr(&out).contains("Input/output error"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(outcome.rules[0].fired, 1);
+    let fired: Vec<&TraceRecord> = trace.iter().filter(|r| r.rule == Some(1)).collect();
+    assert_eq!(fired.len(), 1);
+    assert!(
+        matches!(
+            fired[0].call.as_str(),
+            "copy_file_range" | "write" | "sendfile"
+        ),
+        "{fired:?}"
+    );
+    // Without the fault the same copy succeeds.
+    let mut c = cmd(&cp, d.path());
+    c.arg(&src).arg(&dst);
+    ok(c);
+    assert_eq!(fs::read(&dst).unwrap().len(), 100_000);
+}
+
+#[test]
+fn flock_cli_under_ewouldblock_reports_the_lock_as_taken() {
+    let Some(flock) = program("flock") else {
+        return;
+    };
+    let d = tmp();
+    let lock = d.path().join("lock");
+    let marker = d.path().join("ran");
+    let mut c = cmd(&flock, d.path());
+    c.arg("-n").arg(&lock).arg("touch").arg(&marker);
+    let (outcome, out, trace) = under(&format!("flock@{}=EWOULDBLOCK", glob(&lock)), c);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        !marker.exists(),
+        "the command must not run without the lock"
+    );
+    assert_eq!(outcome.rules[0].fired, 1);
+    let f = trace.iter().find(|r| r.rule == Some(1)).unwrap();
+    assert_eq!(
+        (f.call.as_str(), f.lock.as_deref()),
+        ("flock", Some("EX|NB"))
+    );
+    // Without the fault it takes the lock and runs the command.
+    let mut c = cmd(&flock, d.path());
+    c.arg("-n").arg(&lock).arg("touch").arg(&marker);
+    ok(c);
+    assert!(marker.exists());
+}
