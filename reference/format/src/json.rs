@@ -78,27 +78,130 @@ fn is_ws(b: u8) -> bool {
 
 /// Pass one: everything pins.md asks of a JSON text, for one document.
 pub fn check_document(bytes: &[u8], doc: Doc) -> Result<Checked<'_>> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => check_text(text, doc),
-        Err(_) if bytes.starts_with(b"\xEF\xBB\xBF") => {
-            Err(FormatError::at_offset(Rule::Bom, doc, 0))
-        }
-        Err(e) => Err(FormatError::at_offset(Rule::Utf8, doc, e.valid_up_to())),
-    }
+    scan_document(bytes, doc, &ScanOptions::default()).map_err(ScanError::into_format_error)
 }
 
 /// [`check_document`] for text already known to be UTF-8.
 pub fn check_text(text: &str, doc: Doc) -> Result<Checked<'_>> {
-    if text.starts_with('\u{feff}') {
-        return Err(FormatError::at_offset(Rule::Bom, doc, 0));
+    scan_text(text, doc, &ScanOptions::default()).map_err(ScanError::into_format_error)
+}
+
+/// How pass one judges number tokens. Every policy refuses integers outside the
+/// safe range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NumberPolicy {
+    /// pins.md: fractions and exponents pass; the typed decoder judges them.
+    SafeIntegers,
+    /// Only integers, except a fraction `0.DIGITS` (no exponent, at most
+    /// `max_len` bytes) whose value is strictly between 0 and 1, as the value of a
+    /// member named `key` of an object inside the value of a member named `scope`
+    /// (at any depth). Other contracts' documents (the workspace archive's split
+    /// ratios) need this; checkpoints keep [`NumberPolicy::SafeIntegers`].
+    IntegersAndUnitFraction {
+        scope: &'static str,
+        key: &'static str,
+        max_len: usize,
+    },
+}
+
+/// The limits of one scan: nesting depth and the number policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScanOptions {
+    pub max_depth: usize,
+    pub numbers: NumberPolicy,
+}
+
+impl Default for ScanOptions {
+    /// pins.md's: depth 32, safe integers.
+    fn default() -> Self {
+        ScanOptions {
+            max_depth: MAX_JSON_DEPTH,
+            numbers: NumberPolicy::SafeIntegers,
+        }
     }
-    Scanner {
+}
+
+/// Why a [`NumberPolicy`] refused a number token that is otherwise valid JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NumberRefusal {
+    /// A fraction or exponent where only integers are allowed.
+    NotInteger,
+    /// At the policy's fraction position, a fraction that is not `0.DIGITS` in
+    /// (0, 1) of at most `max_len` bytes.
+    UnitFraction,
+}
+
+/// A failed scan under [`ScanOptions`]: a pins.md JSON rule, or the number policy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScanError {
+    Json(FormatError),
+    Number {
+        refusal: NumberRefusal,
+        offset: usize,
+    },
+}
+
+impl ScanError {
+    /// The pins.md view: under [`NumberPolicy::SafeIntegers`] a scan fails only
+    /// with [`ScanError::Json`]; a policy refusal reads as a syntax error there.
+    pub fn into_format_error(self) -> FormatError {
+        match self {
+            ScanError::Json(e) => e,
+            ScanError::Number { offset, .. } => {
+                FormatError::at_offset(Rule::Syntax, Doc::File, offset)
+            }
+        }
+    }
+}
+
+/// Pass one with explicit limits: [`check_document`] is this with the defaults.
+pub fn scan_document<'a>(
+    bytes: &'a [u8],
+    doc: Doc,
+    options: &ScanOptions,
+) -> std::result::Result<Checked<'a>, ScanError> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => scan_text(text, doc, options),
+        Err(_) if bytes.starts_with(b"\xEF\xBB\xBF") => {
+            Err(ScanError::Json(FormatError::at_offset(Rule::Bom, doc, 0)))
+        }
+        Err(e) => Err(ScanError::Json(FormatError::at_offset(
+            Rule::Utf8,
+            doc,
+            e.valid_up_to(),
+        ))),
+    }
+}
+
+/// [`scan_document`] for text already known to be UTF-8.
+pub fn scan_text<'a>(
+    text: &'a str,
+    doc: Doc,
+    options: &ScanOptions,
+) -> std::result::Result<Checked<'a>, ScanError> {
+    if text.starts_with('\u{feff}') {
+        return Err(ScanError::Json(FormatError::at_offset(Rule::Bom, doc, 0)));
+    }
+    let mut scanner = Scanner {
         b: text.as_bytes(),
         pos: 0,
         doc,
+        max_depth: options.max_depth,
+        numbers: options.numbers,
+        key_is_scope: false,
+        key_is_target: false,
+        refusal: None,
+    };
+    match scanner.run() {
+        Ok(()) => Ok(Checked(text)),
+        Err(e) => Err(match scanner.refusal {
+            Some(refusal) => ScanError::Number {
+                refusal,
+                offset: e.offset.unwrap_or(0),
+            },
+            None => ScanError::Json(e),
+        }),
     }
-    .run()?;
-    Ok(Checked(text))
 }
 
 /// Proof that a text passed [`check_document`]: the only way to build a [`Cursor`].
@@ -107,6 +210,8 @@ pub struct Checked<'a>(&'a str);
 
 struct Frame<'a> {
     object: bool,
+    /// Inside the value of a member named the number policy's `scope`.
+    in_scope: bool,
     keys_start: usize,
     /// Built once an object has many keys, so duplicate detection stays linear.
     set: Option<HashSet<Cow<'a, [u8]>>>,
@@ -118,6 +223,13 @@ struct Scanner<'a> {
     b: &'a [u8],
     pos: usize,
     doc: Doc,
+    max_depth: usize,
+    numbers: NumberPolicy,
+    /// What the member key just read names, under a positional number policy.
+    key_is_scope: bool,
+    key_is_target: bool,
+    /// Set when the number policy, not a JSON rule, ended the scan.
+    refusal: Option<NumberRefusal>,
 }
 
 impl<'a> Scanner<'a> {
@@ -135,14 +247,14 @@ impl<'a> Scanner<'a> {
         self.b.get(self.pos).copied()
     }
 
-    fn run(mut self) -> Result<()> {
+    fn run(&mut self) -> Result<()> {
         let mut stack: Vec<Frame<'a>> = Vec::new();
         let mut keys: Vec<Cow<'a, [u8]>> = Vec::new();
         'value: loop {
             self.skip_ws();
             match self.peek() {
                 Some(open @ (b'{' | b'[')) => {
-                    if stack.len() + 1 > MAX_JSON_DEPTH {
+                    if stack.len() + 1 > self.max_depth {
                         return Err(self.err(Rule::Depth));
                     }
                     self.pos += 1;
@@ -152,8 +264,12 @@ impl<'a> Scanner<'a> {
                     if self.peek() == Some(close) {
                         self.pos += 1;
                     } else {
+                        let in_scope = stack
+                            .last()
+                            .is_some_and(|f| f.in_scope || (f.object && self.key_is_scope));
                         stack.push(Frame {
                             object,
+                            in_scope,
                             keys_start: keys.len(),
                             set: None,
                         });
@@ -166,7 +282,11 @@ impl<'a> Scanner<'a> {
                 Some(b'"') => {
                     self.string()?;
                 }
-                Some(b'-' | b'0'..=b'9') => self.number()?,
+                Some(b'-' | b'0'..=b'9') => {
+                    let fraction_allowed =
+                        self.key_is_target && stack.last().is_some_and(|f| f.object && f.in_scope);
+                    self.number(fraction_allowed)?
+                }
                 Some(b't') => self.literal(b"true")?,
                 Some(b'f') => self.literal(b"false")?,
                 Some(b'n') => self.literal(b"null")?,
@@ -214,6 +334,13 @@ impl<'a> Scanner<'a> {
         } else {
             Cow::Borrowed(raw)
         };
+        if let NumberPolicy::IntegersAndUnitFraction {
+            scope, key: target, ..
+        } = self.numbers
+        {
+            self.key_is_scope = *key == *scope.as_bytes();
+            self.key_is_target = *key == *target.as_bytes();
+        }
         let frame = stack.last_mut().expect("member of an open object");
         let duplicate = match &mut frame.set {
             Some(set) => !set.insert(key.clone()),
@@ -293,7 +420,7 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    fn number(&mut self) -> Result<()> {
+    fn number(&mut self, fraction_allowed: bool) -> Result<()> {
         let b = self.b;
         let start = self.pos;
         let mut i = start;
@@ -346,6 +473,19 @@ impl<'a> Scanner<'a> {
             self.pos = start;
             return Err(self.err(Rule::UnsafeInteger));
         }
+        if let NumberPolicy::IntegersAndUnitFraction { max_len, .. } = self.numbers {
+            let refusal = match (integer, fraction_allowed) {
+                (true, _) => None,
+                (false, false) => Some(NumberRefusal::NotInteger),
+                (false, true) => (!is_unit_fraction(&b[start..i], max_len))
+                    .then_some(NumberRefusal::UnitFraction),
+            };
+            if let Some(refusal) = refusal {
+                self.pos = start;
+                self.refusal = Some(refusal);
+                return Err(self.err(Rule::Syntax));
+            }
+        }
         self.pos = i;
         Ok(())
     }
@@ -358,6 +498,19 @@ impl<'a> Scanner<'a> {
             Err(self.err(Rule::Syntax))
         }
     }
+}
+
+/// `0.DIGITS` of at most `max_len` bytes whose value, as the nearest f64, is
+/// strictly between 0 and 1 (so `0.99999999999999999` that rounds to 1 is refused).
+fn is_unit_fraction(token: &[u8], max_len: usize) -> bool {
+    token.len() <= max_len
+        && token.len() > 2
+        && token.starts_with(b"0.")
+        && token[2..].iter().all(u8::is_ascii_digit)
+        && std::str::from_utf8(token)
+            .ok()
+            .and_then(|t| t.parse::<f64>().ok())
+            .is_some_and(|v| v > 0.0 && v < 1.0)
 }
 
 /// The magnitude of an integer token's digits, if it is a safe integer.
@@ -576,6 +729,14 @@ impl<'a> Cursor<'a> {
         self.decode(raw)
     }
 
+    /// Reads `true` or `false` (the caller checked the kind).
+    pub fn boolean(&mut self) -> bool {
+        self.skip_ws();
+        let value = self.b.get(self.pos) == Some(&b't');
+        self.skip();
+        value
+    }
+
     /// Reads a number token (the caller checked the kind).
     pub fn number(&mut self) -> NumberToken<'a> {
         self.skip_ws();
@@ -630,4 +791,11 @@ impl<'a> Cursor<'a> {
             }
         }
     }
+}
+
+/// Appends `text` as a JSON string with minimal escapes (`"`, `\` and control
+/// characters only; Python's `json.dumps(s, ensure_ascii=False)`), for the kit's
+/// other canonical writers.
+pub fn push_string(out: &mut String, text: &str) {
+    crate::write::push_json_string(out, text);
 }
