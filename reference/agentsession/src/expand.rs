@@ -5,6 +5,7 @@
 //! `working_directory`. No shell, no splitting: the id stays one argv element.
 //! Only the id is ever archived; this is recomputed from the current template.
 
+use crate::exec_policy::{classify, is_fixed_plugin_script, ProgramClass};
 use crate::limits::{MAX_EXPANDED_BYTES, PLUGIN_ROOT_PLACEHOLDER, SESSION_ID_PLACEHOLDER};
 use crate::record::validate_native_id;
 use crate::rules::{ExpandRule, NativeRule};
@@ -131,6 +132,20 @@ pub fn with_identity(
     }))?;
     validate_native_id(id).map_err(ExpandError::Native)?;
     let (mut argv, cwd) = base(launch, plugin_root);
+    // The template was judged before substitution; a plugin root whose own name is
+    // a shell or an interpreter must not change that verdict afterwards.
+    match classify(&argv[0]) {
+        ProgramClass::Runner => return Err(ExpandError::Expand(ExpandRule::Evaluator)),
+        ProgramClass::Shell
+            if !launch
+                .command
+                .get(1)
+                .is_some_and(|a| is_fixed_plugin_script(a)) =>
+        {
+            return Err(ExpandError::Expand(ExpandRule::Evaluator))
+        }
+        _ => {}
+    }
     let mut id_index = None;
     for arg in vector {
         if arg == SESSION_ID_PLACEHOLDER {

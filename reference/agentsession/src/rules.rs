@@ -87,6 +87,7 @@ rule_table! {
         NotLaunchable => ("expand.not_launchable", "unsupported.native_restore", "template has no [launch] command"),
         NotRestorable => ("expand.not_restorable", "unsupported.native_restore", "template does not declare native resume"),
         NoFreshIdentity => ("expand.no_fresh_identity", "unsupported.native_restore", "template does not declare fresh_args"),
+        Evaluator => ("expand.evaluator", "unsupported.native_restore", "after plugin-root substitution the program is an interpreter, or a shell without a fixed plugin-owned script"),
         TooLarge => ("expand.too_large", "invalid_params.native_id", "expanded argv and environment exceed 16384 bytes"),
     }
 }
