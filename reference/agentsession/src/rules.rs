@@ -108,31 +108,9 @@ rule_table! {
     }
 }
 
-/// One step of a field path. Keys are the format's own names, never content.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Seg {
-    Key(&'static str),
-    Index(usize),
-}
-
-/// `$.sessions[0].windows[1].panes[2].agent_session.native_id`.
-pub fn path_string(path: &[Seg]) -> String {
-    let mut out = String::from("$");
-    for seg in path {
-        match seg {
-            Seg::Key(k) => {
-                out.push('.');
-                out.push_str(k);
-            }
-            Seg::Index(i) => {
-                out.push('[');
-                out.push_str(&i.to_string());
-                out.push(']');
-            }
-        }
-    }
-    out
-}
+/// Field paths are vx-format's: keys are the format's own names, never content.
+pub use vx_format::error::path_string;
+pub use vx_format::Seg;
 
 /// Unicode general category Cc, as the seed's "control-free" means.
 pub fn has_control(text: &str) -> bool {
