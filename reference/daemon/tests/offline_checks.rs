@@ -135,3 +135,45 @@ fn integration_check() {
     assert_eq!(last["rule"], "template.shell");
     assert_eq!(last["file"], "evaluator.toml");
 }
+
+/// The binary gives every committed corpus file its expected verdict, in one run
+/// per corpus (padded cases are left to the library's corpus test).
+#[test]
+fn checkers_agree_with_the_corpora() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus");
+    for (dir, group) in [("workspace", "workspace"), ("integrations", "integration")] {
+        let expected = std::fs::read_to_string(root.join(dir).join("expected.jsonl")).unwrap();
+        let rows: Vec<serde_json::Value> = expected
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|r| r.get("pad_to").is_none() && r["kind"] != "record")
+            .collect();
+        let files: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                root.join(dir)
+                    .join(r["file"].as_str().unwrap())
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        let mut args = vec![group, "check", "--json"];
+        args.extend(files.iter().map(String::as_str));
+        let tmp = tempfile::tempdir().unwrap();
+        let (code, out, _) = check(tmp.path(), &args);
+        assert_eq!(code, 1, "each corpus has refused cases");
+        let lines: Vec<serde_json::Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), rows.len());
+        for (row, line) in rows.iter().zip(&lines) {
+            assert_eq!(
+                (&line["result"], &line["rule"]),
+                (&row["result"], &row["rule"]),
+                "{}",
+                row["case"]
+            );
+        }
+    }
+}
