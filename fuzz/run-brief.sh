@@ -2,7 +2,9 @@
 # Runs every fuzz target briefly (CI). For an overnight run use, per target:
 #   cargo +nightly fuzz run format_reader fuzz/corpus/format_reader corpus/checkpoints \
 #     -- -dict=corpus/fuzz/checkpoint.dict -max_total_time=28800 -rss_limit_mb=2048
-# SECONDS_PER_TARGET overrides the brief run's length (default 20).
+# SECONDS_PER_TARGET overrides the brief run's length (default 20). The
+# agent-session targets (workspace_archive, agent_record, integration_template)
+# take -dict=../corpus/fuzz/agent-session.dict.
 set -euo pipefail
 cd "$(dirname "$0")"
 secs=${SECONDS_PER_TARGET:-20}
@@ -33,6 +35,10 @@ seed_corpus() {
     wire_*) [ -d ../corpus/wire ] && cp -r ../corpus/wire/. "$dir" ;;
     attach_*) [ -d ../corpus/attach ] && cp -r ../corpus/attach/. "$dir" ;;
     zon_*) [ -d ../corpus/config ] && cp -r ../corpus/config/. "$dir" ;;
+    # The 16 MiB cases are padded at check time; their committed seeds are small.
+    workspace_*) find ../corpus/workspace -maxdepth 1 -name '*.json' -size -64k -exec cp {} "$dir" \; ;;
+    agent_record) cp ../corpus/workspace/records/*.json "$dir" ;;
+    integration_*) cp ../corpus/integrations/*.toml "$dir" ;;
   esac
   return 0
 }
@@ -40,7 +46,10 @@ seed_corpus() {
 for target in $(cargo "${toolchain[@]}" fuzz list); do
   seed_corpus "$target"
   dict=()
-  case $target in format_*) dict=(-dict=../corpus/fuzz/checkpoint.dict) ;; esac
+  case $target in
+    format_*) dict=(-dict=../corpus/fuzz/checkpoint.dict) ;;
+    workspace_*|agent_*|integration_*) dict=(-dict=../corpus/fuzz/agent-session.dict) ;;
+  esac
   echo "== fuzz $target (${secs}s)"
   set +e
   cargo "${toolchain[@]}" fuzz run "$target" "corpus/$target" -- \

@@ -74,7 +74,7 @@ pub fn command() -> Command {
         }
         root = root.subcommand(g);
     }
-    root
+    crate::offline_check::install(root)
 }
 
 fn verb_command(verb: &'static Verb, name: &str) -> Command {
@@ -146,6 +146,9 @@ pub fn main() -> i32 {
             EXIT_OK
         }
         group => {
+            if let Some(code) = crate::offline_check::dispatch(group, sub, json) {
+                return code;
+            }
             if let Some(verb) = crate::manifest::find(group) {
                 return run_verb(verb, sub, socket_flag, json);
             }

@@ -23,6 +23,7 @@ pub mod events;
 pub mod fuzzing;
 pub mod ids;
 pub mod manifest;
+pub mod offline_check;
 pub mod paths;
 pub mod pty;
 pub mod reactor;

@@ -153,6 +153,26 @@ pub enum Seg {
     Index(usize),
 }
 
+/// `$.panes[3].text` for a path, outermost segment first (shared with the kit's
+/// other readers).
+pub fn path_string(path: &[Seg]) -> String {
+    let mut out = String::from("$");
+    for seg in path {
+        match seg {
+            Seg::Key(k) => {
+                out.push('.');
+                out.push_str(k);
+            }
+            Seg::Index(i) => {
+                out.push('[');
+                out.push_str(&i.to_string());
+                out.push(']');
+            }
+        }
+    }
+    out
+}
+
 /// A failed read: the rule, the document and the path (or byte offset) where it failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FormatError {
@@ -201,21 +221,7 @@ impl FormatError {
 
     /// `$.panes[3].text`, the path as users read it.
     pub fn path_string(&self) -> String {
-        let mut out = String::from("$");
-        for seg in &self.path {
-            match seg {
-                Seg::Key(k) => {
-                    out.push('.');
-                    out.push_str(k);
-                }
-                Seg::Index(i) => {
-                    out.push('[');
-                    out.push_str(&i.to_string());
-                    out.push(']');
-                }
-            }
-        }
-        out
+        path_string(&self.path)
     }
 
     /// The human reason: rule id, description and location. Never file content.

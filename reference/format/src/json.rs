@@ -12,7 +12,9 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 
 use crate::error::{Doc, FormatError, Result, Rule};
-use crate::limits::{MAX_JSON_DEPTH, MAX_SAFE_INTEGER};
+use crate::limits::MAX_SAFE_INTEGER;
+use crate::scan_policy::is_unit_fraction;
+pub use crate::scan_policy::{NumberPolicy, NumberRefusal, ScanError, ScanOptions};
 
 /// Byte classes inside a string: 0 plain, 1 ends the fast run (`"`, `\`, control).
 static STRING_STOP: [u8; 256] = {
@@ -78,27 +80,62 @@ fn is_ws(b: u8) -> bool {
 
 /// Pass one: everything pins.md asks of a JSON text, for one document.
 pub fn check_document(bytes: &[u8], doc: Doc) -> Result<Checked<'_>> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => check_text(text, doc),
-        Err(_) if bytes.starts_with(b"\xEF\xBB\xBF") => {
-            Err(FormatError::at_offset(Rule::Bom, doc, 0))
-        }
-        Err(e) => Err(FormatError::at_offset(Rule::Utf8, doc, e.valid_up_to())),
-    }
+    scan_document(bytes, doc, &ScanOptions::default()).map_err(ScanError::into_format_error)
 }
 
 /// [`check_document`] for text already known to be UTF-8.
 pub fn check_text(text: &str, doc: Doc) -> Result<Checked<'_>> {
-    if text.starts_with('\u{feff}') {
-        return Err(FormatError::at_offset(Rule::Bom, doc, 0));
+    scan_text(text, doc, &ScanOptions::default()).map_err(ScanError::into_format_error)
+}
+
+/// Pass one with explicit limits: [`check_document`] is this with the defaults.
+pub fn scan_document<'a>(
+    bytes: &'a [u8],
+    doc: Doc,
+    options: &ScanOptions,
+) -> std::result::Result<Checked<'a>, ScanError> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => scan_text(text, doc, options),
+        Err(_) if bytes.starts_with(b"\xEF\xBB\xBF") => {
+            Err(ScanError::Json(FormatError::at_offset(Rule::Bom, doc, 0)))
+        }
+        Err(e) => Err(ScanError::Json(FormatError::at_offset(
+            Rule::Utf8,
+            doc,
+            e.valid_up_to(),
+        ))),
     }
-    Scanner {
+}
+
+/// [`scan_document`] for text already known to be UTF-8.
+pub fn scan_text<'a>(
+    text: &'a str,
+    doc: Doc,
+    options: &ScanOptions,
+) -> std::result::Result<Checked<'a>, ScanError> {
+    if text.starts_with('\u{feff}') {
+        return Err(ScanError::Json(FormatError::at_offset(Rule::Bom, doc, 0)));
+    }
+    let mut scanner = Scanner {
         b: text.as_bytes(),
         pos: 0,
         doc,
+        max_depth: options.max_depth,
+        numbers: options.numbers,
+        key_is_scope: false,
+        key_is_target: false,
+        refusal: None,
+    };
+    match scanner.run() {
+        Ok(()) => Ok(Checked(text)),
+        Err(e) => Err(match scanner.refusal {
+            Some(refusal) => ScanError::Number {
+                refusal,
+                offset: e.offset.unwrap_or(0),
+            },
+            None => ScanError::Json(e),
+        }),
     }
-    .run()?;
-    Ok(Checked(text))
 }
 
 /// Proof that a text passed [`check_document`]: the only way to build a [`Cursor`].
@@ -107,6 +144,8 @@ pub struct Checked<'a>(&'a str);
 
 struct Frame<'a> {
     object: bool,
+    /// Inside the value of a member named the number policy's `scope`.
+    in_scope: bool,
     keys_start: usize,
     /// Built once an object has many keys, so duplicate detection stays linear.
     set: Option<HashSet<Cow<'a, [u8]>>>,
@@ -118,6 +157,13 @@ struct Scanner<'a> {
     b: &'a [u8],
     pos: usize,
     doc: Doc,
+    max_depth: usize,
+    numbers: NumberPolicy,
+    /// What the member key just read names, under a positional number policy.
+    key_is_scope: bool,
+    key_is_target: bool,
+    /// Set when the number policy, not a JSON rule, ended the scan.
+    refusal: Option<NumberRefusal>,
 }
 
 impl<'a> Scanner<'a> {
@@ -135,14 +181,14 @@ impl<'a> Scanner<'a> {
         self.b.get(self.pos).copied()
     }
 
-    fn run(mut self) -> Result<()> {
+    fn run(&mut self) -> Result<()> {
         let mut stack: Vec<Frame<'a>> = Vec::new();
         let mut keys: Vec<Cow<'a, [u8]>> = Vec::new();
         'value: loop {
             self.skip_ws();
             match self.peek() {
                 Some(open @ (b'{' | b'[')) => {
-                    if stack.len() + 1 > MAX_JSON_DEPTH {
+                    if stack.len() + 1 > self.max_depth {
                         return Err(self.err(Rule::Depth));
                     }
                     self.pos += 1;
@@ -152,8 +198,12 @@ impl<'a> Scanner<'a> {
                     if self.peek() == Some(close) {
                         self.pos += 1;
                     } else {
+                        let in_scope = stack
+                            .last()
+                            .is_some_and(|f| f.in_scope || (f.object && self.key_is_scope));
                         stack.push(Frame {
                             object,
+                            in_scope,
                             keys_start: keys.len(),
                             set: None,
                         });
@@ -166,7 +216,11 @@ impl<'a> Scanner<'a> {
                 Some(b'"') => {
                     self.string()?;
                 }
-                Some(b'-' | b'0'..=b'9') => self.number()?,
+                Some(b'-' | b'0'..=b'9') => {
+                    let fraction_allowed =
+                        self.key_is_target && stack.last().is_some_and(|f| f.object && f.in_scope);
+                    self.number(fraction_allowed)?
+                }
                 Some(b't') => self.literal(b"true")?,
                 Some(b'f') => self.literal(b"false")?,
                 Some(b'n') => self.literal(b"null")?,
@@ -214,6 +268,13 @@ impl<'a> Scanner<'a> {
         } else {
             Cow::Borrowed(raw)
         };
+        if let NumberPolicy::IntegersAndUnitFraction {
+            scope, key: target, ..
+        } = self.numbers
+        {
+            self.key_is_scope = *key == *scope.as_bytes();
+            self.key_is_target = *key == *target.as_bytes();
+        }
         let frame = stack.last_mut().expect("member of an open object");
         let duplicate = match &mut frame.set {
             Some(set) => !set.insert(key.clone()),
@@ -293,7 +354,7 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    fn number(&mut self) -> Result<()> {
+    fn number(&mut self, fraction_allowed: bool) -> Result<()> {
         let b = self.b;
         let start = self.pos;
         let mut i = start;
@@ -345,6 +406,19 @@ impl<'a> Scanner<'a> {
         if integer && integer_magnitude(&b[int_start..int_end]).is_none() {
             self.pos = start;
             return Err(self.err(Rule::UnsafeInteger));
+        }
+        if let NumberPolicy::IntegersAndUnitFraction { max_len, .. } = self.numbers {
+            let refusal = match (integer, fraction_allowed) {
+                (true, _) => None,
+                (false, false) => Some(NumberRefusal::NotInteger),
+                (false, true) => (!is_unit_fraction(&b[start..i], max_len))
+                    .then_some(NumberRefusal::UnitFraction),
+            };
+            if let Some(refusal) = refusal {
+                self.pos = start;
+                self.refusal = Some(refusal);
+                return Err(self.err(Rule::Syntax));
+            }
         }
         self.pos = i;
         Ok(())
@@ -576,6 +650,14 @@ impl<'a> Cursor<'a> {
         self.decode(raw)
     }
 
+    /// Reads `true` or `false` (the caller checked the kind).
+    pub fn boolean(&mut self) -> bool {
+        self.skip_ws();
+        let value = self.b.get(self.pos) == Some(&b't');
+        self.skip();
+        value
+    }
+
     /// Reads a number token (the caller checked the kind).
     pub fn number(&mut self) -> NumberToken<'a> {
         self.skip_ws();
@@ -630,4 +712,11 @@ impl<'a> Cursor<'a> {
             }
         }
     }
+}
+
+/// Appends `text` as a JSON string with minimal escapes (`"`, `\` and control
+/// characters only; Python's `json.dumps(s, ensure_ascii=False)`), for the kit's
+/// other canonical writers.
+pub fn push_string(out: &mut String, text: &str) {
+    crate::write::push_json_string(out, text);
 }

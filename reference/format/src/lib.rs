@@ -16,6 +16,7 @@ pub mod json;
 pub mod limits;
 pub mod model;
 mod read;
+mod scan_policy;
 pub mod time;
 mod validate;
 mod write;

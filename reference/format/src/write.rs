@@ -33,7 +33,7 @@ pub fn wrap_envelope(format: u64, payload: &str) -> Vec<u8> {
 }
 
 /// Python's `json.dumps(s, ensure_ascii=False)` string encoding.
-fn push_json_string(out: &mut String, text: &str) {
+pub(crate) fn push_json_string(out: &mut String, text: &str) {
     out.push('"');
     let bytes = text.as_bytes();
     let mut run_start = 0;
