@@ -78,7 +78,7 @@ impl Contract {
 
     /// Whether the kit has a World and steps for this contract yet.
     pub fn has_suite(self) -> bool {
-        matches!(self, Contract::Recovery)
+        matches!(self, Contract::Recovery | Contract::AgentRestore)
     }
 }
 

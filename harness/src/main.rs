@@ -7,11 +7,14 @@
 
 use clap::{Parser, Subcommand};
 
+mod agent_restore;
 mod contract;
 mod drivers;
 mod profile;
 mod recovery;
 mod run;
+#[cfg(test)]
+mod step_check;
 mod store_cmd;
 mod validate_cmd;
 mod verdict;

@@ -43,11 +43,12 @@ fn stderr_lines(out: &Output) -> Vec<String> {
 fn a_contract_without_a_suite_is_a_usage_error_not_an_empty_pass() {
     let dir = tempfile::tempdir().unwrap();
     let r = dir.path().join("r");
-    let out = run(&["--contract", "agent-restore"], &r);
+    // Not claimed by the reference's profile.
+    let out = run(&["--contract", "session-persist"], &r);
     assert_eq!(out.status.code(), Some(2));
     let lines = stderr_lines(&out);
     assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(lines[0].contains("agent-restore"), "{lines:?}");
+    assert!(lines[0].contains("session-persist"), "{lines:?}");
     assert!(!r.join("report.json").exists());
 
     // Claimed by the profile, with its table: still no suite, still exit 2.
@@ -56,7 +57,11 @@ fn a_contract_without_a_suite_is_a_usage_error_not_an_empty_pass() {
     std::fs::write(
         &profile,
         format!(
-            "contracts = [\"recovery\", \"single-writer\"]\n{base}\n[single_writer]\nserve = [\"x\"]\n"
+            "{}\n[single_writer]\nserve = [\"x\"]\n",
+            base.replace(
+                "contracts = [\"recovery\", \"agent-restore\"]",
+                "contracts = [\"recovery\", \"single-writer\"]"
+            )
         ),
     )
     .unwrap();
@@ -89,11 +94,12 @@ fn a_claimed_contract_needs_its_profile_table() {
     let dir = tempfile::tempdir().unwrap();
     let profile = dir.path().join("p.toml");
     let base = std::fs::read_to_string(reference_profile()).unwrap();
-    std::fs::write(
-        &profile,
-        format!("contracts = [\"session-persist\"]\n{base}"),
-    )
-    .unwrap();
+    let claims = base.replace(
+        "contracts = [\"recovery\", \"agent-restore\"]",
+        "contracts = [\"session-persist\"]",
+    );
+    assert_ne!(claims, base, "the reference profile's claims line moved");
+    std::fs::write(&profile, claims).unwrap();
     let out = run(
         &["--profile", profile.to_str().unwrap()],
         &dir.path().join("r"),
@@ -135,7 +141,7 @@ fn a_missing_reference_is_one_line_naming_the_path() {
 }
 
 #[test]
-fn contract_recovery_is_the_default_and_reports_carry_the_contract() {
+fn plain_run_and_contract_recovery_agree_and_reports_carry_the_contract() {
     common::ensure_reference(&[]);
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
@@ -172,14 +178,25 @@ fn contract_recovery_is_the_default_and_reports_carry_the_contract() {
             .collect()
     };
     assert_eq!(verdicts(&ra), verdicts(&rb));
-    assert_eq!(ra["run"]["contracts"], serde_json::json!(["recovery"]));
-    for key in ["rows", "scenarios", "clauses"] {
-        for item in ra[key].as_array().unwrap() {
+    // The reference claims both contracts; the tag selects recovery scenarios only.
+    assert_eq!(
+        ra["run"]["contracts"],
+        serde_json::json!(["recovery", "agent-restore"])
+    );
+    assert_eq!(rb["run"]["contracts"], serde_json::json!(["recovery"]));
+    for key in ["rows", "scenarios"] {
+        for item in rb[key].as_array().unwrap() {
             assert_eq!(item["contract"], "recovery", "{key}: {item}");
         }
     }
+    assert!(ra["clauses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["contract"] == "agent-restore"));
     let md = std::fs::read_to_string(a.join("report.md")).unwrap();
     assert!(md.contains("## Contract `recovery`"), "{md}");
+    assert!(md.contains("## Contract `agent-restore`"), "{md}");
     // Cucumber's own JSON report, for existing Cucumber report tools.
     let cj: Value =
         serde_json::from_str(&std::fs::read_to_string(a.join("cucumber-recovery.json")).unwrap())
@@ -215,6 +232,8 @@ fn an_undefined_step_is_a_harness_error() {
     let out = run(
         &[
             "--quiet",
+            "--contract",
+            "recovery",
             "--features",
             dir.path().join("features").to_str().unwrap(),
         ],

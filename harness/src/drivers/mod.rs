@@ -14,6 +14,7 @@ pub mod lifecycle;
 pub mod probe;
 pub mod process;
 pub mod sandbox;
+pub mod step;
 pub mod wire;
 
 use std::sync::OnceLock;

@@ -183,7 +183,10 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
         });
         match contract {
             Contract::Recovery => runtime.block_on(run_suite::<crate::recovery::World>(setup))?,
-            Contract::AgentRestore | Contract::SingleWriter | Contract::SessionPersist => {
+            Contract::AgentRestore => {
+                runtime.block_on(run_suite::<crate::agent_restore::World>(setup))?
+            }
+            Contract::SingleWriter | Contract::SessionPersist => {
                 unreachable!("choose_contracts refuses contracts without a suite")
             }
         }

@@ -48,10 +48,11 @@ pub fn check(i: &Inputs<'_>) -> Result<Checked, String> {
             Err(e) => problems.push(e),
         }
     }
+    // Every program a chosen contract's templates name; one line per missing
+    // program, naming every profile key that uses it.
+    let mut wanted: Vec<(&str, String)> = Vec::new();
+    let p = i.profile;
     if i.contracts.contains(&Contract::Recovery) {
-        let p = i.profile;
-        // One line per missing program, naming every profile key that uses it.
-        let mut programs: Vec<(String, Vec<&str>)> = Vec::new();
         for (what, template) in [
             ("serve", &p.serve),
             ("serve_on_demand", &p.serve_on_demand),
@@ -59,15 +60,7 @@ pub fn check(i: &Inputs<'_>) -> Result<Checked, String> {
             ("version", &p.version),
         ] {
             if let Some(program) = template.first() {
-                match programs.iter_mut().find(|(prog, _)| prog == program) {
-                    Some((_, keys)) => keys.push(what),
-                    None => programs.push((program.clone(), vec![what])),
-                }
-            }
-        }
-        for (program, keys) in &programs {
-            if let Some(problem) = executable_problem(&keys.join(", "), program, i.bin_dir) {
-                problems.push(problem);
+                wanted.push((what, program.clone()));
             }
         }
         let fault = p
@@ -84,6 +77,26 @@ pub fn check(i: &Inputs<'_>) -> Result<Checked, String> {
             }
         }
     }
+    if i.contracts.contains(&Contract::AgentRestore) {
+        match crate::agent_restore::profile_programs(p) {
+            Ok(programs) => wanted.extend(programs),
+            Err(e) => problems.push(e),
+        }
+    }
+    let mut programs: Vec<(String, Vec<&str>)> = Vec::new();
+    for (what, program) in wanted {
+        match programs.iter_mut().find(|(prog, _)| *prog == program) {
+            Some((_, keys)) => keys.push(what),
+            None => programs.push((program, vec![what])),
+        }
+    }
+    // The missing programs first: a missing reference is the first line.
+    let mut missing: Vec<String> = programs
+        .iter()
+        .filter_map(|(program, keys)| executable_problem(&keys.join(", "), program, i.bin_dir))
+        .collect();
+    missing.append(&mut problems);
+    problems = missing;
     if problems.is_empty() {
         Ok(Checked {
             registries,

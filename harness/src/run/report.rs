@@ -223,6 +223,8 @@ pub fn build(i: Inputs<'_>) -> Report {
                 .collect();
             let note = if !c.observable {
                 c.reason.clone()
+            } else if let Some(p) = &c.pending {
+                Some(format!("not yet checked by the kit: {p}"))
             } else if js.is_empty() {
                 Some("no selected scenario checks this clause in this run".into())
             } else {

@@ -1,0 +1,3 @@
+//! The agent-restore suite's steps.
+
+mod offline;

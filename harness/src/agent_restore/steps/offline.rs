@@ -1,0 +1,131 @@
+//! Steps of the offline checkers: a workspace archive or an integration template,
+//! from the kit's corpus or written by the scenario, and the pinned verdict line.
+
+use crate::agent_restore::checks::{corpus_dir, templates};
+use crate::agent_restore::World;
+use crate::verdict::OrHarness;
+use cucumber::gherkin::Step;
+use cucumber::{then, when};
+
+#[when(regex = r#"^the archive checker reads the corpus archive "([^"/]+)"$"#)]
+async fn archive_checker_reads_corpus(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let file = corpus_dir().join("workspace").join(&c[1]);
+        s.check(&templates().archive_check, &file);
+    })
+    .await;
+}
+
+#[when(regex = r"^the archive checker reads an archive of (\d+) bytes$")]
+async fn archive_checker_reads_sized(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let n: usize = c[1].parse().or_harness("a byte count");
+        // A valid empty archive, padded with JSON whitespace: only its length can fail it.
+        let mut bytes = b"{\"schema_version\":1,\"sessions\":[]}".to_vec();
+        if n < bytes.len() {
+            crate::harness_error!("{n} bytes cannot hold an archive");
+        }
+        bytes.resize(n, b' ');
+        let file = s.write_input("sized.json", &bytes);
+        s.check(&templates().archive_check, &file);
+    })
+    .await;
+}
+
+#[when(regex = r"^the archive checker reads the archive:$")]
+async fn archive_checker_reads_doc(w: &mut World, #[step] step: &Step) {
+    w.run(&[], step.docstring.as_deref(), |s, c| {
+        let doc = c.doc().or_harness("the step needs a docstring");
+        let file = s.write_input("archive.json", doc.as_bytes());
+        s.check(&templates().archive_check, &file);
+    })
+    .await;
+}
+
+#[when(regex = r#"^the template checker reads the corpus template "([^"/]+)"$"#)]
+async fn template_checker_reads_corpus(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let file = corpus_dir().join("integrations").join(&c[1]);
+        s.check(&templates().template_check, &file);
+    })
+    .await;
+}
+
+#[when(
+    regex = r#"^the template checker reads the corpus template "([^"/]+)" padded to (\d+) bytes$"#
+)]
+async fn template_checker_reads_padded(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let n: usize = c[2].parse().or_harness("a byte count");
+        let mut bytes = std::fs::read(corpus_dir().join("integrations").join(&c[1]))
+            .or_harness("reading the corpus template");
+        // A trailing comment changes nothing but the length.
+        bytes.extend_from_slice(b"\n#");
+        if n < bytes.len() {
+            crate::harness_error!("{n} bytes cannot hold the template");
+        }
+        bytes.resize(n, b' ');
+        let file = s.write_input(&c[1], &bytes);
+        s.check(&templates().template_check, &file);
+    })
+    .await;
+}
+
+#[when(regex = r#"^the template checker reads the template "([a-z0-9._-]+\.toml)":$"#)]
+async fn template_checker_reads_doc(w: &mut World, c: &[String], #[step] step: &Step) {
+    w.run(c, step.docstring.as_deref(), |s, c| {
+        let doc = c.doc().or_harness("the step needs a docstring");
+        let file = s.write_input(&c[1], doc.as_bytes());
+        s.check(&templates().template_check, &file);
+    })
+    .await;
+}
+
+#[then(regex = r"^the checker accepts it$")]
+async fn checker_accepts(w: &mut World) {
+    w.run(&[], None, |s, _| {
+        let v = s.last();
+        assert_eq!(v.line["result"], "valid", "the checker said {}", v.line);
+        assert!(
+            v.line["rule"].is_null(),
+            "a valid input names no rule: {}",
+            v.line
+        );
+        assert_eq!(v.exit, 0, "exit status of a valid input");
+    })
+    .await;
+}
+
+#[then(regex = r#"^the checker refuses it with "([a-z_.]+)" by rule "([a-z0-9_.]+)"$"#)]
+async fn checker_refuses(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let v = s.last();
+        assert_eq!(
+            v.line["result"].as_str(),
+            Some(&c[1]),
+            "result of {}",
+            v.line
+        );
+        assert_eq!(v.line["rule"].as_str(), Some(&c[2]), "rule of {}", v.line);
+        assert!(
+            v.line["reason"].as_str().is_some_and(|r| !r.is_empty()),
+            "a refusal gives a reason: {}",
+            v.line
+        );
+        assert_eq!(v.exit, 1, "exit status of an invalid input");
+    })
+    .await;
+}
+
+#[then(regex = r#"^the verdict does not contain "([^"]+)"$"#)]
+async fn verdict_does_not_contain(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let v = s.last();
+        assert!(
+            !v.raw.contains(&c[1]),
+            "the verdict carries content of the input: {}",
+            v.raw
+        );
+    })
+    .await;
+}

@@ -1,0 +1,91 @@
+//! Running one step's body: on a blocking thread (cucumber polls every scenario's
+//! future from one task, and the drivers block on sockets and processes), bounded by
+//! a deadline, with the typed verdict of a failure kept for the runner.
+
+use crate::verdict::{OrHarness, StepFailure, Verdict};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Runs `body` on the scenario's state on a blocking thread; the failure, if any.
+pub async fn blocking<S: Send + 'static>(
+    state: &Arc<Mutex<S>>,
+    limit: Duration,
+    body: impl FnOnce(&mut S) + Send + 'static,
+) -> Option<StepFailure> {
+    let state = state.clone();
+    let task = tokio::task::spawn_blocking(move || {
+        let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+        body(&mut s);
+    });
+    match tokio::time::timeout(limit, task).await {
+        Err(_) => Some(StepFailure {
+            verdict: Verdict::Timeout,
+            message: format!("the step did not finish in {limit:?}"),
+        }),
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(match e.try_into_panic() {
+            Ok(p) => StepFailure::from_panic(p.as_ref()),
+            Err(e) => StepFailure {
+                verdict: Verdict::HarnessError,
+                message: format!("the step's task failed: {e}"),
+            },
+        }),
+    }
+}
+
+/// Ends the step with `failure`: its verdict goes into the World's `slot` (typed, for
+/// the runner), its text to cucumber's writers.
+pub fn fail(failure: StepFailure, slot: &mut Option<Verdict>) -> ! {
+    *slot = Some(failure.verdict);
+    let text = match failure.verdict {
+        Verdict::Fail => failure.message,
+        _ => failure.to_string(),
+    };
+    std::panic::panic_any(text)
+}
+
+/// A step's regex captures (1-based, `$name` variables substituted) and docstring.
+pub struct Caps {
+    caps: Vec<String>,
+    doc: Option<String>,
+}
+
+/// One optional capture that took part in the match.
+#[derive(Clone, Copy)]
+pub struct Cap<'a>(&'a str);
+
+impl<'a> Cap<'a> {
+    pub fn as_str(&self) -> &'a str {
+        self.0
+    }
+}
+
+impl Caps {
+    /// `caps[0]` stands for the whole match; the groups follow from 1.
+    pub fn new(caps: Vec<String>, doc: Option<String>) -> Caps {
+        Caps { caps, doc }
+    }
+
+    /// An optional group: `None` when it did not match (or matched nothing).
+    pub fn get(&self, i: usize) -> Option<Cap<'_>> {
+        self.caps
+            .get(i)
+            .filter(|s| !s.is_empty())
+            .map(|s| Cap(s.as_str()))
+    }
+
+    /// The step's docstring, leading whitespace trimmed.
+    pub fn doc(&self) -> Option<&str> {
+        self.doc.as_deref()
+    }
+}
+
+impl std::ops::Index<usize> for Caps {
+    type Output = str;
+    fn index(&self, i: usize) -> &str {
+        self.caps
+            .get(i)
+            .map(String::as_str)
+            .or_harness("the step has no such capture")
+    }
+}

@@ -1,0 +1,146 @@
+//! The agent-restore suite proves it can fail: pointed at deliberately non-conforming
+//! offline checkers, it must FAIL exactly the scenarios that catch each defect and
+//! pass the others.
+
+mod common;
+
+use common::vxcert;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+
+/// Scenarios whose every step expects the checker to accept its input.
+const ACCEPTING: [&str; 3] = [
+    "Templates the peer ships and the kit's valid cases are accepted",
+    "Archives phux writes, and the kit's valid cases, are read as valid",
+    "A schema-1 archive is read",
+];
+
+/// The two scenarios that look for the input's content in the verdict.
+const NO_CONTENT: [&str; 2] = [
+    "A refusal carries no content of the template",
+    "A refusal names the rule and the field, never the identity",
+];
+
+fn script(dir: &Path, name: &str, body: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+/// Runs the agent-restore suite with these two checkers: (exit code, the names of
+/// the scenarios that did not pass, and of all scenarios).
+fn run(archive: &str, template: &str) -> (i32, BTreeSet<String>, BTreeSet<String>) {
+    common::ensure_reference(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("control.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "name = \"negative-control\"\ncontracts = [\"agent-restore\"]\nfeatures = [\"template-check\"]\n\
+             [agent_restore]\narchive_check = [{archive:?}, \"{{file}}\"]\ntemplate_check = [{template:?}, \"{{file}}\"]\n"
+        ),
+    )
+    .unwrap();
+    let report = dir.path().join("report");
+    let out = Command::new(vxcert())
+        .args(["run", "--quiet", "--profile"])
+        .arg(&profile)
+        .arg("--report")
+        .arg(&report)
+        .output()
+        .unwrap();
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("report.json")).unwrap())
+            .unwrap();
+    let scenarios = json["scenarios"].as_array().unwrap();
+    let names = |pass: Option<bool>| -> BTreeSet<String> {
+        scenarios
+            .iter()
+            .filter(|s| pass.is_none_or(|p| (s["verdict"] == "pass") == p))
+            .map(|s| s["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    (
+        out.status.code().unwrap_or(-1),
+        names(Some(false)),
+        names(None),
+    )
+}
+
+fn reference_checker(dir: &Path, name: &str, verb: &str) -> String {
+    let vxref = common::bin_dir().join("vxref");
+    script(
+        dir,
+        name,
+        &format!("exec {} {verb} check --json \"$1\"", vxref.display()),
+    )
+}
+
+#[test]
+fn the_reference_checkers_pass_every_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, failing, all) = run(
+        &reference_checker(dir.path(), "a", "workspace"),
+        &reference_checker(dir.path(), "t", "integration"),
+    );
+    assert_eq!(code, 0, "{failing:?}");
+    assert!(all.len() >= 15, "{all:?}");
+}
+
+/// A checker without checks: every input is valid.
+#[test]
+fn an_accept_all_checker_fails_every_refusal_scenario_and_only_those() {
+    let dir = tempfile::tempdir().unwrap();
+    let accept = script(
+        dir.path(),
+        "accept",
+        r#"printf '{"file":"%s","result":"valid","rule":null,"reason":null}\n' "$1""#,
+    );
+    let (code, failing, all) = run(&accept, &accept);
+    assert_eq!(code, 1);
+    let expected: BTreeSet<String> = all
+        .iter()
+        .filter(|n| !ACCEPTING.contains(&n.as_str()))
+        .cloned()
+        .collect();
+    assert_eq!(failing, expected);
+}
+
+/// The reference's verdicts, with the input's last bytes added to every refusal's
+/// reason: only the two content-exclusion scenarios may notice.
+#[test]
+fn a_checker_that_quotes_its_input_fails_the_content_scenarios_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let quote = dir.path().join("quote.py");
+    std::fs::write(
+        &quote,
+        r#"import json, sys
+v = json.loads(sys.stdin.read())
+if v["result"] != "valid":
+    v["reason"] += " near " + open(sys.argv[1], "rb").read()[-200:].decode("utf-8", "replace")
+print(json.dumps(v))
+sys.exit(0 if v["result"] == "valid" else 1)
+"#,
+    )
+    .unwrap();
+    let leak = |name: &str, verb: &str| {
+        let vxref = common::bin_dir().join("vxref");
+        script(
+            dir.path(),
+            name,
+            &format!(
+                "{} {verb} check --json \"$1\" | python3 {} \"$1\"",
+                vxref.display(),
+                quote.display()
+            ),
+        )
+    };
+    let (code, failing, _) = run(&leak("a", "workspace"), &leak("t", "integration"));
+    assert_eq!(code, 1);
+    let expected: BTreeSet<String> = NO_CONTENT.iter().map(|s| s.to_string()).collect();
+    assert_eq!(failing, expected);
+}
