@@ -107,9 +107,9 @@ impl LockDir {
                     .mode(LOCK_DIR_MODE)
                     .create(path)
                     .map_err(|_| BrokerError::new(Rule::LockDirIo))?;
-                open().map_err(open_error)?
+                open().map_err(|e| open_error(path, e))?
             }
-            Err(e) => return Err(open_error(e)),
+            Err(e) => return Err(open_error(path, e)),
         };
         let fd = owned(fd);
         let st = fstat(fd.as_raw_fd()).map_err(|_| BrokerError::new(Rule::LockDirIo))?;
@@ -162,9 +162,16 @@ impl LockDir {
     }
 }
 
-fn open_error(e: Errno) -> BrokerError {
+/// O_DIRECTORY wins over O_NOFOLLOW, so a symlink in the last component fails as
+/// ENOTDIR; lstat tells the two apart.
+fn open_error(path: &Path, e: Errno) -> BrokerError {
+    let is_symlink = || {
+        nix::sys::stat::lstat(path)
+            .is_ok_and(|st| st.st_mode & nix::libc::S_IFMT == nix::libc::S_IFLNK)
+    };
     BrokerError::new(match e {
         Errno::ELOOP => Rule::LockDirSymlink,
+        Errno::ENOTDIR if is_symlink() => Rule::LockDirSymlink,
         Errno::ENOTDIR => Rule::LockDirNotDir,
         _ => Rule::LockDirIo,
     })
