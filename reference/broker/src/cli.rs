@@ -63,17 +63,19 @@ pub struct KeyCheckArgs {
 
 #[derive(Args, Debug)]
 pub struct ResumePlanArgs {
+    // Values are taken as text (hyphens too) so the counter grammar, not clap,
+    // answers `-1` and `1.5` with `invalid_params.<param>`.
     /// Bytes the viewer has consumed; omit for absent.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub have: Option<String>,
     /// Generation the viewer saw; omit for absent.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub gen: Option<String>,
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub total: String,
-    #[arg(long = "ring-len")]
+    #[arg(long = "ring-len", allow_hyphen_values = true)]
     pub ring_len: String,
-    #[arg(long = "master-gen")]
+    #[arg(long = "master-gen", allow_hyphen_values = true)]
     pub master_gen: String,
     #[arg(long)]
     pub json: bool,
