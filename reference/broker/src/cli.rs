@@ -1,5 +1,5 @@
 //! `vxbroker`'s command line: the pinned offline checkers (surface.md "Offline
-//! checkers"). Checkers print one line per input and exit 0 when all
+//! checkers") and the master. Checkers print one line per input and exit 0 when all
 //! are valid, 1 otherwise, 2 on usage errors.
 
 use std::ffi::OsString;
@@ -38,6 +38,8 @@ pub enum Command {
         #[command(subcommand)]
         verb: SidecarVerb,
     },
+    /// A session master (dtach-like): owns the PTY, ring and total; multiplexes viewers.
+    Master(crate::master::MasterArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -113,6 +115,7 @@ pub fn run<I: IntoIterator<Item = OsString>>(args: I, out: &mut dyn Write) -> i3
         Command::Sidecar {
             verb: SidecarVerb::Check(a),
         } => sidecar_check(&a, out),
+        Command::Master(a) => crate::master::run(&a),
     }
 }
 

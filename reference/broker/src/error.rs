@@ -18,6 +18,9 @@ pub enum Param {
     Force,
     New,
     File,
+    Ring,
+    LockFd,
+    Argv,
 }
 
 impl Param {
@@ -35,6 +38,9 @@ impl Param {
             Param::Force => "force",
             Param::New => "new",
             Param::File => "file",
+            Param::Ring => "ring",
+            Param::LockFd => "lock_fd",
+            Param::Argv => "argv",
         }
     }
 }
@@ -59,6 +65,14 @@ pub enum Code {
     Lock,
     /// `unavailable.lock_dir`: the lock directory is unset, unsafe or unusable.
     LockDir,
+    /// `conflict.socket_exists`: a create-only master found its path taken.
+    SocketExists,
+    /// `unavailable.master_socket`: the master's socket cannot be bound.
+    MasterSocket,
+    /// `unavailable.spawn`: the agent could not be started.
+    Spawn,
+    /// `unavailable.master`: no master accepts on the socket (attach-only).
+    Master,
 }
 
 impl Code {
@@ -76,6 +90,9 @@ impl Code {
                 Param::Force => "invalid_params.force",
                 Param::New => "invalid_params.new",
                 Param::File => "invalid_params.file",
+                Param::Ring => "invalid_params.ring",
+                Param::LockFd => "invalid_params.lock_fd",
+                Param::Argv => "invalid_params.argv",
             },
             Code::EngineNotFound => "not_found.engine",
             Code::SidecarCorrupt => "conflict.sidecar_corrupt",
@@ -84,6 +101,10 @@ impl Code {
             Code::SidecarIo => "unavailable.sidecar_io",
             Code::Lock => "unavailable.lock",
             Code::LockDir => "unavailable.lock_dir",
+            Code::SocketExists => "conflict.socket_exists",
+            Code::MasterSocket => "unavailable.master_socket",
+            Code::Spawn => "unavailable.spawn",
+            Code::Master => "unavailable.master",
         }
     }
 
@@ -92,8 +113,13 @@ impl Code {
         match self {
             Code::InvalidParams(_) => 2,
             Code::EngineNotFound => 3,
-            Code::SidecarCorrupt => 5,
-            Code::SidecarIo | Code::Lock | Code::LockDir => 6,
+            Code::SidecarCorrupt | Code::SocketExists => 5,
+            Code::SidecarIo
+            | Code::Lock
+            | Code::LockDir
+            | Code::MasterSocket
+            | Code::Spawn
+            | Code::Master => 6,
             Code::SidecarVersion | Code::SidecarSize => 10,
         }
     }
@@ -188,6 +214,13 @@ rules! {
     LockDirForeignOwner => ("lock_dir.foreign_owner", LockDir, "lock directory is owned by another user"),
     LockDirWritable => ("lock_dir.writable", LockDir, "lock directory is group or other writable"),
     LockDirIo => ("lock_dir.io", LockDir, "lock directory cannot be created or opened"),
+    RingZero => ("master.ring_zero", InvalidParams(P::Ring), "ring capacity is 0"),
+    LockFdInvalid => ("master.lock_fd", InvalidParams(P::LockFd), "lock fd is not an open descriptor"),
+    ArgvEmpty => ("master.argv_empty", InvalidParams(P::Argv), "no program after --"),
+    SocketExists => ("master.socket_exists", SocketExists, "create-only master: the socket path exists"),
+    SocketBind => ("master.socket_bind", MasterSocket, "the master's socket cannot be bound"),
+    SpawnFailed => ("master.spawn", Spawn, "the agent could not be started on a PTY"),
+    MasterUnreachable => ("master.unreachable", Master, "no master accepts on the socket"),
 }
 
 /// A failed check: the code answered and the rule that failed. Content-free.

@@ -21,6 +21,7 @@ pub mod fuzzing;
 pub mod key;
 pub mod limits;
 pub mod lock;
+pub mod master;
 pub mod owner;
 pub mod resume;
 
