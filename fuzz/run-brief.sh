@@ -33,6 +33,16 @@ seed_corpus() {
     wire_*) [ -d ../corpus/wire ] && cp -r ../corpus/wire/. "$dir" ;;
     attach_*) [ -d ../corpus/attach ] && cp -r ../corpus/attach/. "$dir" ;;
     zon_*) [ -d ../corpus/config ] && cp -r ../corpus/config/. "$dir" ;;
+    broker_key) cp ../corpus/broker/keys/*.key "$dir" ;;
+    broker_resume_plan) cp ../corpus/broker/resume/*.txt "$dir" ;;
+    # Sidecar seeds share file names, so name them after their case directory.
+    broker_alias_sidecar | broker_owner_file)
+      local pattern='aliases.json'
+      [ "$target" = broker_owner_file ] && pattern='*.owner'
+      find ../corpus/broker/sidecar -name "$pattern" -print0 |
+        while IFS= read -r -d '' f; do
+          cp "$f" "$dir/$(basename "$(dirname "$f")")"
+        done ;;
   esac
   return 0
 }
@@ -40,7 +50,10 @@ seed_corpus() {
 for target in $(cargo "${toolchain[@]}" fuzz list); do
   seed_corpus "$target"
   dict=()
-  case $target in format_*) dict=(-dict=../corpus/fuzz/checkpoint.dict) ;; esac
+  case $target in
+    format_*) dict=(-dict=../corpus/fuzz/checkpoint.dict) ;;
+    broker_*) dict=(-dict=../corpus/broker/broker.dict) ;;
+  esac
   echo "== fuzz $target (${secs}s)"
   set +e
   cargo "${toolchain[@]}" fuzz run "$target" "corpus/$target" -- \

@@ -39,12 +39,16 @@ fn master_cmd(sock: &Path, ring: &str, gen: &str, argv: &[&str]) -> Command {
 
 fn start(sock: &Path, ring: &str, gen: &str, argv: &[&str]) -> Master {
     let m = Master(master_cmd(sock, ring, gen, argv).spawn().unwrap());
+    wait_accepting(sock);
+    m
+}
+
+fn wait_accepting(sock: &Path) {
     let deadline = Instant::now() + WAIT;
     while UnixStream::connect(sock).is_err() {
         assert!(Instant::now() < deadline, "master never accepted");
         std::thread::sleep(Duration::from_millis(10));
     }
-    m
 }
 
 fn wait_exit(m: &mut Master) -> i32 {
@@ -281,11 +285,7 @@ fn the_master_holds_the_inherited_lock_until_it_exits() {
     }
     let mut m = Master(cmd.spawn().unwrap());
     lock.transfer();
-    let deadline = Instant::now() + WAIT;
-    while UnixStream::connect(&s).is_err() {
-        assert!(Instant::now() < deadline, "master never accepted");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_accepting(&s);
     assert!(dir.is_held(&key).unwrap(), "the master must hold the lock");
     let mut v = Viewer::attach(&s, None, None);
     v.send(b"go\n");
