@@ -73,6 +73,9 @@ pub enum Code {
     Spawn,
     /// `unavailable.master`: no master accepts on the socket (attach-only).
     Master,
+    /// `conflict.not_socket`: something other than a socket sits at a session's
+    /// socket path; it is left untouched.
+    NotSocket,
 }
 
 impl Code {
@@ -105,6 +108,7 @@ impl Code {
             Code::MasterSocket => "unavailable.master_socket",
             Code::Spawn => "unavailable.spawn",
             Code::Master => "unavailable.master",
+            Code::NotSocket => "conflict.not_socket",
         }
     }
 
@@ -113,7 +117,7 @@ impl Code {
         match self {
             Code::InvalidParams(_) => 2,
             Code::EngineNotFound => 3,
-            Code::SidecarCorrupt | Code::SocketExists => 5,
+            Code::SidecarCorrupt | Code::SocketExists | Code::NotSocket => 5,
             Code::SidecarIo
             | Code::Lock
             | Code::LockDir
@@ -221,6 +225,9 @@ rules! {
     SocketBind => ("master.socket_bind", MasterSocket, "the master's socket cannot be bound"),
     SpawnFailed => ("master.spawn", Spawn, "the agent could not be started on a PTY"),
     MasterUnreachable => ("master.unreachable", Master, "no master accepts on the socket"),
+    NotSocket => ("open.not_socket", NotSocket, "the session's socket path holds something other than a socket"),
+    ReapFailed => ("open.reap_failed", Spawn, "a stale socket could not be unlinked under the lock"),
+    LaunchFailed => ("open.launch_failed", Spawn, "the master exited or did not accept before it was ready"),
 }
 
 /// A failed check: the code answered and the rule that failed. Content-free.

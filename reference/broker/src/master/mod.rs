@@ -15,7 +15,7 @@ mod screen;
 mod viewer;
 
 use std::ffi::OsString;
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::net::UnixListener;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
@@ -150,12 +150,7 @@ fn create(a: &MasterArgs, sock: PathBuf) -> Result<i32> {
     let Some((program, args)) = a.argv.split_first() else {
         return Err(Rule::ArgvEmpty.into());
     };
-    let listener = UnixListener::bind(&sock).map_err(|e| {
-        BrokerError::new(match e.kind() {
-            std::io::ErrorKind::AddrInUse => Rule::SocketExists,
-            _ => Rule::SocketBind,
-        })
-    })?;
+    let bound = bind_socket(&sock)?;
     let spawned = (|| {
         let (pty, pts) = pty_process::blocking::open().ok()?;
         pty.resize(pty_process::Size::new(a.rows, a.cols)).ok()?;
@@ -169,6 +164,9 @@ fn create(a: &MasterArgs, sock: PathBuf) -> Result<i32> {
         let _ = std::fs::remove_file(&sock);
         return Err(Rule::SpawnFailed.into());
     };
+    // Listening only now: until the agent runs, a connect is refused, so nobody can
+    // take a master whose launch is still failing for a live one.
+    let listener = listen(bound, &sock)?;
     let shared = Arc::new(Shared {
         state: Mutex::new(State {
             ring: Ring::new(ring.min(usize::MAX as u64) as usize),
@@ -213,6 +211,34 @@ fn create(a: &MasterArgs, sock: PathBuf) -> Result<i32> {
         let _ = w.join();
     }
     Ok(code)
+}
+
+/// Binds SOCK without listening; create-only: any file at the path refuses.
+fn bind_socket(sock: &std::path::Path) -> Result<OwnedFd> {
+    use nix::sys::socket::{bind, socket, AddressFamily, SockFlag, SockType, UnixAddr};
+    let failed = || BrokerError::new(Rule::SocketBind);
+    let addr = UnixAddr::new(sock).map_err(|_| failed())?;
+    let fd = socket(
+        AddressFamily::Unix,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .map_err(|_| failed())?;
+    match bind(fd.as_raw_fd(), &addr) {
+        Ok(()) => Ok(fd),
+        Err(nix::errno::Errno::EADDRINUSE) => Err(Rule::SocketExists.into()),
+        Err(_) => Err(failed()),
+    }
+}
+
+fn listen(fd: OwnedFd, sock: &std::path::Path) -> Result<UnixListener> {
+    use nix::sys::socket::{listen, Backlog};
+    if listen(&fd, Backlog::new(128).unwrap_or(Backlog::MAXCONN)).is_err() {
+        let _ = std::fs::remove_file(sock);
+        return Err(Rule::SocketBind.into());
+    }
+    Ok(UnixListener::from(fd))
 }
 
 /// Keeps an inherited lock descriptor for the master's life, and out of the agent.
