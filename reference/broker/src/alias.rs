@@ -173,6 +173,22 @@ pub fn encode(map: &AliasMap) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// Publishes `map` as `<runtime>/aliases.json` (atomic replace).
+pub fn publish(runtime: &std::path::Path, map: &AliasMap) -> Result<()> {
+    crate::files::publish(runtime, crate::files::ALIAS_FILE_NAME, &encode(map))
+}
+
+/// Reads `<runtime>/aliases.json`; an absent file is an empty map.
+pub fn load(runtime: &std::path::Path) -> Result<AliasMap> {
+    let path = runtime.join(crate::files::ALIAS_FILE_NAME);
+    // Only a missing name is "no aliases": a dangling symlink or an unreadable
+    // file is refused by the bounded read, never taken as empty.
+    match std::fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(AliasMap::new()),
+        _ => decode(&crate::files::read_capped(&path)?),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

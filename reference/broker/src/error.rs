@@ -184,6 +184,7 @@ rules! {
     FileTooLarge => ("file.too_large", SidecarSize, "file longer than 64 KiB"),
     FileNotRegular => ("file.not_regular", SidecarIo, "not a regular file"),
     FileIo => ("file.io", SidecarIo, "file cannot be opened or read"),
+    FilePublish => ("file.publish", SidecarIo, "file could not be written, synced or renamed into place"),
     JsonBom => ("json.bom", SidecarCorrupt, "byte order mark before the JSON text"),
     JsonUtf8 => ("json.utf8", SidecarCorrupt, "invalid UTF-8"),
     JsonLoneSurrogate => ("json.lone_surrogate", SidecarCorrupt, "escaped lone UTF-16 surrogate"),

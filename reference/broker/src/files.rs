@@ -4,7 +4,7 @@
 
 use std::fs::File;
 use std::io::Read;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::Path;
 
 use nix::errno::Errno;
@@ -53,6 +53,63 @@ pub fn read_capped(path: &Path) -> Result<Vec<u8>> {
         return Err(Rule::FileTooLarge.into());
     }
     Ok(bytes)
+}
+
+/// Replaces `dir/name` with `bytes` atomically: a fresh 0600 temporary file in the
+/// same directory, written and fsynced, renamed over the name, then the directory
+/// fsynced. A crash at any step leaves the old file or the new one, never a mix;
+/// a leftover temporary is never read (readers open only the final name).
+pub fn publish(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
+    use nix::fcntl::{openat, renameat};
+    use vx_store::safe_fs::fsync_retrying;
+    let failed = |_| BrokerError::new(Rule::FilePublish);
+    let dir_flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+    let dir_fd = owned(open(dir, dir_flags, Mode::empty()).map_err(failed)?);
+    let tmp = format!(".{name}.tmp-{}", std::process::id());
+    let flags =
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW;
+    let _ = nix::unistd::unlinkat(
+        Some(dir_fd.as_raw_fd()),
+        tmp.as_str(),
+        nix::unistd::UnlinkatFlags::NoRemoveDir,
+    );
+    let fd = owned(
+        openat(
+            Some(dir_fd.as_raw_fd()),
+            tmp.as_str(),
+            flags,
+            Mode::from_bits_truncate(0o600),
+        )
+        .map_err(failed)?,
+    );
+    let written = (|| {
+        let mut file = File::from(fd);
+        std::io::Write::write_all(&mut file, bytes)
+            .map_err(|_| BrokerError::new(Rule::FilePublish))?;
+        fsync_retrying(file.as_fd()).map_err(failed)?;
+        drop(file);
+        renameat(
+            Some(dir_fd.as_raw_fd()),
+            tmp.as_str(),
+            Some(dir_fd.as_raw_fd()),
+            name,
+        )
+        .map_err(failed)
+    })();
+    if written.is_err() {
+        let _ = nix::unistd::unlinkat(
+            Some(dir_fd.as_raw_fd()),
+            tmp.as_str(),
+            nix::unistd::UnlinkatFlags::NoRemoveDir,
+        );
+        return written;
+    }
+    fsync_retrying(dir_fd.as_fd()).map_err(failed)
+}
+
+fn owned(fd: i32) -> OwnedFd {
+    // SAFETY: `fd` was just returned by a successful open and is owned by nobody else.
+    unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) }
 }
 
 /// Strict JSON (pins.md) whose top-level value is an object, entered.

@@ -77,13 +77,17 @@ fn wait_for(what: &str, done: impl Fn() -> bool) {
     }
 }
 
-/// Ends the agent behind `sock` with Ctrl-D and waits for the master to go.
-fn end_agent(sock: &Path) {
-    let mut s = UnixStream::connect(sock).unwrap();
+/// Ends the agent behind `opener`'s socket for the key with Ctrl-D and waits until
+/// the master is gone: socket unlinked and lock free.
+fn end_agent(opener: &Opener) {
+    let sock = opener.socket_path(&key());
+    let mut s = UnixStream::connect(&sock).unwrap();
     frame::write(&mut s, frame::HELLO, &frame::hello(None, None)).unwrap();
     frame::write(&mut s, frame::INPUT, b"\x04").unwrap();
     s.flush().unwrap();
-    wait_for("the master to exit", || probe(sock) == Liveness::Absent);
+    wait_for("the master to exit", || {
+        probe(&sock) == Liveness::Absent && !opener.locks().is_held(&key()).unwrap()
+    });
 }
 
 #[test]
@@ -120,7 +124,7 @@ fn sixteen_concurrent_opens_launch_one_agent() {
     assert_eq!(opener.open(&key(), || fx.spec()).unwrap(), Action::Attach);
 
     // The agent exits: socket gone, lock free, the next open LAUNCHes.
-    end_agent(&opener.socket_path(&key()));
+    end_agent(&opener);
     wait_for("the lock to free", || {
         !opener.locks().is_held(&key()).unwrap()
     });
@@ -129,7 +133,7 @@ fn sixteen_concurrent_opens_launch_one_agent() {
         Action::Launch { .. }
     ));
     wait_for("the second agent", || fx.agent_count() == 2);
-    end_agent(&opener.socket_path(&key()));
+    end_agent(&opener);
 }
 
 #[test]
@@ -157,7 +161,7 @@ fn a_second_instance_cannot_launch_a_held_key() {
     ));
     assert_eq!(second.open(&key(), || fx.spec()).unwrap(), Action::Busy);
     wait_for("the agent", || fx.agent_count() == 1);
-    end_agent(&first.socket_path(&key()));
+    end_agent(&first);
 }
 
 #[test]
@@ -172,7 +176,7 @@ fn a_stale_socket_is_reaped_and_anything_else_kept() {
         Action::Launch { .. }
     ));
     wait_for("the agent", || fx.agent_count() == 1);
-    end_agent(&sock);
+    end_agent(&opener);
 
     std::fs::write(&sock, b"keep").unwrap();
     let err = opener.open(&key(), || fx.spec()).unwrap_err();
@@ -204,7 +208,7 @@ fn a_failed_launch_frees_the_lock_at_once() {
         Action::Launch { .. }
     ));
     wait_for("the agent", || fx.agent_count() == 1);
-    end_agent(&opener.socket_path(&key()));
+    end_agent(&opener);
 }
 
 const CHILD_ENV: &str = "VX_BROKER_OPEN_CHILD_DIR";
