@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Builds the single-writer corpus (session keys, resume plans, alias sidecars and
-owner files) and its expected verdicts.
+"""Builds the single-writer corpus (session keys, resume plans, alias sidecars, owner
+files and client control frames) and its expected verdicts.
 
 Independent of the Rust code on purpose: every case states its verdict by hand, from
 docs/spec/single-writer.md, and files are built with Python's json module or as raw
 bytes. Run from anywhere:
     python3 corpus/broker/generate.py
-It rewrites keys/, resume/, sidecar/ and expected.jsonl; commit the result. The fuzz
-targets broker_key, broker_resume_plan, broker_alias_sidecar and broker_owner_file
-are seeded from these files (fuzz/run-brief.sh).
+It rewrites keys/, resume/, sidecar/, frames/ and expected.jsonl; commit the result.
+The fuzz targets broker_key, broker_resume_plan, broker_alias_sidecar,
+broker_owner_file and broker_frames are seeded from these files (fuzz/run-brief.sh).
 """
 import json
 import shutil
@@ -243,8 +243,50 @@ sidecar("owner-name-bad-id", "opencode@ses_.owner", dumps(owner_rec()), FILE_KIN
 sidecar("not-a-sidecar", "notes.json", dumps(aliases({})), FILE_KIND, "sidecar.kind_unknown")
 
 
+# ---- client control frames ------------------------------------------------------
+
+MALFORMED = "invalid_request.malformed"
+
+
+def frame(name, text, result="valid", rule=None):
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    cases.append(("frames", f"{name}.json", data,
+                  {"case": name, "kind": "frame", "file": f"frames/{name}.json",
+                   "result": result, "rule": rule}))
+
+
+frame("input", dumps({"t": "i", "d": "ls -la\r"}))
+frame("input-empty", dumps({"t": "i", "d": ""}))
+frame("input-escapes", '{"t":"i","d":"\\u001b[A\\n\\u00e9"}')
+frame("input-d-first", '{"d":"x","t":"i"}')
+frame("resize", dumps({"t": "r", "cols": 80, "rows": 24}))
+frame("resize-max", dumps({"t": "r", "cols": 65535, "rows": 1}))
+frame("ping", dumps({"t": "ping"}))
+frame("ping-spaced", ' { "t" : "ping" } \n')
+frame("not-json", "{", MALFORMED, "json.syntax")
+frame("array", "[]", MALFORMED, "schema.not_object")
+frame("no-type", dumps({"d": "x"}), MALFORMED, "schema.missing_field")
+frame("type-number", dumps({"t": 1}), MALFORMED, "schema.type")
+frame("server-type", dumps({"t": "seq", "n": 1}), MALFORMED, "frame.unknown_type")
+frame("role-from-client", dumps({"t": "role", "role": "owner"}), MALFORMED, "frame.unknown_type")
+frame("ping-extra", dumps({"t": "ping", "x": 1}), MALFORMED, "schema.unknown_field")
+frame("input-missing-d", dumps({"t": "i"}), MALFORMED, "schema.missing_field")
+frame("input-d-array", dumps({"t": "i", "d": []}), MALFORMED, "schema.type")
+frame("input-with-cols", dumps({"t": "i", "d": "", "cols": 1}), MALFORMED, "schema.unknown_field")
+frame("resize-zero", dumps({"t": "r", "cols": 0, "rows": 24}), MALFORMED, "frame.size_range")
+frame("resize-65536", dumps({"t": "r", "cols": 80, "rows": 65536}), MALFORMED, "frame.size_range")
+frame("resize-negative", dumps({"t": "r", "cols": -80, "rows": 24}), MALFORMED, "frame.size_range")
+frame("resize-fraction", '{"t":"r","cols":80.5,"rows":24}', MALFORMED, "frame.size_range")
+frame("resize-string", dumps({"t": "r", "cols": "80", "rows": 24}), MALFORMED, "schema.type")
+frame("resize-missing-rows", dumps({"t": "r", "cols": 80}), MALFORMED, "schema.missing_field")
+frame("duplicate-type", '{"t":"i","t":"i","d":""}', MALFORMED, "json.duplicate_key")
+frame("lone-surrogate", '{"t":"i","d":"\\ud800"}', MALFORMED, "json.lone_surrogate")
+frame("trailing", dumps({"t": "ping"}) + "{}", MALFORMED, "json.trailing_data")
+frame("too-large", dumps({"t": "i", "d": "a" * (64 * 1024)}), "invalid_request.frame_size", "frame.too_large")
+
+
 def main():
-    for sub in ("keys", "resume", "sidecar"):
+    for sub in ("keys", "resume", "sidecar", "frames"):
         shutil.rmtree(HERE / sub, ignore_errors=True)
     names = set()
     with open(HERE / "expected.jsonl", "w", encoding="utf-8") as out:

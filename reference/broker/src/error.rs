@@ -76,6 +76,10 @@ pub enum Code {
     /// `conflict.not_socket`: something other than a socket sits at a session's
     /// socket path; it is left untouched.
     NotSocket,
+    /// `invalid_request.malformed`: a client control frame breaks its shape.
+    MalformedFrame,
+    /// `invalid_request.frame_size`: a client text message over the limit.
+    FrameSize,
 }
 
 impl Code {
@@ -109,13 +113,15 @@ impl Code {
             Code::Spawn => "unavailable.spawn",
             Code::Master => "unavailable.master",
             Code::NotSocket => "conflict.not_socket",
+            Code::MalformedFrame => "invalid_request.malformed",
+            Code::FrameSize => "invalid_request.frame_size",
         }
     }
 
     /// The exit code of the code's class (docs/spec/errors.md).
     pub fn exit_code(self) -> i32 {
         match self {
-            Code::InvalidParams(_) => 2,
+            Code::InvalidParams(_) | Code::MalformedFrame | Code::FrameSize => 2,
             Code::EngineNotFound => 3,
             Code::SidecarCorrupt | Code::SocketExists | Code::NotSocket => 5,
             Code::SidecarIo
@@ -229,6 +235,9 @@ rules! {
     NotSocket => ("open.not_socket", NotSocket, "the session's socket path holds something other than a socket"),
     ReapFailed => ("open.reap_failed", Spawn, "a stale socket could not be unlinked under the lock"),
     LaunchFailed => ("open.launch_failed", Spawn, "the master exited or did not accept before it was ready"),
+    FrameTooLarge => ("frame.too_large", FrameSize, "client text message longer than 64 KiB"),
+    FrameUnknownType => ("frame.unknown_type", MalformedFrame, "t is not i, r or ping"),
+    FrameSizeRange => ("frame.size_range", MalformedFrame, "cols/rows is not an integer in 1..=65535"),
 }
 
 /// A failed check: the code answered and the rule that failed. Content-free.
@@ -314,7 +323,7 @@ mod tests {
             let code = rule.code();
             let class = code.as_str().split('.').next().unwrap();
             let want = match class {
-                "invalid_params" => 2,
+                "invalid_params" | "invalid_request" => 2,
                 "not_found" => 3,
                 "conflict" => 5,
                 "unavailable" => 6,

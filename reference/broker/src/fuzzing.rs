@@ -2,6 +2,7 @@
 //! corpus test and the targets run the same code on stable.
 
 use crate::alias;
+use crate::frames;
 use crate::key::{parse_key, EngineSpec, EngineTable, IdKind, Pin, SessionKey};
 use crate::limits::MAX_KEY_BYTES;
 use crate::owner;
@@ -101,5 +102,23 @@ pub fn broker_owner_file(data: &[u8]) {
         let again = owner::decode(&bytes).expect("the writer's output reads back");
         assert_eq!(again, rec);
         assert_eq!(owner::encode(&again).ok(), Some(bytes));
+    }
+}
+
+/// Any text as a client control frame: an accepted frame re-encodes canonically and
+/// reads back equal; a resize is always in 1..=65535.
+pub fn broker_frames(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(frame) = frames::decode_client(text) {
+        if let frames::ClientFrame::Resize { cols, rows } = frame {
+            assert!(cols > 0 && rows > 0);
+        }
+        let canonical = frames::encode_client(&frame);
+        assert_eq!(
+            frames::decode_client(&canonical).expect("canonical frames read back"),
+            frame
+        );
     }
 }

@@ -17,6 +17,7 @@ pub mod claims;
 pub mod cli;
 pub mod error;
 pub mod files;
+pub mod frames;
 pub mod fuzzing;
 pub mod key;
 pub mod limits;

@@ -17,6 +17,9 @@ pub const SIDECAR_VERSION: i64 = 1;
 /// An owner file's `label`, in bytes.
 pub const MAX_LABEL_BYTES: usize = 128;
 
+/// A client's WebSocket text message (a control frame), in bytes.
+pub const MAX_CLIENT_TEXT_BYTES: usize = 64 * 1024;
+
 /// The browser fingerprint `fp`: 128 bits as lower-case hex.
 pub const FP_HEX_DIGITS: usize = 32;
 /// The tab id `tab`: 64 bits as lower-case hex.

@@ -43,7 +43,7 @@ fn of_kind(kind: &str) -> Vec<Value> {
 
 #[test]
 fn the_corpus_has_every_kind() {
-    for kind in ["key", "resume", "sidecar"] {
+    for kind in ["key", "resume", "sidecar", "frame"] {
         assert!(of_kind(kind).len() >= 20, "{kind}");
     }
 }
@@ -135,5 +135,24 @@ fn sidecar_cases() {
         let bytes = std::fs::read(path).unwrap();
         vx_broker::fuzzing::broker_alias_sidecar(&bytes);
         vx_broker::fuzzing::broker_owner_file(&bytes);
+    }
+}
+
+#[test]
+fn frame_cases() {
+    let cases = of_kind("frame");
+    assert!(cases.len() >= 20);
+    for case in cases {
+        let name = &case["case"];
+        let bytes = std::fs::read(corpus().join(case["file"].as_str().unwrap())).unwrap();
+        vx_broker::fuzzing::broker_frames(&bytes);
+        let text = std::str::from_utf8(&bytes).unwrap();
+        match vx_broker::frames::decode_client(text) {
+            Ok(_) => assert_eq!(case["result"], "valid", "{name}"),
+            Err(e) => {
+                assert_eq!(case["result"].as_str(), Some(e.code.as_str()), "{name}");
+                assert_eq!(case["rule"].as_str(), Some(e.rule.id()), "{name}");
+            }
+        }
     }
 }
