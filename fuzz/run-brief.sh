@@ -35,6 +35,7 @@ seed_corpus() {
     zon_*) [ -d ../corpus/config ] && cp -r ../corpus/config/. "$dir" ;;
     broker_key) cp ../corpus/broker/keys/*.key "$dir" ;;
     broker_resume_plan) cp ../corpus/broker/resume/*.txt "$dir" ;;
+    broker_frames) cp ../corpus/broker/frames/*.json "$dir" ;;
     # Sidecar seeds share file names, so name them after their case directory.
     broker_alias_sidecar | broker_owner_file)
       local pattern='aliases.json'
