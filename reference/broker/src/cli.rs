@@ -57,8 +57,15 @@ pub struct KeyCheckArgs {
     pub new: bool,
     /// `NAME=uuid|ses[:flag|none]`, repeatable; replaces the default engines
     /// (claude=uuid:flag, gemini=uuid:flag, opencode=ses:none).
-    #[arg(long = "engine", value_name = "NAME=ID[:PIN]")]
+    #[arg(
+        long = "engine",
+        value_name = "NAME=ID[:PIN]",
+        conflicts_with = "engines_file"
+    )]
     pub engines: Vec<String>,
+    /// An engines file (`E.toml`) instead of `--engine`.
+    #[arg(long = "engines", value_name = "E.toml")]
+    pub engines_file: Option<PathBuf>,
     #[arg(required = true)]
     pub keys: Vec<String>,
 }
@@ -203,11 +210,18 @@ fn usage_error(out: &mut dyn Write, json_mode: bool, e: BrokerError) -> i32 {
 }
 
 fn key_check(a: &KeyCheckArgs, out: &mut dyn Write) -> i32 {
-    let Some(engines) = engine_table(&a.engines) else {
-        eprintln!(
-            "vxbroker: --engine takes NAME=uuid|ses[:flag|none] with NAME [a-z][a-z0-9_-]{{0,31}}"
-        );
-        return 2;
+    let engines = match &a.engines_file {
+        Some(path) => match crate::engines::load(path) {
+            Ok(e) => e.table(),
+            Err(e) => return usage_error(out, a.json, e),
+        },
+        None => match engine_table(&a.engines) {
+            Some(t) => t,
+            None => {
+                eprintln!("vxbroker: --engine takes NAME=uuid|ses[:flag|none] with NAME [a-z][a-z0-9_-]{{0,31}}");
+                return 2;
+            }
+        },
     };
     let mut all_valid = true;
     for key in &a.keys {

@@ -21,6 +21,7 @@ pub enum Param {
     Ring,
     LockFd,
     Argv,
+    Engines,
 }
 
 impl Param {
@@ -41,6 +42,7 @@ impl Param {
             Param::Ring => "ring",
             Param::LockFd => "lock_fd",
             Param::Argv => "argv",
+            Param::Engines => "engines",
         }
     }
 }
@@ -100,6 +102,7 @@ impl Code {
                 Param::Ring => "invalid_params.ring",
                 Param::LockFd => "invalid_params.lock_fd",
                 Param::Argv => "invalid_params.argv",
+                Param::Engines => "invalid_params.engines",
             },
             Code::EngineNotFound => "not_found.engine",
             Code::SidecarCorrupt => "conflict.sidecar_corrupt",
@@ -238,6 +241,13 @@ rules! {
     FrameTooLarge => ("frame.too_large", FrameSize, "client text message longer than 64 KiB"),
     FrameUnknownType => ("frame.unknown_type", MalformedFrame, "t is not i, r or ping"),
     FrameSizeRange => ("frame.size_range", MalformedFrame, "cols/rows is not an integer in 1..=65535"),
+    EnginesSyntax => ("engines.syntax", InvalidParams(P::Engines), "engines file is not TOML of [engine.<name>] with pin, id, launch, resume, index"),
+    EnginesName => ("engines.name", InvalidParams(P::Engines), "engine name is not [a-z][a-z0-9_-]{0,31}"),
+    EnginesPlaceholder => ("engines.placeholder", InvalidParams(P::Engines), "template names a placeholder other than {bin_dir} {id} {cwd} {history}"),
+    EnginesArgvEmpty => ("engines.argv_empty", InvalidParams(P::Engines), "launch or resume is an empty argv"),
+    EnginesIdUnpinned => ("engines.id_unpinned", InvalidParams(P::Engines), "launch of a pin = none engine names {id}"),
+    EnginesIdMissing => ("engines.id_missing", InvalidParams(P::Engines), "resume, or launch of a pin = flag engine, does not name {id}"),
+    EnginesIndexMissing => ("engines.index_missing", InvalidParams(P::Engines), "pin = none engine without an index"),
 }
 
 /// A failed check: the code answered and the rule that failed. Content-free.

@@ -203,3 +203,32 @@ fn sidecar_check_reads_nothing_it_cannot_bound() {
     assert_eq!(lines[2]["result"], "unavailable.sidecar_io");
     assert_eq!(lines[2]["rule"], "file.io");
 }
+
+#[test]
+fn key_check_reads_an_engines_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("E.toml");
+    std::fs::write(
+        &file,
+        "[engine.kimi]\npin = \"none\"\nid = \"ses\"\nlaunch = [\"a\"]\nresume = [\"a\", \"{id}\"]\nindex = \"{history}/i\"\n",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let out = vxbroker(&[
+        "key",
+        "check",
+        "--engines",
+        f,
+        "kimi:ses_a",
+        &format!("claude:{U}"),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stdout(&out).lines().next(),
+        Some("kimi:ses_a: valid (kimi@ses_a)")
+    );
+    std::fs::write(&file, "[engine.kimi]\npin = \"none\"\n").unwrap();
+    let out = vxbroker(&["key", "check", "--json", "--engines", f, "kimi:ses_a"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(json_line(&out)["error"]["code"], "invalid_params.engines");
+}
