@@ -40,6 +40,8 @@ pub enum Command {
     },
     /// A session master (dtach-like): owns the PTY, ring and total; multiplexes viewers.
     Master(crate::master::MasterArgs),
+    /// The broker: HTTP + WebSocket routes over masters.
+    Serve(crate::serve::ServeArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -123,6 +125,7 @@ pub fn run<I: IntoIterator<Item = OsString>>(args: I, out: &mut dyn Write) -> i3
             verb: SidecarVerb::Check(a),
         } => sidecar_check(&a, out),
         Command::Master(a) => crate::master::run(&a),
+        Command::Serve(a) => crate::serve::run(&a),
     }
 }
 

@@ -22,6 +22,8 @@ pub enum Param {
     LockFd,
     Argv,
     Engines,
+    Cwd,
+    Listen,
 }
 
 impl Param {
@@ -43,6 +45,8 @@ impl Param {
             Param::LockFd => "lock_fd",
             Param::Argv => "argv",
             Param::Engines => "engines",
+            Param::Cwd => "cwd",
+            Param::Listen => "listen",
         }
     }
 }
@@ -82,6 +86,10 @@ pub enum Code {
     MalformedFrame,
     /// `invalid_request.frame_size`: a client text message over the limit.
     FrameSize,
+    /// `unavailable.listen`: the broker cannot listen where it was told.
+    ListenUnavailable,
+    /// `unavailable.runtime_dir`: the runtime or history directory is unusable.
+    RuntimeDirUnavailable,
 }
 
 impl Code {
@@ -103,6 +111,8 @@ impl Code {
                 Param::LockFd => "invalid_params.lock_fd",
                 Param::Argv => "invalid_params.argv",
                 Param::Engines => "invalid_params.engines",
+                Param::Cwd => "invalid_params.cwd",
+                Param::Listen => "invalid_params.listen",
             },
             Code::EngineNotFound => "not_found.engine",
             Code::SidecarCorrupt => "conflict.sidecar_corrupt",
@@ -118,6 +128,8 @@ impl Code {
             Code::NotSocket => "conflict.not_socket",
             Code::MalformedFrame => "invalid_request.malformed",
             Code::FrameSize => "invalid_request.frame_size",
+            Code::ListenUnavailable => "unavailable.listen",
+            Code::RuntimeDirUnavailable => "unavailable.runtime_dir",
         }
     }
 
@@ -132,7 +144,9 @@ impl Code {
             | Code::LockDir
             | Code::MasterSocket
             | Code::Spawn
-            | Code::Master => 6,
+            | Code::Master
+            | Code::ListenUnavailable
+            | Code::RuntimeDirUnavailable => 6,
             Code::SidecarVersion | Code::SidecarSize => 10,
         }
     }
@@ -248,6 +262,12 @@ rules! {
     EnginesIdUnpinned => ("engines.id_unpinned", InvalidParams(P::Engines), "launch of a pin = none engine names {id}"),
     EnginesIdMissing => ("engines.id_missing", InvalidParams(P::Engines), "resume, or launch of a pin = flag engine, does not name {id}"),
     EnginesIndexMissing => ("engines.index_missing", InvalidParams(P::Engines), "pin = none engine without an index"),
+    ParamDuplicate => ("param.duplicate", InvalidParams(P::Key), "query parameter given more than once"),
+    CwdRelative => ("param.cwd_relative", InvalidParams(P::Cwd), "cwd is not an absolute path"),
+    ListenSyntax => ("serve.listen_syntax", InvalidParams(P::Listen), "listen is not HOST:PORT or unix:/absolute/path"),
+    ListenNotLoopback => ("serve.listen_not_loopback", InvalidParams(P::Listen), "listen address is not loopback"),
+    ListenBind => ("serve.listen_bind", ListenUnavailable, "cannot listen (address in use, or another broker on the socket)"),
+    RuntimeDir => ("serve.runtime_dir", RuntimeDirUnavailable, "runtime or history directory cannot be created"),
 }
 
 /// A failed check: the code answered and the rule that failed. Content-free.

@@ -27,5 +27,6 @@ pub mod master;
 pub mod open;
 pub mod owner;
 pub mod resume;
+pub mod serve;
 
 pub use error::{BrokerError, Code, Param, Rule};

@@ -90,6 +90,9 @@ pub struct MasterSpec {
     pub ring: u64,
     pub gen: u64,
     pub argv: Vec<OsString>,
+    /// The agent's working directory (the master's, which the agent inherits); a
+    /// directory that cannot be entered fails the launch.
+    pub cwd: Option<PathBuf>,
 }
 
 /// One broker's opener: its runtime directory, the shared lock directory, one gate.

@@ -59,6 +59,7 @@ impl Fixture {
             ring: 4096,
             gen: 1,
             argv: ["/bin/sh", "-c", &script].map(OsString::from).to_vec(),
+            cwd: None,
         }
     }
 
@@ -201,6 +202,15 @@ fn a_failed_launch_frees_the_lock_at_once() {
         (err.rule, err.code.as_str()),
         (Rule::LaunchFailed, "unavailable.spawn")
     );
+    let bad_cwd = MasterSpec {
+        cwd: Some(fx.root.join("no-such-dir")),
+        ..fx.spec()
+    };
+    assert_eq!(
+        opener.open(&key(), || bad_cwd).unwrap_err().rule,
+        Rule::LaunchFailed
+    );
+    assert!(!opener.locks().is_held(&key()).unwrap());
     assert!(!opener.locks().is_held(&key()).unwrap(), "no BUSY wedge");
     assert_eq!(probe(&opener.socket_path(&key())), Liveness::Absent);
     assert!(matches!(
@@ -228,6 +238,7 @@ fn open_child_under_injection() {
         ring: 4096,
         gen: 1,
         argv: vec!["/bin/cat".into()],
+        cwd: None,
     };
     let line = match opener.open(&key(), || spec) {
         Ok(Action::Attach) => "attach".to_string(),

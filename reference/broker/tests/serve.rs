@@ -1,0 +1,339 @@
+//! `vxbroker serve` over a Unix socket with a real WebSocket client: LAUNCH then
+//! ATTACH (never relaunch), delta resume, BUSY as close 4409, bad keys refused before
+//! the upgrade, owner/secondary roles with the input gate, force demoting in place,
+//! the session list and retire.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::UnixStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
+
+const BIN: &str = env!("CARGO_BIN_EXE_vxbroker");
+const U: &str = "6a73c0de-1234-4abc-8def-0123456789ab";
+const WAIT: Duration = Duration::from_secs(10);
+const FP_A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+const FP_B: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+const TAB: &str = "0123456789abcdef";
+
+struct Broker {
+    child: Child,
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    sock: PathBuf,
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        // Masters live in their own sessions and outlive the broker by design: stop
+        // any a failed test left behind through their sockets.
+        if let Ok(entries) = std::fs::read_dir(self.root.join("run")) {
+            for e in entries.flatten() {
+                if let Ok(mut s) = std::os::unix::net::UnixStream::connect(e.path()) {
+                    use std::io::Write;
+                    use vx_broker::master::frame;
+                    let _ = s.write_all(&frame::encode(frame::HELLO, &frame::hello(None, None)));
+                    let _ = s.write_all(&frame::encode(frame::STOP, &[]));
+                }
+            }
+        }
+    }
+}
+
+fn engines(root: &Path) -> PathBuf {
+    let file = root.join("E.toml");
+    let text = r#"
+[engine.claude]
+pin = "flag"
+id = "uuid"
+launch = ["/bin/sh", "-c", "echo launched {id} >> {history}/log; exec cat"]
+resume = ["/bin/sh", "-c", "echo resumed {id} >> {history}/log; exec cat"]
+"#;
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+fn start() -> Broker {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().to_path_buf();
+    let sock = root.join("broker.sock");
+    let mut cmd = Command::new(BIN);
+    cmd.arg("serve")
+        .arg("--listen")
+        .arg(format!("unix:{}", sock.display()));
+    cmd.arg("--runtime-dir").arg(root.join("run"));
+    cmd.arg("--lock-dir").arg(root.join("locks"));
+    cmd.arg("--engines").arg(engines(&root));
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    let child = cmd.spawn().unwrap();
+    let deadline = Instant::now() + WAIT;
+    while std::os::unix::net::UnixStream::connect(&sock).is_err() {
+        assert!(Instant::now() < deadline, "broker never accepted");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Broker {
+        child,
+        _tmp: tmp,
+        root,
+        sock,
+    }
+}
+
+type Ws = WebSocketStream<UnixStream>;
+
+async fn ws(b: &Broker, path: &str) -> Result<Ws, tokio_tungstenite::tungstenite::Error> {
+    let stream = UnixStream::connect(&b.sock).await.unwrap();
+    tokio_tungstenite::client_async(format!("ws://localhost{path}"), stream)
+        .await
+        .map(|(ws, _)| ws)
+}
+
+/// Output and control frames seen on one viewer.
+#[derive(Default)]
+struct Seen {
+    output: Vec<u8>,
+    texts: Vec<Value>,
+    close: Option<u16>,
+}
+
+impl Seen {
+    fn has(&self, needle: &[u8]) -> usize {
+        self.output
+            .windows(needle.len())
+            .filter(|w| w == &needle)
+            .count()
+    }
+}
+
+async fn read_until(w: &mut Ws, seen: &mut Seen, done: impl Fn(&Seen) -> bool) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !done(seen) {
+        let msg = tokio::time::timeout_at(deadline, w.next())
+            .await
+            .expect("timed out");
+        match msg {
+            Some(Ok(Message::Binary(b))) => seen.output.extend_from_slice(&b),
+            Some(Ok(Message::Text(t))) => {
+                seen.texts.push(serde_json::from_str(t.as_str()).unwrap())
+            }
+            Some(Ok(Message::Close(f))) => {
+                seen.close = Some(f.map_or(1005, |f| u16::from(f.code)));
+                return;
+            }
+            Some(Ok(_)) => {}
+            Some(Err(_)) | None => return,
+        }
+    }
+}
+
+async fn input(w: &mut Ws, text: &str) {
+    let frame = serde_json::json!({"t": "i", "d": text}).to_string();
+    w.send(Message::Text(frame.into())).await.unwrap();
+}
+
+async fn http(b: &Broker, method: &str, path: &str) -> Value {
+    let mut s = UnixStream::connect(&b.sock).await.unwrap();
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).await.unwrap();
+    let body = resp.split_once("\r\n\r\n").unwrap().1;
+    serde_json::from_str(body).unwrap()
+}
+
+fn history_lines(b: &Broker) -> Vec<String> {
+    std::fs::read_to_string(b.root.join("run/history/log"))
+        .map(|t| t.lines().map(String::from).collect())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn launch_attach_delta_list_and_retire() {
+    let b = start();
+    let mut first = ws(&b, &format!("/ws/term/claude/{U}?new=1")).await.unwrap();
+    let mut seen = Seen::default();
+    read_until(&mut first, &mut seen, |s| !s.texts.is_empty()).await;
+    assert_eq!(seen.texts[0], serde_json::json!({"t": "seq", "n": 0}));
+    input(&mut first, "hi\n").await;
+    read_until(&mut first, &mut seen, |s| s.has(b"hi") >= 2).await;
+    let have = seen.output.len();
+    drop(first);
+
+    // Reconnect with have: the same agent, a delta (no seq), input still flows.
+    let mut second = ws(&b, &format!("/ws/term/claude/{U}?have={have}"))
+        .await
+        .unwrap();
+    let mut again = Seen::default();
+    input(&mut second, "yo\n").await;
+    read_until(&mut second, &mut again, |s| s.has(b"yo") >= 2).await;
+    assert!(
+        again.texts.is_empty(),
+        "a delta sends no seq: {:?}",
+        again.texts
+    );
+    assert!(
+        !again.output.starts_with(b"hi"),
+        "nothing before have is replayed"
+    );
+    assert_eq!(
+        history_lines(&b),
+        [format!("launched {U}")],
+        "never relaunched"
+    );
+
+    let list = http(&b, "GET", "/api/sessions").await;
+    let rows = list["sessions"].as_array().unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["key"], format!("claude:{U}"));
+    assert_eq!(rows[0]["physical_key"], format!("claude@{U}"));
+    assert_eq!(
+        (rows[0]["alive"].as_bool(), rows[0]["viewers"].as_u64()),
+        (Some(true), Some(1))
+    );
+    assert_eq!(rows[0]["state"], "attached");
+
+    let retired = http(&b, "POST", &format!("/api/sessions/claude:{U}/archive")).await;
+    assert_eq!(retired["stopped"], true);
+    read_until(&mut second, &mut again, |s| s.close.is_some()).await;
+    assert_eq!(again.close, Some(1000));
+    assert!(http(&b, "GET", "/api/sessions").await["sessions"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+
+    // The next open of the retired key resumes from history: a new master, once.
+    let mut third = ws(&b, &format!("/ws/term/claude/{U}")).await.unwrap();
+    let mut seen3 = Seen::default();
+    read_until(&mut third, &mut seen3, |s| !s.texts.is_empty()).await;
+    assert_eq!(
+        history_lines(&b),
+        [format!("launched {U}"), format!("resumed {U}")]
+    );
+    http(&b, "POST", &format!("/api/sessions/claude:{U}/archive")).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn busy_closes_4409_and_bad_requests_are_refused_before_the_upgrade() {
+    let b = start();
+    let uid = u64::from(nix::unistd::geteuid().as_raw());
+    let locks = vx_broker::lock::LockDir::open(&b.root.join("locks"), uid).unwrap();
+    let key = vx_broker::key::parse_key(
+        &format!("claude:{U}"),
+        &vx_broker::key::EngineTable::seed(),
+        false,
+    )
+    .unwrap();
+    let vx_broker::lock::Acquired::Won(held) = locks.acquire(&key).unwrap() else {
+        panic!("held")
+    };
+    let mut w = ws(&b, &format!("/ws/term/claude/{U}")).await.unwrap();
+    let mut seen = Seen::default();
+    read_until(&mut w, &mut seen, |s| s.close.is_some()).await;
+    assert_eq!(seen.close, Some(4409));
+    assert!(history_lines(&b).is_empty(), "BUSY spawns nothing");
+    held.release().unwrap();
+
+    for (path, code) in [
+        (format!("/ws/term/claude/{U}x"), "invalid_params.key"),
+        (format!("/ws/term/codex/{U}"), "not_found.engine"),
+        (
+            format!("/ws/term/claude/{U}?have=-1"),
+            "invalid_params.have",
+        ),
+        (
+            format!("/ws/term/claude/{U}?have=1.5"),
+            "invalid_params.have",
+        ),
+        (
+            format!("/ws/term/claude/{U}?fp=xyz&tab={TAB}"),
+            "invalid_params.fp",
+        ),
+        (
+            format!("/ws/term/claude/{U}?fp={FP_A}"),
+            "invalid_params.tab",
+        ),
+        (
+            format!("/ws/term/claude/{U}?force=2"),
+            "invalid_params.force",
+        ),
+        (
+            format!("/ws/term/claude/{U}?have=1&have=2"),
+            "invalid_params.have",
+        ),
+    ] {
+        match ws(&b, &path).await {
+            Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => {
+                let body: Value = serde_json::from_slice(resp.body().as_deref().unwrap()).unwrap();
+                assert_eq!(body["error"]["code"], code, "{path}");
+            }
+            other => panic!(
+                "{path}: expected an HTTP refusal, got {:?}",
+                other.map(|_| ())
+            ),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn secondaries_are_gated_and_force_demotes_in_place() {
+    let b = start();
+    let q = |fp: &str, extra: &str| format!("/ws/term/claude/{U}?new=1&fp={fp}&tab={TAB}{extra}");
+    let mut a = ws(&b, &q(FP_A, "")).await.unwrap();
+    let mut sa = Seen::default();
+    read_until(&mut a, &mut sa, |s| {
+        s.texts.iter().any(|t| t["t"] == "role")
+    })
+    .await;
+    assert!(sa
+        .texts
+        .contains(&serde_json::json!({"t": "role", "role": "owner"})));
+
+    let mut bb = ws(&b, &q(FP_B, "")).await.unwrap();
+    let mut sb = Seen::default();
+    read_until(&mut bb, &mut sb, |s| {
+        s.texts.iter().any(|t| t["t"] == "role")
+    })
+    .await;
+    assert!(sb
+        .texts
+        .contains(&serde_json::json!({"t": "role", "role": "secondary"})));
+    input(&mut bb, "zzz\n").await;
+    input(&mut a, "ok\n").await;
+    read_until(&mut a, &mut sa, |s| s.has(b"ok") >= 2).await;
+    // The secondary still sees output, but its input never reached the agent.
+    read_until(&mut bb, &mut sb, |s| s.has(b"ok") >= 2).await;
+    assert_eq!(sa.has(b"zzz"), 0, "secondary input reached the agent");
+
+    // Force: B takes over; A is demoted in place and keeps streaming read-only.
+    let mut c = ws(&b, &q(FP_B, "&force=1")).await.unwrap();
+    let mut sc = Seen::default();
+    read_until(&mut c, &mut sc, |s| {
+        s.texts.iter().any(|t| t["t"] == "role")
+    })
+    .await;
+    assert!(sc
+        .texts
+        .contains(&serde_json::json!({"t": "role", "role": "owner"})));
+    read_until(&mut a, &mut sa, |s| {
+        s.texts.iter().any(|t| t["role"] == "secondary")
+    })
+    .await;
+    input(&mut a, "nope\n").await;
+    input(&mut c, "mine\n").await;
+    read_until(&mut a, &mut sa, |s| s.has(b"mine") >= 2).await;
+    assert_eq!(
+        sa.has(b"nope"),
+        0,
+        "a demoted owner's input reached the agent"
+    );
+    http(&b, "POST", &format!("/api/sessions/claude:{U}/archive")).await;
+}
