@@ -160,6 +160,9 @@ impl Opener {
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
+        if let Some(cwd) = &spec.cwd {
+            cmd.current_dir(cwd);
+        }
         let fd = lock.fd().as_raw_fd();
         // SAFETY: between fork and exec only async-signal-safe calls run: dup2 puts
         // the lock's description at descriptor 3 (clearing close-on-exec on the
