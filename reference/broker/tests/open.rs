@@ -33,6 +33,24 @@ struct Fixture {
     root: PathBuf,
 }
 
+impl Drop for Fixture {
+    /// Masters run in their own sessions: stop any a failed test left behind.
+    fn drop(&mut self) {
+        for run in ["run", "run-staging"] {
+            for e in std::fs::read_dir(self.root.join(run))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                if let Ok(mut s) = UnixStream::connect(e.path()) {
+                    let _ = s.write_all(&frame::encode(frame::HELLO, &frame::hello(None, None)));
+                    let _ = s.write_all(&frame::encode(frame::STOP, &[]));
+                }
+            }
+        }
+    }
+}
+
 impl Fixture {
     fn new() -> Fixture {
         let tmp = tempfile::tempdir().unwrap();
