@@ -3,7 +3,7 @@
 //!
 //! Client text messages: `{"t":"i","d":text}` input, `{"t":"r","cols":N,"rows":N}`
 //! resize, `{"t":"ping"}`. Binary messages are raw input bytes. Broker text messages:
-//! `{"t":"seq","n":N}`, `{"t":"role","role":"owner"|"secondary","holder"?}`,
+//! `{"t":"seq","n":N,"gen":G}`, `{"t":"role","role":"owner"|"secondary","holder"?}`,
 //! `{"t":"id","sid":key}`, `{"t":"pong"}`. Every object is closed; `t` may stand
 //! anywhere in it.
 
@@ -130,9 +130,11 @@ fn json_string(s: &str) -> String {
     serde_json::to_string(s).expect("a string always serializes")
 }
 
-/// `{"t":"seq","n":total}`: the viewer's authoritative offset after a replay.
-pub fn seq(total: u64) -> String {
-    format!("{{\"t\":\"seq\",\"n\":{total}}}")
+/// `{"t":"seq","n":total,"gen":G}`: the viewer's authoritative offset after a
+/// replay, and the master generation it belongs to (the seed's clients read `n` and
+/// ignore `gen`; `vx_broker::client` sends it back as `gen`).
+pub fn seq(total: u64, gen: u64) -> String {
+    format!("{{\"t\":\"seq\",\"n\":{total},\"gen\":{gen}}}")
 }
 
 /// `{"t":"id","sid":key}`: the placeholder's real key, once reconciled.
@@ -245,7 +247,7 @@ mod tests {
 
     #[test]
     fn broker_frames() {
-        assert_eq!(seq(42), "{\"t\":\"seq\",\"n\":42}");
+        assert_eq!(seq(42, 7), "{\"t\":\"seq\",\"n\":42,\"gen\":7}");
         assert_eq!(
             id("opencode:ses_A1"),
             "{\"t\":\"id\",\"sid\":\"opencode:ses_A1\"}"

@@ -91,7 +91,7 @@ impl Viewer {
         let (kind, payload) = frame::read(&mut self.stream).unwrap()?;
         match kind {
             frame::OUTPUT => self.output.extend_from_slice(&payload),
-            frame::SEQ => self.seq = Some(u64::from_be_bytes(payload[..].try_into().unwrap())),
+            frame::SEQ => self.seq = Some(u64::from_be_bytes(payload[..8].try_into().unwrap())),
             frame::EXIT => self.exit = Some(i32::from_be_bytes(payload[..].try_into().unwrap())),
             other => panic!("unexpected frame {other}"),
         }

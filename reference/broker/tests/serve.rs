@@ -162,7 +162,9 @@ async fn launch_attach_delta_list_and_retire() {
     let mut first = ws(&b, &format!("/ws/term/claude/{U}?new=1")).await.unwrap();
     let mut seen = Seen::default();
     read_until(&mut first, &mut seen, |s| !s.texts.is_empty()).await;
-    assert_eq!(seen.texts[0], serde_json::json!({"t": "seq", "n": 0}));
+    assert_eq!(seen.texts[0]["t"], "seq");
+    assert_eq!(seen.texts[0]["n"], 0);
+    assert!(seen.texts[0]["gen"].as_u64().is_some());
     input(&mut first, "hi\n").await;
     read_until(&mut first, &mut seen, |s| s.has(b"hi") >= 2).await;
     let have = seen.output.len();

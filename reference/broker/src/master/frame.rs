@@ -2,7 +2,7 @@
 //! both ways. Viewer → master: `h` hello (`[mask u8][have u64][gen u64]`, mask bit 0
 //! = have present, bit 1 = gen present), `i` input bytes, `r` resize
 //! (`[cols u16][rows u16]`), `k` stop the agent (retire). Master → viewer: `p` plan
-//! (`[plan u8][from u64]`), `o` output bytes, `s` seq (`[total u64]`), `x` exit
+//! (`[plan u8][from u64]`), `o` output bytes, `s` seq (`[total u64][gen u64]`), `x` exit
 //! (`[code i32]`).
 
 use std::io::{self, Read, Write};

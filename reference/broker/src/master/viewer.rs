@@ -56,7 +56,9 @@ pub(super) fn serve(shared: &Shared, stream: UnixStream) {
                 } else if !st.ring.is_empty() {
                     frames.push(frame::encode(frame::OUTPUT, &st.ring.tail_from(0)));
                 }
-                frames.push(frame::encode(frame::SEQ, &total.to_be_bytes()));
+                let mut seq = total.to_be_bytes().to_vec();
+                seq.extend_from_slice(&shared.master_gen.to_be_bytes());
+                frames.push(frame::encode(frame::SEQ, &seq));
             }
         }
         for f in frames {

@@ -211,9 +211,12 @@ async fn bridge(app: &App, req: &Request, physical: &str, stream: UnixStream, so
                 Some((frame::OUTPUT, p)) => {
                     if tx.send(Message::Binary(p.into())).await.is_err() { break; }
                 }
-                Some((frame::SEQ, p)) if p.len() == 8 => {
-                    let n = u64::from_be_bytes(p[..].try_into().expect("eight bytes"));
-                    if tx.send(Message::Text(frames::seq(n).into())).await.is_err() { break; }
+                Some((frame::SEQ, p)) if p.len() == 16 => {
+                    let n = u64::from_be_bytes(p[..8].try_into().expect("eight bytes"));
+                    let gen = u64::from_be_bytes(p[8..].try_into().expect("eight bytes"));
+                    if tx.send(Message::Text(frames::seq(n, gen).into())).await.is_err() {
+                        break;
+                    }
                 }
                 Some((frame::EXIT, _)) | None => {
                     let _ = tx.send(Message::Close(Some(CloseFrame { code: 1000, reason: "exited".into() }))).await;
