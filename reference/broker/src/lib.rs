@@ -15,6 +15,7 @@
 pub mod alias;
 pub mod claims;
 pub mod cli;
+pub mod client;
 pub mod engines;
 pub mod error;
 pub mod files;

@@ -339,3 +339,70 @@ async fn secondaries_are_gated_and_force_demotes_in_place() {
     );
     http(&b, "POST", &format!("/api/sessions/claude:{U}/archive")).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_client_resumes_by_delta_and_never_forces_on_its_own() {
+    use vx_broker::client::{Client, Event, Options, Transport};
+    let b = start();
+    let opts = Options {
+        transport: Transport::Unix(b.sock.clone()),
+        engine: "claude".into(),
+        id: U.into(),
+        new: true,
+        cwd: None,
+        claim: Some((FP_A.into(), TAB.into())),
+    };
+    let mut c = Client::new(opts);
+    c.connect().await.unwrap();
+    assert!(c.last_path().contains("new=1") && !c.last_path().contains("force"));
+    let (mut gen, mut owner) = (None, false);
+    while gen.is_none() || !owner {
+        match tokio::time::timeout(WAIT, c.next()).await.unwrap() {
+            Event::Seq { n: 0, gen: g } => gen = g,
+            Event::Role { owner: true, .. } => owner = true,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    // Twenty transient drops: each reconnect sends have and gen, no new, no force,
+    // gets a delta (no seq, nothing replayed) and reaches the same agent.
+    for i in 0..20 {
+        let word = format!("w{i}x");
+        c.input(&format!("{word}\n")).await.unwrap();
+        let mut out = Vec::new();
+        while out
+            .windows(word.len())
+            .filter(|w| *w == word.as_bytes())
+            .count()
+            < 2
+        {
+            match tokio::time::timeout(WAIT, c.next()).await.unwrap() {
+                Event::Output(b) => out.extend_from_slice(&b),
+                Event::Seq { .. } => panic!("reconnect {i} was not a delta"),
+                _ => {}
+            }
+        }
+        assert!(
+            !out.starts_with(b"w0x") || i == 0,
+            "replayed old output on reconnect {i}"
+        );
+        c.drop_connection();
+        c.connect().await.unwrap();
+        let path = c.last_path().to_string();
+        assert!(path.contains(&format!("have={}", c.have())), "{path}");
+        assert!(path.contains(&format!("gen={}", gen.unwrap())), "{path}");
+        assert!(!path.contains("new=1") && !path.contains("force"), "{path}");
+    }
+    assert_eq!(
+        history_lines(&b),
+        [format!("launched {U}")],
+        "never relaunched"
+    );
+    c.take_over().await.unwrap();
+    assert!(c.last_path().contains("force=1"));
+    c.connect().await.unwrap();
+    assert!(
+        !c.last_path().contains("force"),
+        "only the deliberate take-over forces"
+    );
+    http(&b, "POST", &format!("/api/sessions/claude:{U}/archive")).await;
+}
