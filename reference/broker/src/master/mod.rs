@@ -35,7 +35,7 @@ pub use screen::AltScreen;
 
 /// The seed's example ring (256 KiB).
 pub const DEFAULT_RING: &str = "262144";
-/// Frames queued for one viewer before it is dropped as lagging.
+/// Frames queued for one viewer before the PTY reader waits for it.
 const VIEWER_QUEUE: usize = 1024;
 /// How long the master waits for the PTY to drain after the agent exited.
 const DRAIN: Duration = Duration::from_secs(2);
@@ -125,11 +125,13 @@ impl State {
         self.viewers.retain(|v| v.id != id);
     }
 
-    /// Queues a frame for every viewer; one whose queue is full or gone is dropped
-    /// (a lagging viewer reconnects with `have` and resumes from the ring).
+    /// Queues a frame for every viewer. A full queue blocks the PTY reader (back-
+    /// pressure, as dtach does, so a live viewer never loses bytes); a viewer whose
+    /// socket takes nothing for `WRITE_TIMEOUT` ends its writer, which drops the
+    /// queue's receiver and so the viewer (it reconnects with `have` and resumes
+    /// from the ring).
     fn broadcast(&mut self, frame: &[u8]) {
-        self.viewers
-            .retain(|v| v.tx.try_send(frame.to_vec()).is_ok());
+        self.viewers.retain(|v| v.tx.send(frame.to_vec()).is_ok());
     }
 }
 

@@ -2,7 +2,8 @@
 //! `open_action`, then bridge the WebSocket to the master's socket. Binary messages
 //! carry PTY output (and raw input from the viewer); text messages carry the seed's
 //! control frames. Close codes: 4409 BUSY, 4502 retryable spawn failure, 4500 any
-//! other refusal after the upgrade, 1000 when the agent exited.
+//! other refusal after the upgrade, 4503 the master connection was lost (retryable),
+//! 1000 when the agent exited.
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -29,6 +30,7 @@ use crate::resume::parse_counter;
 pub(crate) const CLOSE_BUSY: u16 = 4409;
 pub(crate) const CLOSE_SPAWN: u16 = 4502;
 pub(crate) const CLOSE_REFUSED: u16 = 4500;
+pub(crate) const CLOSE_LOST: u16 = 4503;
 const HEARTBEAT: Duration = Duration::from_secs(1);
 
 /// A checked terminal request.
@@ -218,8 +220,16 @@ async fn bridge(app: &App, req: &Request, physical: &str, stream: UnixStream, so
                         break;
                     }
                 }
-                Some((frame::EXIT, _)) | None => {
-                    let _ = tx.send(Message::Close(Some(CloseFrame { code: 1000, reason: "exited".into() }))).await;
+                Some((frame::EXIT, _)) => {
+                    let close = CloseFrame { code: 1000, reason: "exited".into() };
+                    let _ = tx.send(Message::Close(Some(close))).await;
+                    break;
+                }
+                // The master dropped this viewer or went away without an exit:
+                // retryable, the client reconnects with `have`.
+                None => {
+                    let close = CloseFrame { code: CLOSE_LOST, reason: "master_lost".into() };
+                    let _ = tx.send(Message::Close(Some(close))).await;
                     break;
                 }
                 Some(_) => {}
