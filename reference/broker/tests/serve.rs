@@ -406,3 +406,29 @@ async fn the_client_resumes_by_delta_and_never_forces_on_its_own() {
     );
     http(&b, "POST", &format!("/api/sessions/claude:{U}/archive")).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sixteen_concurrent_opens_of_one_key_run_one_agent() {
+    let b = start();
+    let path = format!("/ws/term/claude/{U}?new=1");
+    let opens = (0..16).map(|_| ws(&b, &path));
+    let mut sockets = Vec::new();
+    for w in futures_util::future::join_all(opens).await {
+        sockets.push(w.unwrap());
+    }
+    // Every open attached or launched (BUSY would be close 4409); each saw a seq.
+    for w in &mut sockets {
+        let mut seen = Seen::default();
+        read_until(w, &mut seen, |s| !s.texts.is_empty() || s.close.is_some()).await;
+        assert_eq!(seen.close, None, "an open was refused");
+        assert_eq!(seen.texts[0]["t"], "seq");
+    }
+    assert_eq!(
+        history_lines(&b),
+        [format!("launched {U}")],
+        "one agent for 16 opens"
+    );
+    let list = http(&b, "GET", "/api/sessions").await;
+    assert_eq!(list["sessions"][0]["viewers"], 16);
+    http(&b, "POST", &format!("/api/sessions/claude:{U}/archive")).await;
+}
