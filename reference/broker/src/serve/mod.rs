@@ -7,6 +7,7 @@
 //! master only through its socket.
 
 mod claims;
+mod reconcile;
 mod routes;
 mod ws;
 
@@ -67,6 +68,8 @@ pub(crate) struct App {
     pub(crate) claims: claims::Registry,
     pub(crate) viewers: Mutex<HashMap<String, usize>>,
     pub(crate) next_conn: AtomicU64,
+    /// One writer of the alias sidecar at a time (load, insert, publish).
+    pub(crate) alias_lock: Mutex<()>,
 }
 
 enum Listen {
@@ -124,6 +127,7 @@ fn build(a: &ServeArgs) -> Result<(Arc<App>, Listen)> {
         claims: claims::Registry::default(),
         viewers: Mutex::new(HashMap::new()),
         next_conn: AtomicU64::new(1),
+        alias_lock: Mutex::new(()),
     };
     Ok((Arc::new(app), listen))
 }

@@ -144,11 +144,20 @@ async fn session(app: Arc<App>, req: Request, socket: WebSocket) {
     let opener = Arc::clone(&app);
     let physical = req.physical.clone();
     let master = spec(&app, &req);
+    // The index is read before the launch, so the agent's own new id is the one
+    // that appears after it.
+    let pending = pending_alias(&app, &req);
     let action =
         tokio::task::spawn_blocking(move || opener.opener.open(&physical, || master)).await;
+    let (found_tx, found_rx) = tokio::sync::mpsc::channel(1);
     match action {
         Ok(Ok(Action::Busy)) => return close(socket, CLOSE_BUSY, "busy").await,
-        Ok(Ok(Action::Attach | Action::Launch { .. })) => {}
+        Ok(Ok(Action::Launch { .. })) => {
+            if let Some(p) = pending {
+                tokio::spawn(super::reconcile::run(Arc::clone(&app), p, found_tx));
+            }
+        }
+        Ok(Ok(Action::Attach)) => {}
         Ok(Err(e)) if e.code == Code::Spawn => {
             return close(socket, CLOSE_SPAWN, e.code.as_str()).await
         }
@@ -165,7 +174,7 @@ async fn session(app: Arc<App>, req: Request, socket: WebSocket) {
         .unwrap_or_else(|p| p.into_inner())
         .entry(physical.clone())
         .or_default() += 1;
-    bridge(&app, &req, &physical, stream, socket).await;
+    bridge(&app, &req, &physical, stream, socket, found_rx).await;
     if let Some(n) = app
         .viewers
         .lock()
@@ -188,7 +197,41 @@ async fn read_frame(r: &mut OwnedReadHalf) -> Option<(u8, Vec<u8>)> {
     Some((header[0], payload))
 }
 
-async fn bridge(app: &App, req: &Request, physical: &str, stream: UnixStream, socket: WebSocket) {
+/// What a placeholder launch of a `pin = "none"` engine reconciles, if this is one.
+fn pending_alias(app: &App, req: &Request) -> Option<super::reconcile::Pending> {
+    if !(req.new && req.key.is_placeholder()) {
+        return None;
+    }
+    let engine = app.engines.get(req.key.engine())?;
+    let template = engine.index.as_ref()?;
+    let bin_dir = app.bin_dir.to_string_lossy();
+    let history = app.history.to_string_lossy();
+    let cwd = req.cwd.as_ref().map(|c| c.to_string_lossy().into_owned());
+    let vars = crate::engines::Vars {
+        bin_dir: &bin_dir,
+        id: req.key.native_id(),
+        cwd: cwd.as_deref().unwrap_or_default(),
+        history: &history,
+    };
+    let index = PathBuf::from(crate::engines::expand(template, &vars));
+    let snapshot = super::reconcile::read_index(&index, engine.spec.id, cwd.as_deref());
+    Some(super::reconcile::Pending {
+        placeholder: req.key.clone(),
+        index,
+        kind: engine.spec.id,
+        cwd,
+        snapshot,
+    })
+}
+
+async fn bridge(
+    app: &App,
+    req: &Request,
+    physical: &str,
+    stream: UnixStream,
+    socket: WebSocket,
+    mut found: tokio::sync::mpsc::Receiver<String>,
+) {
     let (mut from_master, mut to_master) = stream.into_split();
     let hello = frame::encode(frame::HELLO, &frame::hello(req.have, req.gen));
     if to_master.write_all(&hello).await.is_err() {
@@ -258,6 +301,9 @@ async fn bridge(app: &App, req: &Request, physical: &str, stream: UnixStream, so
                 if let (Some(bytes), true) = (input, writer) {
                     if to_master.write_all(&bytes).await.is_err() { break; }
                 }
+            }
+            Some(sid) = found.recv() => {
+                let _ = tx.send(Message::Text(frames::id(&sid).into())).await;
             }
             Ok(()) = demoted.changed() => {
                 if *demoted.borrow() && writer && owner {
