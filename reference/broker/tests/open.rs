@@ -328,3 +328,45 @@ fn a_master_appearing_during_the_acquire_is_attached_not_duplicated() {
         "the lost race released its lock"
     );
 }
+
+#[test]
+fn a_stale_socket_that_cannot_be_unlinked_fails_the_launch_and_frees_the_lock() {
+    let fx = Fixture::new();
+    let sock = fx
+        .root
+        .join("run")
+        .join(format!("{}.sock", key().physical()));
+    drop(UnixListener::bind(&sock).unwrap());
+    let mut child = Command::new(std::env::current_exe().unwrap());
+    child.args([
+        "open_child_under_injection",
+        "--exact",
+        "--test-threads=1",
+        "--quiet",
+    ]);
+    child
+        .env(CHILD_ENV, &fx.root)
+        .stdout(std::process::Stdio::null());
+    let outcome = vxfault::Injector::new("unlink@*.sock=EACCES")
+        .unwrap()
+        .run(&mut child)
+        .unwrap();
+    outcome.injectable().unwrap();
+    let line = std::fs::read_to_string(fx.root.join("outcome")).unwrap();
+    assert!(
+        line.starts_with("unavailable.spawn (open.reap_failed"),
+        "{line}"
+    );
+    let locks = LockDir::open(&fx.root.join("locks"), uid()).unwrap();
+    assert!(
+        !locks.is_held(&key()).unwrap(),
+        "the lock is free after the failed launch"
+    );
+    assert_eq!(probe(&sock), Liveness::Stale, "nothing launched");
+    let opener = fx.opener("run");
+    assert!(matches!(
+        opener.open(&key(), || fx.spec()).unwrap(),
+        Action::Launch { .. }
+    ));
+    end_agent(&opener);
+}

@@ -524,3 +524,57 @@ async fn two_new_ids_keep_the_placeholder() {
     assert!(!b.root.join("run/aliases.json").exists());
     http(&b, "POST", &format!("/api/sessions/ocpair:new-{U}/archive")).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_broker_leaves_the_agent_and_a_new_broker_attaches() {
+    let mut b = start();
+    let mut w = ws(&b, &format!("/ws/term/claude/{U}?new=1")).await.unwrap();
+    let mut seen = Seen::default();
+    read_until(&mut w, &mut seen, |s| !s.texts.is_empty()).await;
+    input(&mut w, "before\n").await;
+    read_until(&mut w, &mut seen, |s| s.has(b"before") >= 2).await;
+    let have = seen.output.len();
+
+    // SIGKILL the broker: its master (own session) and agent live on.
+    b.child.kill().unwrap();
+    b.child.wait().unwrap();
+    read_until(&mut w, &mut seen, |s| s.close.is_some()).await;
+    let sock = b.root.join("run").join(format!("claude@{U}.sock"));
+    assert_eq!(
+        vx_broker::open::probe(&sock),
+        vx_broker::open::Liveness::Live
+    );
+
+    // A new broker on the same dirs (its old socket is stale and replaced).
+    let mut cmd = Command::new(BIN);
+    cmd.arg("serve")
+        .arg("--listen")
+        .arg(format!("unix:{}", b.sock.display()));
+    cmd.arg("--runtime-dir").arg(b.root.join("run"));
+    cmd.arg("--lock-dir").arg(b.root.join("locks"));
+    cmd.arg("--engines").arg(b.root.join("E.toml"));
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    b.child = cmd.spawn().unwrap();
+    let deadline = Instant::now() + WAIT;
+    while std::os::unix::net::UnixStream::connect(&b.sock).is_err() {
+        assert!(Instant::now() < deadline, "the new broker never accepted");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut again = ws(&b, &format!("/ws/term/claude/{U}?have={have}"))
+        .await
+        .unwrap();
+    let mut seen2 = Seen::default();
+    input(&mut again, "after\n").await;
+    read_until(&mut again, &mut seen2, |s| s.has(b"after") >= 2).await;
+    assert!(
+        seen2.texts.is_empty(),
+        "a delta after the restart: {:?}",
+        seen2.texts
+    );
+    assert_eq!(
+        history_lines(&b),
+        [format!("launched {U}")],
+        "the new broker attached"
+    );
+    http(&b, "POST", &format!("/api/sessions/claude:{U}/archive")).await;
+}
