@@ -24,6 +24,7 @@ pub enum Param {
     Engines,
     Cwd,
     Listen,
+    Label,
 }
 
 impl Param {
@@ -47,6 +48,7 @@ impl Param {
             Param::Engines => "engines",
             Param::Cwd => "cwd",
             Param::Listen => "listen",
+            Param::Label => "label",
         }
     }
 }
@@ -113,6 +115,7 @@ impl Code {
                 Param::Engines => "invalid_params.engines",
                 Param::Cwd => "invalid_params.cwd",
                 Param::Listen => "invalid_params.listen",
+                Param::Label => "invalid_params.label",
             },
             Code::EngineNotFound => "not_found.engine",
             Code::SidecarCorrupt => "conflict.sidecar_corrupt",
@@ -264,6 +267,7 @@ rules! {
     EnginesIndexMissing => ("engines.index_missing", InvalidParams(P::Engines), "pin = none engine without an index"),
     ParamDuplicate => ("param.duplicate", InvalidParams(P::Key), "query parameter given more than once"),
     CwdRelative => ("param.cwd_relative", InvalidParams(P::Cwd), "cwd is not an absolute path"),
+    LabelSyntax => ("param.label_syntax", InvalidParams(P::Label), "label is over 128 bytes or has a control character"),
     ListenSyntax => ("serve.listen_syntax", InvalidParams(P::Listen), "listen is not HOST:PORT or unix:/absolute/path"),
     ListenNotLoopback => ("serve.listen_not_loopback", InvalidParams(P::Listen), "listen address is not loopback"),
     ListenBind => ("serve.listen_bind", ListenUnavailable, "cannot listen (address in use, or another broker on the socket)"),

@@ -23,7 +23,7 @@ const TAB: &str = "0123456789abcdef";
 
 struct Broker {
     child: Child,
-    _tmp: tempfile::TempDir,
+    _tmp: Option<tempfile::TempDir>,
     root: PathBuf,
     sock: PathBuf,
 }
@@ -77,14 +77,22 @@ index = "{history}/index"
 fn start() -> Broker {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().to_path_buf();
-    let sock = root.join("broker.sock");
+    let mut b = start_in(&root, "broker.sock", &[]);
+    b._tmp = Some(tmp);
+    b
+}
+
+/// A broker on `root`'s runtime and lock dirs, listening on `root/<name>`.
+fn start_in(root: &Path, name: &str, extra: &[&str]) -> Broker {
+    let sock = root.join(name);
     let mut cmd = Command::new(BIN);
     cmd.arg("serve")
         .arg("--listen")
         .arg(format!("unix:{}", sock.display()));
     cmd.arg("--runtime-dir").arg(root.join("run"));
     cmd.arg("--lock-dir").arg(root.join("locks"));
-    cmd.arg("--engines").arg(engines(&root));
+    cmd.arg("--engines").arg(engines(root));
+    cmd.args(extra);
     cmd.stdout(Stdio::null()).stderr(Stdio::null());
     let child = cmd.spawn().unwrap();
     let deadline = Instant::now() + WAIT;
@@ -94,8 +102,8 @@ fn start() -> Broker {
     }
     Broker {
         child,
-        _tmp: tmp,
-        root,
+        _tmp: None,
+        root: root.to_path_buf(),
         sock,
     }
 }
@@ -577,4 +585,74 @@ async fn a_killed_broker_leaves_the_agent_and_a_new_broker_attaches() {
         "the new broker attached"
     );
     http(&b, "POST", &format!("/api/sessions/claude:{U}/archive")).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn takeover_arbitrates_across_two_brokers_through_the_owner_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prod = start_in(tmp.path(), "prod.sock", &["--takeover"]);
+    let staging = start_in(tmp.path(), "staging.sock", &["--takeover"]);
+    let q = |fp: &str, tab: &str, extra: &str| {
+        format!("/ws/term/claude/{U}?new=1&fp={fp}&tab={tab}{extra}")
+    };
+    let role = |s: &Seen| s.texts.iter().rev().find(|t| t["t"] == "role").cloned();
+
+    let mut a = ws(&prod, &q(FP_A, TAB, "&label=desk")).await.unwrap();
+    let mut sa = Seen::default();
+    read_until(&mut a, &mut sa, |s| role(s).is_some()).await;
+    assert_eq!(role(&sa).unwrap()["role"], "owner");
+    let owner_file = tmp.path().join(format!("run/claude@{U}.owner"));
+    let rec: Value = serde_json::from_slice(&std::fs::read(&owner_file).unwrap()).unwrap();
+    assert_eq!(
+        (rec["fp"].as_str(), rec["label"].as_str()),
+        (Some(FP_A), Some("desk"))
+    );
+
+    // The other instance sees the same holder and streams read-only.
+    let mut b = ws(&staging, &q(FP_B, TAB, "&label=phone")).await.unwrap();
+    let mut sb = Seen::default();
+    read_until(&mut b, &mut sb, |s| role(s).is_some()).await;
+    let r = role(&sb).unwrap();
+    assert_eq!(
+        (r["role"].as_str(), r["holder"]["label"].as_str()),
+        (Some("secondary"), Some("desk"))
+    );
+    input(&mut b, "zzz\n").await;
+    input(&mut a, "ok\n").await;
+    read_until(&mut a, &mut sa, |s| s.has(b"ok") >= 2).await;
+    assert_eq!(sa.has(b"zzz"), 0, "a secondary on another broker wrote");
+
+    // A second tab of the owner's browser is passive and never writes the file.
+    let before = std::fs::read(&owner_file).unwrap();
+    let mut a2 = ws(&staging, &q(FP_A, "fedcba9876543210", ""))
+        .await
+        .unwrap();
+    let mut sa2 = Seen::default();
+    read_until(&mut a2, &mut sa2, |s| role(s).is_some()).await;
+    assert_eq!(role(&sa2).unwrap()["role"], "secondary");
+    let after: Value = serde_json::from_slice(&std::fs::read(&owner_file).unwrap()).unwrap();
+    let before: Value = serde_json::from_slice(&before).unwrap();
+    assert_eq!(
+        (after["fp"].clone(), after["tab"].clone()),
+        (before["fp"].clone(), before["tab"].clone())
+    );
+
+    // Force from the other broker: the owner there is demoted in place within a beat.
+    let mut c = ws(&staging, &q(FP_B, TAB, "&label=phone&force=1"))
+        .await
+        .unwrap();
+    let mut sc = Seen::default();
+    read_until(&mut c, &mut sc, |s| role(s).is_some()).await;
+    assert_eq!(role(&sc).unwrap()["role"], "owner");
+    read_until(&mut a, &mut sa, |s| {
+        role(s).is_some_and(|r| r["role"] == "secondary")
+    })
+    .await;
+    assert_eq!(role(&sa).unwrap()["holder"]["label"], "phone");
+    input(&mut a, "nope\n").await;
+    input(&mut c, "mine\n").await;
+    read_until(&mut a, &mut sa, |s| s.has(b"mine") >= 2).await;
+    assert_eq!(sa.has(b"nope"), 0, "a demoted owner wrote");
+    http(&prod, "POST", &format!("/api/sessions/claude:{U}/archive")).await;
+    drop((b, a2));
 }

@@ -9,6 +9,7 @@
 mod claims;
 mod reconcile;
 mod routes;
+mod takeover;
 mod ws;
 
 use std::collections::HashMap;
@@ -53,6 +54,10 @@ pub struct ServeArgs {
     /// Ring capacity of every master this broker launches.
     #[arg(long, default_value = DEFAULT_RING)]
     pub ring: String,
+    /// Claims in owner files beside the sockets, shared by brokers with one runtime
+    /// directory (off by default).
+    #[arg(long)]
+    pub takeover: bool,
 }
 
 /// Everything the routes share.
@@ -70,6 +75,7 @@ pub(crate) struct App {
     pub(crate) next_conn: AtomicU64,
     /// One writer of the alias sidecar at a time (load, insert, publish).
     pub(crate) alias_lock: Mutex<()>,
+    pub(crate) takeover: bool,
 }
 
 enum Listen {
@@ -128,6 +134,7 @@ fn build(a: &ServeArgs) -> Result<(Arc<App>, Listen)> {
         viewers: Mutex::new(HashMap::new()),
         next_conn: AtomicU64::new(1),
         alias_lock: Mutex::new(()),
+        takeover: a.takeover,
     };
     Ok((Arc::new(app), listen))
 }

@@ -18,7 +18,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::OwnedReadHalf;
 use tokio::net::UnixStream;
 
-use super::{error_response, App};
+use super::{error_response, takeover, App};
 use crate::claims::{flag, viewer, Decision, Viewer};
 use crate::error::{BrokerError, Code, Param, Result, Rule};
 use crate::frames::{self, ClientFrame};
@@ -43,6 +43,8 @@ struct Request {
     viewer: Viewer,
     force: bool,
     cwd: Option<PathBuf>,
+    /// Shown to other viewers as the holder (`--takeover`); never identity.
+    label: String,
 }
 
 /// The one value of a query parameter; a repeated one is refused, not guessed.
@@ -68,6 +70,12 @@ fn parse_request(app: &App, engine: &str, id: &str, q: &[(String, String)]) -> R
         Some(_) => return Err(BrokerError::param(Rule::CwdRelative, Param::Cwd)),
         None => None,
     };
+    let label = single(q, "label", Param::Label)?
+        .unwrap_or_default()
+        .to_owned();
+    if !crate::owner::is_label(&label) {
+        return Err(BrokerError::param(Rule::LabelSyntax, Param::Label));
+    }
     let aliases = crate::alias::load(&app.runtime)?;
     let physical = aliases.physical_key(&key).clone();
     Ok(Request {
@@ -79,6 +87,7 @@ fn parse_request(app: &App, engine: &str, id: &str, q: &[(String, String)]) -> R
         viewer,
         force,
         cwd,
+        label,
     })
 }
 
@@ -224,6 +233,14 @@ fn pending_alias(app: &App, req: &Request) -> Option<super::reconcile::Pending> 
     })
 }
 
+fn role_frame(owner: bool, holder: Option<&crate::owner::OwnerRecord>) -> String {
+    let holder = holder.map(|h| frames::Holder {
+        label: &h.label,
+        since_ms: h.since_ms,
+    });
+    frames::role(owner, holder.as_ref())
+}
+
 async fn bridge(
     app: &App,
     req: &Request,
@@ -239,14 +256,29 @@ async fn bridge(
     }
     let (mut tx, mut rx) = socket.split();
     let conn = app.next_conn.fetch_add(1, Ordering::Relaxed);
-    let (decision, mut demoted) =
-        app.claims
+    let (decision, holder, mut demoted) = if app.takeover {
+        // The owner file decides; a claim that cannot be checked is read-only.
+        let (d, h) = takeover::claim(
+            &app.runtime,
+            physical,
+            req.viewer,
+            &req.label,
+            req.force,
+            now_ms(),
+        )
+        .unwrap_or((Decision::Secondary { holder: None }, None));
+        (d, h, tokio::sync::watch::channel(false).1)
+    } else {
+        let (d, rx) = app
+            .claims
             .attach(physical, conn, req.viewer, req.force, now_ms());
+        (d, None, rx)
+    };
     let owner = matches!(decision, Decision::Owner { .. });
     let mut writer = decision.may_write();
     if decision != Decision::LegacyOwner {
         let _ = tx
-            .send(Message::Text(frames::role(owner, None).into()))
+            .send(Message::Text(role_frame(owner, holder.as_ref()).into()))
             .await;
     }
     let mut beat = tokio::time::interval(HEARTBEAT);
@@ -312,7 +344,18 @@ async fn bridge(
                 }
             }
             _ = beat.tick() => {
-                if owner && writer {
+                if owner && writer && app.takeover {
+                    let Viewer::Tab(key) = req.viewer else { continue };
+                    match takeover::heartbeat(&app.runtime, physical, key, now_ms()) {
+                        Ok(None) => {}
+                        // Taken over (possibly by another broker): read-only in place.
+                        outcome => {
+                            writer = false;
+                            let holder = outcome.ok().flatten();
+                            let _ = tx.send(Message::Text(role_frame(false, holder.as_ref()).into())).await;
+                        }
+                    }
+                } else if owner && writer {
                     app.claims.beat(physical, conn, now_ms());
                 }
             }
