@@ -654,5 +654,6 @@ async fn takeover_arbitrates_across_two_brokers_through_the_owner_file() {
     read_until(&mut a, &mut sa, |s| s.has(b"mine") >= 2).await;
     assert_eq!(sa.has(b"nope"), 0, "a demoted owner wrote");
     http(&prod, "POST", &format!("/api/sessions/claude:{U}/archive")).await;
+    assert!(!owner_file.exists(), "retire clears the lease");
     drop((b, a2));
 }

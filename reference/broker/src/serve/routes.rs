@@ -65,8 +65,8 @@ pub(crate) async fn list(State(app): State<Arc<App>>) -> Response {
     Json(json!({ "sessions": rows })).into_response()
 }
 
-/// Retire: stop the master through its socket, clear the claim, and unlink a
-/// leftover socket under the lock. Best effort; history is never touched.
+/// Retire: stop the master through its socket, clear the claim (and the owner file
+/// under `--takeover`), and unlink a leftover socket under the lock. Best effort; history is never touched.
 pub(crate) async fn archive(Path(key): Path<String>, State(app): State<Arc<App>>) -> Response {
     let key = match parse_key(&key, &app.table, true) {
         Ok(k) => k,
@@ -92,6 +92,9 @@ pub(crate) async fn archive(Path(key): Path<String>, State(app): State<Arc<App>>
         }
     }
     app.claims.clear(&physical.physical());
+    if app.takeover {
+        super::takeover::clear(&app.runtime, &physical.physical());
+    }
     let reap = Arc::clone(&app);
     let reaped =
         tokio::task::spawn_blocking(move || match reap.opener.locks().acquire(&physical) {

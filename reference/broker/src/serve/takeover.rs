@@ -86,6 +86,14 @@ pub(crate) fn claim(
     })
 }
 
+/// Retire: forget the lease (best effort, under the owner lock).
+pub(crate) fn clear(runtime: &Path, physical: &str) {
+    let _ = locked(runtime, physical, || {
+        let _ = std::fs::remove_file(runtime.join(owner_name(physical)));
+        Ok(())
+    });
+}
+
 /// The owner's 1 s heartbeat: `Ok(None)` while the file still names `key` (it is
 /// refreshed), `Ok(Some(holder))` once another viewer took over (the caller demotes
 /// itself in place).
