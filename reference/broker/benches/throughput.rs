@@ -149,10 +149,7 @@ struct StopMasters(PathBuf);
 impl Drop for StopMasters {
     fn drop(&mut self) {
         for e in std::fs::read_dir(&self.0).into_iter().flatten().flatten() {
-            if let Ok(mut s) = UnixStream::connect(e.path()) {
-                let _ = s.write_all(&frame::encode(frame::HELLO, &frame::hello(None, None)));
-                let _ = s.write_all(&frame::encode(frame::STOP, &[]));
-            }
+            vx_broker::master::request_stop(&e.path());
         }
     }
 }

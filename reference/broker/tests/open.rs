@@ -42,10 +42,7 @@ impl Drop for Fixture {
                 .flatten()
                 .flatten()
             {
-                if let Ok(mut s) = UnixStream::connect(e.path()) {
-                    let _ = s.write_all(&frame::encode(frame::HELLO, &frame::hello(None, None)));
-                    let _ = s.write_all(&frame::encode(frame::STOP, &[]));
-                }
+                vx_broker::master::request_stop(&e.path());
             }
         }
     }

@@ -36,12 +36,7 @@ impl Drop for Broker {
         // any a failed test left behind through their sockets.
         if let Ok(entries) = std::fs::read_dir(self.root.join("run")) {
             for e in entries.flatten() {
-                if let Ok(mut s) = std::os::unix::net::UnixStream::connect(e.path()) {
-                    use std::io::Write;
-                    use vx_broker::master::frame;
-                    let _ = s.write_all(&frame::encode(frame::HELLO, &frame::hello(None, None)));
-                    let _ = s.write_all(&frame::encode(frame::STOP, &[]));
-                }
+                vx_broker::master::request_stop(&e.path());
             }
         }
     }
@@ -554,20 +549,7 @@ async fn a_killed_broker_leaves_the_agent_and_a_new_broker_attaches() {
     );
 
     // A new broker on the same dirs (its old socket is stale and replaced).
-    let mut cmd = Command::new(BIN);
-    cmd.arg("serve")
-        .arg("--listen")
-        .arg(format!("unix:{}", b.sock.display()));
-    cmd.arg("--runtime-dir").arg(b.root.join("run"));
-    cmd.arg("--lock-dir").arg(b.root.join("locks"));
-    cmd.arg("--engines").arg(b.root.join("E.toml"));
-    cmd.stdout(Stdio::null()).stderr(Stdio::null());
-    b.child = cmd.spawn().unwrap();
-    let deadline = Instant::now() + WAIT;
-    while std::os::unix::net::UnixStream::connect(&b.sock).is_err() {
-        assert!(Instant::now() < deadline, "the new broker never accepted");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let b = start_in(&b.root, "broker.sock", &[]);
     let mut again = ws(&b, &format!("/ws/term/claude/{U}?have={have}"))
         .await
         .unwrap();

@@ -271,6 +271,18 @@ fn pump_output(shared: &Shared) {
     }
 }
 
+/// Asks the master at `sock` to stop its agent (the stop frame after a hello); the
+/// master then exits with it. False when no master accepts there.
+pub fn request_stop(sock: &std::path::Path) -> bool {
+    use std::io::Write;
+    let Ok(mut s) = std::os::unix::net::UnixStream::connect(sock) else {
+        return false;
+    };
+    let mut bytes = frame::encode(frame::HELLO, &frame::hello(None, None));
+    bytes.extend(frame::encode(frame::STOP, &[]));
+    s.write_all(&bytes).is_ok()
+}
+
 /// Sends SIGWINCH to the PTY's foreground process group: the redraw nudge.
 pub(crate) fn nudge(shared: &Shared) {
     // SAFETY: the PTY descriptor is owned by `shared` and open for this call.
