@@ -39,6 +39,17 @@ seed_corpus() {
     workspace_*) find ../corpus/workspace -maxdepth 1 -name '*.json' -size -64k -exec cp {} "$dir" \; ;;
     agent_record) cp ../corpus/workspace/records/*.json "$dir" ;;
     integration_*) cp ../corpus/integrations/*.toml "$dir" ;;
+    broker_key) cp ../corpus/broker/keys/*.key "$dir" ;;
+    broker_resume_plan) cp ../corpus/broker/resume/*.txt "$dir" ;;
+    broker_frames) cp ../corpus/broker/frames/*.json "$dir" ;;
+    # Sidecar seeds share file names, so name them after their case directory.
+    broker_alias_sidecar | broker_owner_file)
+      local pattern='aliases.json'
+      [ "$target" = broker_owner_file ] && pattern='*.owner'
+      find ../corpus/broker/sidecar -name "$pattern" -print0 |
+        while IFS= read -r -d '' f; do
+          cp "$f" "$dir/$(basename "$(dirname "$f")")"
+        done ;;
   esac
   return 0
 }
@@ -49,6 +60,7 @@ for target in $(cargo "${toolchain[@]}" fuzz list); do
   case $target in
     format_*) dict=(-dict=../corpus/fuzz/checkpoint.dict) ;;
     workspace_*|agent_*|integration_*) dict=(-dict=../corpus/fuzz/agent-session.dict) ;;
+    broker_*) dict=(-dict=../corpus/broker/broker.dict) ;;
   esac
   echo "== fuzz $target (${secs}s)"
   set +e

@@ -1,0 +1,213 @@
+//! `open_action`: the one ATTACH-vs-LAUNCH decision (docs/spec/single-writer.md
+//! "Opening a session"). Serialized within a broker by one gate, and across brokers by
+//! the per-key flock, so two concurrent opens of one key can never both LAUNCH.
+//!
+//! Live master (a non-blocking `connect()` succeeds) ⇒ ATTACH, no lock. Else acquire:
+//! held ⇒ BUSY, nothing spawned; won ⇒ re-probe (a master appeared ⇒ release,
+//! ATTACH), unlink a stale *socket* (anything else there ⇒ `conflict.not_socket`,
+//! untouched), spawn the master with the lock descriptor, wait until it accepts,
+//! `transfer` ⇒ LAUNCH. A launch failing before the master accepts frees the lock.
+//! The broker reaches a master only through its socket; it reaps only the masters it
+//! spawned.
+
+use std::ffi::OsString;
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::sys::socket::{connect, socket, AddressFamily, SockFlag, SockType, UnixAddr};
+use nix::sys::stat::lstat;
+
+use crate::error::{BrokerError, Result, Rule};
+use crate::key::SessionKey;
+use crate::lock::{Acquired, LockDir};
+
+/// How long a launched master has to accept before the launch counts as failed.
+pub const READY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// `<runtime>/<physical>.sock`.
+pub fn socket_path(runtime: &Path, key: &SessionKey) -> PathBuf {
+    runtime.join(format!("{}.sock", key.physical()))
+}
+
+/// What is at a session's socket path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Liveness {
+    /// A master accepts connections (or its backlog is full, which also means one
+    /// is listening).
+    Live,
+    /// A socket file nobody accepts on: a master that died without unlinking.
+    Stale,
+    Absent,
+    /// Something other than a socket: never touched.
+    NotSocket,
+}
+
+/// Classifies the socket path by `lstat` and a non-blocking `connect()`; file
+/// presence alone never counts as live.
+pub fn probe(path: &Path) -> Liveness {
+    match lstat(path) {
+        Err(_) => return Liveness::Absent,
+        Ok(st) if st.st_mode & nix::libc::S_IFMT != nix::libc::S_IFSOCK => {
+            return Liveness::NotSocket
+        }
+        Ok(_) => {}
+    }
+    let Ok(addr) = UnixAddr::new(path) else {
+        return Liveness::Stale;
+    };
+    let flags = SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC;
+    let Ok(fd) = socket(AddressFamily::Unix, SockType::Stream, flags, None) else {
+        return Liveness::Stale;
+    };
+    match connect(fd.as_raw_fd(), &addr) {
+        Ok(()) | Err(Errno::EAGAIN) => Liveness::Live,
+        Err(_) => Liveness::Stale,
+    }
+}
+
+/// The decision of one open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// A master is live: attach to it.
+    Attach,
+    /// This open spawned the master (its PID); the master now holds the lock.
+    Launch { master_pid: u32 },
+    /// Another holder has the lock and no master accepts yet: spawn nothing; the
+    /// client retries (WebSocket close 4409).
+    Busy,
+}
+
+/// How to start a master for a key.
+#[derive(Clone, Debug)]
+pub struct MasterSpec {
+    /// The `vxbroker` binary that runs `master --create`.
+    pub program: PathBuf,
+    pub ring: u64,
+    pub gen: u64,
+    pub argv: Vec<OsString>,
+    /// The agent's working directory (the master's, which the agent inherits); a
+    /// directory that cannot be entered fails the launch.
+    pub cwd: Option<PathBuf>,
+}
+
+/// One broker's opener: its runtime directory, the shared lock directory, one gate.
+pub struct Opener {
+    runtime: PathBuf,
+    locks: LockDir,
+    gate: Mutex<()>,
+}
+
+impl Opener {
+    pub fn new(runtime: PathBuf, locks: LockDir) -> Self {
+        Opener {
+            runtime,
+            locks,
+            gate: Mutex::new(()),
+        }
+    }
+
+    pub fn socket_path(&self, key: &SessionKey) -> PathBuf {
+        socket_path(&self.runtime, key)
+    }
+
+    pub fn locks(&self) -> &LockDir {
+        &self.locks
+    }
+
+    /// `open_action` for `key`; `spec` is built only when this open launches.
+    pub fn open(&self, key: &SessionKey, spec: impl FnOnce() -> MasterSpec) -> Result<Action> {
+        let _turn = self.gate.lock().unwrap_or_else(|p| p.into_inner());
+        let sock = self.socket_path(key);
+        match probe(&sock) {
+            Liveness::Live => return Ok(Action::Attach),
+            Liveness::NotSocket => return Err(Rule::NotSocket.into()),
+            Liveness::Stale | Liveness::Absent => {}
+        }
+        let lock = match self.locks.acquire(key)? {
+            Acquired::Held => return Ok(Action::Busy),
+            Acquired::Won(lock) => lock,
+        };
+        // Re-check between the probe and the acquire: a master that appeared means
+        // another launch won first; its lock is not ours to keep.
+        match probe(&sock) {
+            Liveness::Live => {
+                lock.release()?;
+                return Ok(Action::Attach);
+            }
+            Liveness::NotSocket => return Err(Rule::NotSocket.into()),
+            // Under the lock nobody else can be racing for this path: the file is an
+            // orphan of a dead master.
+            Liveness::Stale => {
+                nix::unistd::unlink(&sock).map_err(|_| BrokerError::new(Rule::ReapFailed))?
+            }
+            Liveness::Absent => {}
+        }
+        let spec = spec();
+        let mut cmd = Command::new(&spec.program);
+        cmd.arg("master").arg("--create").arg(&sock);
+        cmd.args([
+            "--ring",
+            &spec.ring.to_string(),
+            "--gen",
+            &spec.gen.to_string(),
+        ]);
+        cmd.args(["--lock-fd", "3", "--"]).args(&spec.argv);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if let Some(cwd) = &spec.cwd {
+            cmd.current_dir(cwd);
+        }
+        let fd = lock.fd().as_raw_fd();
+        // SAFETY: between fork and exec only async-signal-safe calls run: dup2 puts
+        // the lock's description at descriptor 3 (clearing close-on-exec on the
+        // copy), setsid takes the master out of the broker's session so the
+        // broker's death or its terminal's hangup does not reach it.
+        unsafe {
+            cmd.pre_exec(move || {
+                if fd == 3 {
+                    // dup2 onto itself keeps close-on-exec: clear it instead.
+                    nix::fcntl::fcntl(
+                        3,
+                        nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+                    )
+                    .map_err(std::io::Error::from)?;
+                } else {
+                    nix::unistd::dup2(fd, 3).map_err(std::io::Error::from)?;
+                }
+                nix::unistd::setsid().map_err(std::io::Error::from)?;
+                Ok(())
+            });
+        }
+        // On any failure below `lock` drops: closed without LOCK_UN, and since no
+        // master holds a copy any more, the lock is free at once.
+        let mut child = cmd
+            .spawn()
+            .map_err(|_| BrokerError::new(Rule::LaunchFailed))?;
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            if probe(&sock) == Liveness::Live {
+                break;
+            }
+            if matches!(child.try_wait(), Ok(Some(_))) || Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(Rule::LaunchFailed.into());
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        lock.transfer();
+        let master_pid = child.id();
+        // The broker spawned it, so the broker reaps it (no zombie); it never
+        // signals or waits on a master it did not spawn.
+        std::thread::spawn(move || {
+            let _ = child.wait();
+        });
+        Ok(Action::Launch { master_pid })
+    }
+}

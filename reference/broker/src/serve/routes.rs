@@ -1,0 +1,111 @@
+//! `GET /api/sessions` and `POST /api/sessions/{key}/archive` (retire).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Value};
+use tokio::io::AsyncWriteExt;
+
+use super::{error_response, App};
+use crate::key::{parse_key, SessionKey};
+use crate::lock::Acquired;
+use crate::master::frame;
+use crate::open::{probe, Liveness};
+
+/// `{sessions:[{key,physical_key,state,alive,viewers,alias?}]}`: one row per live or
+/// stale socket in the runtime directory, listed under the real key once a
+/// placeholder is reconciled.
+pub(crate) async fn list(State(app): State<Arc<App>>) -> Response {
+    let aliases = match crate::alias::load(&app.runtime) {
+        Ok(a) => a,
+        Err(e) => return error_response(e),
+    };
+    let viewers = app
+        .viewers
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    let mut rows: Vec<Value> = Vec::new();
+    let entries = std::fs::read_dir(&app.runtime)
+        .into_iter()
+        .flatten()
+        .flatten();
+    for entry in entries {
+        let name = entry.file_name();
+        let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".sock")) else {
+            continue;
+        };
+        let Some(physical) = SessionKey::from_physical(stem) else {
+            continue;
+        };
+        let alive = probe(&entry.path()) == Liveness::Live;
+        let count = viewers.get(stem).copied().unwrap_or(0);
+        let state = match (alive, count) {
+            (false, _) => "exited",
+            (true, 0) => "detached",
+            (true, _) => "attached",
+        };
+        let mut row = json!({
+            "key": physical.as_str(),
+            "physical_key": stem,
+            "state": state,
+            "alive": alive,
+            "viewers": count,
+        });
+        if let Some(real) = aliases.real_of(&physical) {
+            row["key"] = real.as_str().into();
+            row["alias"] = physical.as_str().into();
+        }
+        rows.push(row);
+    }
+    rows.sort_by(|a, b| a["key"].as_str().cmp(&b["key"].as_str()));
+    Json(json!({ "sessions": rows })).into_response()
+}
+
+/// Retire: stop the master through its socket, clear the claim (and the owner file
+/// under `--takeover`), and unlink a leftover socket under the lock. Best effort; history is never touched.
+pub(crate) async fn archive(Path(key): Path<String>, State(app): State<Arc<App>>) -> Response {
+    let key = match parse_key(&key, &app.table, true) {
+        Ok(k) => k,
+        Err(e) => return error_response(e),
+    };
+    let aliases = match crate::alias::load(&app.runtime) {
+        Ok(a) => a,
+        Err(e) => return error_response(e),
+    };
+    let physical = aliases.physical_key(&key).clone();
+    let sock = app.opener.socket_path(&physical);
+    let mut stopped = false;
+    if probe(&sock) == Liveness::Live {
+        if let Ok(mut s) = tokio::net::UnixStream::connect(&sock).await {
+            let mut bytes = frame::encode(frame::HELLO, &frame::hello(None, None));
+            bytes.extend(frame::encode(frame::STOP, &[]));
+            let _ = s.write_all(&bytes).await;
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while probe(&sock) == Liveness::Live && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            stopped = probe(&sock) != Liveness::Live;
+        }
+    }
+    app.claims.clear(&physical.physical());
+    if app.takeover {
+        super::takeover::clear(&app.runtime, &physical.physical());
+    }
+    let reap = Arc::clone(&app);
+    let reaped =
+        tokio::task::spawn_blocking(move || match reap.opener.locks().acquire(&physical) {
+            Ok(Acquired::Won(lock)) => {
+                let stale = probe(&sock) == Liveness::Stale && nix::unistd::unlink(&sock).is_ok();
+                let _ = lock.release();
+                stale
+            }
+            _ => false,
+        })
+        .await
+        .unwrap_or(false);
+    Json(json!({ "key": key.as_str(), "stopped": stopped, "reaped": reaped })).into_response()
+}
