@@ -58,7 +58,7 @@ pub fn command() -> Command {
                 ),
         );
     // Streaming verbs are wire-only: a CLI call is one request and one reply.
-    let cli_verbs = || VERBS.iter().filter(|v| !v.streaming);
+    let cli_verbs = || VERBS.iter().filter(|v| !v.streaming());
     let mut groups: Vec<&str> = cli_verbs().filter_map(|v| v.words().next()).collect();
     groups.dedup();
     for group in groups {

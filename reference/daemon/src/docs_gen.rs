@@ -14,7 +14,7 @@ pub fn verbs_markdown() -> String {
     );
     out.push_str("|---|---|---|---|---|---|\n");
     for v in VERBS {
-        let cli = if v.streaming {
+        let cli = if v.streaming() {
             "wire only".to_string()
         } else {
             format!("vxref {}", v.words().collect::<Vec<_>>().join(" "))
@@ -45,7 +45,11 @@ pub fn verbs_markdown() -> String {
             out,
             "| `{}` | {} | {} | {} | {} | `{}` |",
             v.name,
-            if v.streaming { cli } else { format!("`{cli}`") },
+            if v.streaming() {
+                cli
+            } else {
+                format!("`{cli}`")
+            },
             params,
             grant,
             if v.mutation { "yes" } else { "no" },
@@ -111,7 +115,7 @@ pub fn events_markdown() -> String {
         let by = e
             .emitted_by
             .iter()
-            .map(|v| format!("`{v}`"))
+            .map(|c| format!("`{}`", c.as_str()))
             .collect::<Vec<_>>()
             .join(", ");
         let _ = writeln!(
@@ -126,7 +130,7 @@ pub fn events_markdown() -> String {
     }
     out.push_str("\n| mutation verb without events | why |\n|---|---|\n");
     for (verb, why) in SILENT_MUTATIONS {
-        let _ = writeln!(out, "| `{verb}` | {why} |");
+        let _ = writeln!(out, "| `{}` | {why} |", verb.name());
     }
     out.push('\n');
     for e in EVENTS.iter().filter(|e| !e.fields.is_empty()) {

@@ -18,7 +18,6 @@ pub mod docs_gen;
 pub mod doctor;
 pub mod emulator;
 pub mod errors;
-pub mod event_catalog;
 pub mod events;
 pub mod fuzzing;
 pub mod ids;

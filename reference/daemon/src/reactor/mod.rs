@@ -5,7 +5,9 @@
 
 mod attach;
 mod config_verbs;
+mod dispatch;
 mod events;
+mod grants;
 mod panes;
 pub mod params;
 mod recovery;
@@ -16,12 +18,11 @@ use crate::auth::{Registry, Resource};
 use crate::config::Config;
 use crate::emulator::Emulator;
 use crate::errors::{ApiError, ApiResult};
-use crate::ids::{PaneId, SessionId, WindowId};
-use crate::manifest::{Target, Verb};
+use crate::ids::PaneId;
+use crate::manifest::Verb;
 use crate::pty::{Control, Exited, PaneHandle};
 use crate::topology::{PaneState, Topology};
-use params::{check_shape, Params};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -254,13 +255,6 @@ pub struct Caller {
     pub principal: crate::auth::Principal,
 }
 
-/// What dispatch decided.
-enum Step {
-    Done(Outcome),
-    /// Authorized; the handler hands disk work to the recovery worker.
-    Deferred(Caller),
-}
-
 impl State {
     fn publish_sessions(&self) {
         self.sessions.send_if_modified(|n| {
@@ -299,103 +293,6 @@ impl State {
         }
     }
 
-    fn dispatch(
-        &mut self,
-        principal_id: &str,
-        verb: &'static Verb,
-        params: &Map<String, Value>,
-        reply: oneshot::Sender<Outcome>,
-    ) {
-        match self.decide(principal_id, verb, params) {
-            Step::Done(outcome) => {
-                if outcome.result.is_ok()
-                    && verb.mutation
-                    && recovery::is_product_mutation(verb.name)
-                {
-                    self.note_mutation();
-                }
-                let _ = reply.send(outcome);
-            }
-            Step::Deferred(caller) => {
-                self.deferred_verb(&caller, verb.name, &Params(params), reply)
-            }
-        }
-    }
-
-    fn decide(
-        &mut self,
-        principal_id: &str,
-        verb: &'static Verb,
-        params: &Map<String, Value>,
-    ) -> Step {
-        let plain = |result| Step::Done(Outcome::reply(result));
-        if let Err(e) = check_shape(verb, params) {
-            return plain(Err(e));
-        }
-        let p = Params(params);
-        if verb.name == "auth.login" {
-            return Step::Done(self.login(&p));
-        }
-        let Some(principal) = self.registry.get(principal_id).cloned() else {
-            return Step::Done(Outcome {
-                close: true,
-                ..Outcome::reply(Err(ApiError::new("denied.token", "token is not valid")))
-            });
-        };
-        let caller = Caller { principal };
-        if let Err(e) = self.authorize(&caller, verb, &p) {
-            return plain(Err(e));
-        }
-        if self.stopping && verb.mutation {
-            return plain(Err(ApiError::shutdown()));
-        }
-        if verb.name == "pane.attach" {
-            return Step::Done(self.pane_attach(&caller, &p));
-        }
-        if verb.name == "events.subscribe" {
-            return Step::Done(self.subscribe(&caller, &p));
-        }
-        if recovery::is_deferred(verb.name) {
-            return Step::Deferred(caller);
-        }
-        if matches!(verb.name, "pane.capture" | "pane.list") {
-            self.expire_archive_text(recovery::now());
-        }
-        plain(self.handle(&caller, verb, &p))
-    }
-
-    fn login(&mut self, p: &Params<'_>) -> Outcome {
-        match p
-            .str("token")
-            .ok()
-            .and_then(|t| self.registry.resolve_token(t))
-        {
-            Some(id) => Outcome {
-                principal: Some(id.to_string()),
-                ..Outcome::reply(Ok(json!({"principal": id})))
-            },
-            None => Outcome {
-                close: true,
-                ..Outcome::reply(Err(ApiError::new("denied.token", "token is not valid")))
-            },
-        }
-    }
-
-    /// The dispatch grant, checked before any lookup: a missing resource has no
-    /// ancestry, so the caller is denied exactly as for an existing one it may not touch.
-    fn authorize(&self, caller: &Caller, verb: &Verb, p: &Params<'_>) -> ApiResult<()> {
-        let resource = match verb.target {
-            Target::Open | Target::Filtered => return Ok(()),
-            Target::Server => Resource::Server,
-            Target::Param(name) => match name {
-                "session" => Resource::Session(p.session(name)?),
-                "window" => Resource::Window(p.window(name)?),
-                _ => Resource::Pane(p.pane(name)?),
-            },
-        };
-        self.require(caller, verb.right, resource)
-    }
-
     pub fn can(&self, caller: &Caller, right: crate::auth::Right, resource: Resource) -> bool {
         let ancestry = self.topology.ancestry(resource);
         self.registry
@@ -413,136 +310,6 @@ impl State {
         } else {
             Err(denied(caller, right, resource))
         }
-    }
-
-    fn handle(&mut self, caller: &Caller, verb: &Verb, p: &Params<'_>) -> ApiResult<Value> {
-        match verb.name {
-            "server.info" => Ok(json!({
-                "source": self.identity.source,
-                "version": env!("CARGO_PKG_VERSION"),
-                "protocol": 1,
-            })),
-            "auth.whoami" => Ok(self.whoami(caller)),
-            "grant.issue" => self.grant_issue(caller, p),
-            "grant.revoke" => self.grant_revoke(p),
-            "session.create" => self.session_create(p),
-            "session.list" => Ok(self.session_list(caller)),
-            "session.rename" => self.session_rename(p),
-            "session.kill" => self.session_kill(p),
-            "window.create" => self.window_create(p),
-            "window.rename" => self.window_rename(p),
-            "window.kill" => self.window_kill(p),
-            "window.resize" => self.window_resize(p),
-            "window.ratio" => self.window_ratio(p),
-            "pane.create" => self.pane_create(caller, p),
-            "pane.split" => self.pane_split(caller, p),
-            "pane.float" => self.pane_float(caller, p),
-            "pane.relaunch" => self.pane_relaunch(caller, p),
-            "pane.list" => self.pane_list(caller, p),
-            "pane.capture" => self.pane_capture(p),
-            "pane.send" => self.pane_send(p),
-            "pane.tag" => self.pane_tag(p),
-            "pane.kill" => self.pane_kill(p),
-            "pane.place" => self.pane_place(caller, p),
-            "pane.resize" => self.pane_resize(p),
-            "config.get" => self.config_get(p),
-            "config.set" => self.config_set(p),
-            "config.check" => self.config_check(p),
-            _ => Err(ApiError::new(
-                "invalid_request.unknown_verb",
-                "unknown verb",
-            )),
-        }
-    }
-
-    fn whoami(&self, caller: &Caller) -> Value {
-        let grants: Vec<String> = self
-            .registry
-            .grants_of(&caller.principal)
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        json!({
-            "principal": caller.principal.id,
-            "namespace": caller.principal.namespace,
-            "grants": grants,
-        })
-    }
-
-    fn grant_issue(&mut self, caller: &Caller, p: &Params<'_>) -> ApiResult<Value> {
-        let grants = self.parse_grants(caller, p, None, None)?;
-        let namespace = match p.opt_str("namespace") {
-            Some(ns) if crate::topology::validate::valid_namespace(ns) => ns.to_string(),
-            Some(_) => {
-                return Err(ApiError::param(
-                    "namespace",
-                    "namespace must match [a-z][a-z0-9_-]{0,63}",
-                ))
-            }
-            None => caller.principal.namespace.clone(),
-        };
-        let (id, token) = self
-            .registry
-            .issue(crate::auth::PrincipalKind::Issued, namespace, grants)
-            .map_err(|_| ApiError::internal())?;
-        self.emit(
-            "principal.issued",
-            Resource::Server,
-            json!({"principal": id}),
-        );
-        Ok(json!({"principal": id, "token": token}))
-    }
-
-    fn grant_revoke(&mut self, p: &Params<'_>) -> ApiResult<Value> {
-        let id = p.str("principal")?;
-        if id == crate::auth::OWNER || id == crate::auth::UNKNOWN {
-            return Err(ApiError::param(
-                "principal",
-                "the owner and unknown cannot be revoked",
-            ));
-        }
-        if self.registry.revoke(id) {
-            self.emit_principal_revoked(id);
-            Ok(json!({}))
-        } else {
-            Err(ApiError::not_found("principal"))
-        }
-    }
-
-    /// Parses `grants` and checks each against what the caller holds (delegation never
-    /// exceeds the delegator). `new_pane` is the pane `pane:self` names, inside `window`.
-    pub fn parse_grants(
-        &self,
-        caller: &Caller,
-        p: &Params<'_>,
-        new_pane: Option<PaneId>,
-        window: Option<(WindowId, SessionId)>,
-    ) -> ApiResult<Vec<crate::auth::Grant>> {
-        let mut grants = Vec::new();
-        for text in p.string_list("grants")? {
-            let grant = crate::auth::Grant::parse(&text, new_pane)
-                .ok_or_else(|| ApiError::param("grants", "grant must be right@resource"))?;
-            let ancestry = match (grant.resource, new_pane, window) {
-                (Resource::Pane(id), Some(new), Some((w, s))) if id == new => {
-                    vec![Resource::Window(w), Resource::Session(s)]
-                }
-                (r, _, _) => self.topology.ancestry(r),
-            };
-            if !self
-                .registry
-                .allows(&caller.principal, grant.right, grant.resource, &ancestry)
-            {
-                return Err(
-                    ApiError::new("denied.delegation", "asked grants exceed the caller's")
-                        .with("right", grant.right.as_str())
-                        .with("resource", grant.resource.to_string()),
-                );
-            }
-            if !grants.contains(&grant) {
-                grants.push(grant);
-            }
-        }
-        Ok(grants)
     }
 
     /// Tears down panes removed from the topology: hang up their groups, revoke their

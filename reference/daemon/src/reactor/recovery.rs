@@ -3,6 +3,7 @@
 //! prepare-then-commit is in `restore.rs`; disk work is the worker's
 //! (`crate::recovery`).
 
+use super::dispatch::Reply;
 use super::params::Params;
 use super::{Caller, Outcome, State};
 use crate::config::Config;
@@ -63,21 +64,13 @@ impl RecoveryState {
     }
 }
 
-/// Verbs whose handler hands work to the recovery worker instead of answering in the
-/// turn.
-pub fn is_deferred(verb: &str) -> bool {
-    verb.starts_with("recovery.") || verb == "config.reload" || verb == "doctor"
-}
-
-/// Product mutations that activate checkpointing and make the next tick write.
-pub fn is_product_mutation(verb: &str) -> bool {
-    ["session.", "window.", "pane."]
-        .iter()
-        .any(|p| verb.starts_with(p))
-}
-
 pub(super) fn now() -> Timestamp {
     vx_store::clock::now()
+}
+
+/// The `checkpoint` param (present: the shape check requires it).
+fn checkpoint_param(p: &Params<'_>) -> String {
+    p.opt_str("checkpoint").unwrap_or_default().to_string()
 }
 
 pub(super) fn plain(result: ApiResult<Value>) -> Outcome {
@@ -355,75 +348,59 @@ impl State {
         self.recovery.dirty = true;
     }
 
-    /// The recovery verbs and `config.reload`: checks in the turn, disk work on the
-    /// worker. The dispatch grant (admin on `server:root`) was checked before this.
-    pub(super) fn deferred_verb(
-        &mut self,
-        caller: &Caller,
-        name: &str,
-        p: &Params<'_>,
-        reply: oneshot::Sender<Outcome>,
-    ) {
-        let job = match name {
-            "recovery.checkpoint" => {
-                if !self.config.recovery.enabled {
-                    let _ = reply.send(plain(Err(recovery::disabled())));
-                    return;
-                }
-                if self.recovery.explicit_in_flight {
-                    let _ = reply.send(plain(Err(ApiError::conflict(
-                        "recovery_busy",
-                        "a checkpoint write is already in flight",
-                    ))));
-                    return;
-                }
-                self.recovery.activated = true;
-                self.start_write(Shutdown::Open, Some(reply), None);
-                return;
-            }
-            "recovery.list" => Job::List { reply },
-            "doctor" => Job::Doctor {
-                facts: Box::new(self.doctor_facts()),
-                reply,
-            },
-            "recovery.inspect" | "recovery.forget" | "recovery.restore" => {
-                let Ok(id) = p.str("checkpoint") else {
-                    let _ = reply.send(plain(Err(ApiError::param(
-                        "checkpoint",
-                        "required parameter missing",
-                    ))));
-                    return;
-                };
-                let id = id.to_string();
-                match name {
-                    "recovery.inspect" => Job::Inspect { id, reply },
-                    "recovery.forget" => Job::Forget { id, reply },
-                    _ => {
-                        if let Err(e) = self.restore_allowed(&id) {
-                            let _ = reply.send(plain(Err(e)));
-                            return;
-                        }
-                        Job::Load {
-                            id,
-                            principal: caller.principal.id.clone(),
-                            reply,
-                        }
-                    }
-                }
-            }
-            "config.reload" => {
-                self.start_reload(reply);
-                return;
-            }
-            _ => {
-                let _ = reply.send(plain(Err(ApiError::new(
-                    "invalid_request.unknown_verb",
-                    "unknown verb",
-                ))));
-                return;
-            }
-        };
-        // A send failure drops the job and its reply: the client sees shutdown.
+    /// `recovery.checkpoint`: capture in this turn, publish on the worker.
+    pub(super) fn recovery_checkpoint(&mut self, reply: Reply) {
+        if !self.config.recovery.enabled {
+            let _ = reply.send(plain(Err(recovery::disabled())));
+            return;
+        }
+        if self.recovery.explicit_in_flight {
+            let _ = reply.send(plain(Err(ApiError::conflict(
+                "recovery_busy",
+                "a checkpoint write is already in flight",
+            ))));
+            return;
+        }
+        self.recovery.activated = true;
+        self.start_write(Shutdown::Open, Some(reply), None);
+    }
+
+    pub(super) fn recovery_list(&mut self, reply: Reply) {
+        self.send_job(Job::List { reply });
+    }
+
+    pub(super) fn recovery_inspect(&mut self, p: &Params<'_>, reply: Reply) {
+        let id = checkpoint_param(p);
+        self.send_job(Job::Inspect { id, reply });
+    }
+
+    pub(super) fn recovery_forget(&mut self, p: &Params<'_>, reply: Reply) {
+        let id = checkpoint_param(p);
+        self.send_job(Job::Forget { id, reply });
+    }
+
+    /// `recovery.restore`, phase one: the checks that need no disk, then the worker
+    /// loads the file; the commit is a later turn (`restore.rs`).
+    pub(super) fn recovery_restore(&mut self, caller: &Caller, p: &Params<'_>, reply: Reply) {
+        let id = checkpoint_param(p);
+        if let Err(e) = self.restore_allowed(&id) {
+            let _ = reply.send(plain(Err(e)));
+            return;
+        }
+        self.send_job(Job::Load {
+            id,
+            principal: caller.principal.id.clone(),
+            reply,
+        });
+    }
+
+    pub(super) fn doctor(&mut self, reply: Reply) {
+        let facts = Box::new(self.doctor_facts());
+        self.send_job(Job::Doctor { facts, reply });
+    }
+
+    /// A send failure drops the job and its reply: the client sees shutdown.
+    fn send_job(&self, job: Job) {
         let _ = self.recovery.jobs.send(job);
     }
 
