@@ -3,7 +3,7 @@
 //! this output and a test keeps them in step (`vxref manifest --events`:
 //! `docs/spec/events.md`).
 
-use crate::errors::{ERROR_CLASSES, ERROR_CODES};
+use crate::errors::{Class, ErrorCode};
 use crate::manifest::{flag_name, Target, VERBS};
 use std::fmt::Write as _;
 
@@ -79,17 +79,23 @@ pub fn verbs_markdown() -> String {
 pub fn errors_markdown() -> String {
     let mut out = String::new();
     out.push_str("| class | exit code | meaning |\n|---|---|---|\n");
-    for c in ERROR_CLASSES {
-        let _ = writeln!(out, "| `{}.*` | {} | {} |", c.class, c.exit, c.meaning);
+    for c in Class::ALL {
+        let _ = writeln!(
+            out,
+            "| `{}.*` | {} | {} |",
+            c.as_str(),
+            c.exit(),
+            c.meaning()
+        );
     }
     out.push_str("\n| code | exit code | when |\n|---|---|---|\n");
-    for (code, meaning) in ERROR_CODES {
+    for code in ErrorCode::ALL {
         let _ = writeln!(
             out,
             "| `{}` | {} | {} |",
             code,
-            crate::errors::exit_code_for(code),
-            meaning
+            code.exit_code(),
+            code.meaning()
         );
     }
     out

@@ -90,7 +90,7 @@ pub fn text_enabled(r: &RecoveryConfig) -> bool {
 /// `data.param` for the invalid id. The store's reason (a step or rule id) is not
 /// sent; it never holds a path or content, but the wire keeps to fixed messages.
 pub fn api_error(e: &StoreError) -> ApiError {
-    let err = ApiError::new(e.code.as_str(), e.code.message());
+    let err = ApiError::new(e.code.into(), e.code.message());
     match e.code.param() {
         Some(p) => err.with("param", p),
         None => err,
@@ -98,7 +98,7 @@ pub fn api_error(e: &StoreError) -> ApiError {
 }
 
 pub fn disabled() -> ApiError {
-    ApiError::new("unavailable.recovery_disabled", "recovery is disabled")
+    ApiError::code(crate::errors::ErrorCode::RecoveryDisabled)
 }
 
 /// RFC §4's per-pane text bounds: the screen keeps exactly `rows` rows and is kept
@@ -292,7 +292,7 @@ struct Worker {
     /// not silently delete archives); list and inspect only read.
     enabled: bool,
     /// The code of the last reload whose retention cleanup failed (for doctor).
-    last_reload_error: Option<&'static str>,
+    last_reload_error: Option<crate::errors::ErrorCode>,
     reactor: mpsc::Sender<Msg>,
 }
 
@@ -462,7 +462,7 @@ impl Worker {
             Job::Doctor { facts, reply } => {
                 let mut facts = *facts;
                 if facts.last_reload_error.is_none() {
-                    facts.last_reload_error = self.last_reload_error.map(str::to_string);
+                    facts.last_reload_error = self.last_reload_error;
                 }
                 let store = self.doctor_facts();
                 let _ = reply.send(outcome(Ok(crate::doctor::report(&facts, &store))));
@@ -476,7 +476,7 @@ impl Worker {
                 let result = self.retention_for(new, purge_text, config.recovery.enabled);
                 match result {
                     Err(e) => {
-                        self.last_reload_error = Some(e.code.as_str());
+                        self.last_reload_error = Some(e.code.into());
                         let _ = reply.send(outcome(Err(api_error(&e))));
                     }
                     Ok(()) => {

@@ -316,7 +316,7 @@ async fn serve_connection(stream: UnixStream, handle: ReactorHandle) {
                     wire::encode_error(
                         &req.id,
                         &crate::errors::ApiError::new(
-                            "invalid_request.unknown_verb",
+                            crate::errors::ErrorCode::UnknownVerb,
                             "unknown verb",
                         ),
                     ),

@@ -20,14 +20,14 @@ pub enum LoadError {
 
 impl LoadError {
     pub fn to_api(&self) -> crate::errors::ApiError {
-        use crate::errors::ApiError;
+        use crate::errors::{ApiError, ErrorCode};
         match self {
             LoadError::Io => ApiError::new(
-                "unavailable.config_io",
+                ErrorCode::ConfigIo,
                 "config file could not be read or written",
             ),
             LoadError::Syntax(e) => {
-                ApiError::new("invalid_params.config", "config is not valid ZON")
+                ApiError::new(ErrorCode::Param("config"), "config is not valid ZON")
                     .with("param", "config")
                     .with("field", ".")
                     .with("problem", e.problem)
@@ -35,7 +35,7 @@ impl LoadError {
                     .with("column", e.column as u64)
             }
             LoadError::Schema(e) => {
-                ApiError::new("invalid_params.config", "config fails the schema")
+                ApiError::new(ErrorCode::Param("config"), "config fails the schema")
                     .with("param", "config")
                     .with("field", e.field.clone())
                     .with("problem", e.problem)

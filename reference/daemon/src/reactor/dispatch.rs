@@ -7,7 +7,7 @@
 use super::params::{check_shape, Params};
 use super::{recovery, Caller, Outcome, State};
 use crate::auth::Resource;
-use crate::errors::{ApiError, ApiResult};
+use crate::errors::{ApiError, ApiResult, ErrorCode};
 use crate::manifest::{Target, Verb, VerbId, VerbKind};
 use serde_json::{json, Map, Value};
 use tokio::sync::oneshot;
@@ -97,7 +97,10 @@ pub fn handler(id: VerbId) -> Handler {
 fn invalid_token() -> Outcome {
     Outcome {
         close: true,
-        ..Outcome::reply(Err(ApiError::new("denied.token", "token is not valid")))
+        ..Outcome::reply(Err(ApiError::new(
+            ErrorCode::DeniedToken,
+            "token is not valid",
+        )))
     }
 }
 
@@ -259,15 +262,24 @@ mod tests {
                     // (and dropped with the job), or answered by the turn's checks.
                     assert!(!matches!(
                         rx.try_recv(),
-                        Ok(Outcome { result: Err(ref e), .. }) if e.code.starts_with("invalid_request")
+                        Ok(Outcome { result: Err(ref e), .. }) if e.code.class() == crate::errors::Class::InvalidRequest
                     ));
                 }
                 (VerbKind::Deferred, Some(_)) => panic!("{} answered in the turn", verb.name),
                 (_, None) => panic!("{} deferred its reply", verb.name),
                 (kind, Some((outcome, _))) => {
                     if let Err(e) = &outcome.result {
-                        assert!(!e.code.starts_with("invalid_request"), "{}", verb.name);
-                        assert!(!e.code.starts_with("denied"), "{}: {}", verb.name, e.code);
+                        assert!(
+                            e.code.class() != crate::errors::Class::InvalidRequest,
+                            "{}",
+                            verb.name
+                        );
+                        assert!(
+                            e.code.class() != crate::errors::Class::Denied,
+                            "{}: {}",
+                            verb.name,
+                            e.code
+                        );
                     } else if kind == VerbKind::Streaming {
                         assert!(outcome.stream.is_some(), "{}", verb.name);
                     }

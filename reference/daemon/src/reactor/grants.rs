@@ -4,7 +4,7 @@
 use super::params::Params;
 use super::{Caller, State};
 use crate::auth::Resource;
-use crate::errors::{ApiError, ApiResult};
+use crate::errors::{ApiError, ApiResult, ErrorCode};
 use crate::ids::{PaneId, SessionId, WindowId};
 use serde_json::{json, Value};
 
@@ -59,7 +59,7 @@ impl State {
             self.emit_principal_revoked(id);
             Ok(json!({}))
         } else {
-            Err(ApiError::not_found("principal"))
+            Err(ApiError::code(ErrorCode::PrincipalNotFound))
         }
     }
 
@@ -86,11 +86,12 @@ impl State {
                 .registry
                 .allows(&caller.principal, grant.right, grant.resource, &ancestry)
             {
-                return Err(
-                    ApiError::new("denied.delegation", "asked grants exceed the caller's")
-                        .with("right", grant.right.as_str())
-                        .with("resource", grant.resource.to_string()),
-                );
+                return Err(ApiError::new(
+                    ErrorCode::DeniedDelegation,
+                    "asked grants exceed the caller's",
+                )
+                .with("right", grant.right.as_str())
+                .with("resource", grant.resource.to_string()));
             }
             if !grants.contains(&grant) {
                 grants.push(grant);

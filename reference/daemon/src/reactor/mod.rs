@@ -17,7 +17,7 @@ mod topology_verbs;
 use crate::auth::{Registry, Resource};
 use crate::config::Config;
 use crate::emulator::Emulator;
-use crate::errors::{ApiError, ApiResult};
+use crate::errors::{ApiError, ApiResult, ErrorCode};
 use crate::ids::PaneId;
 use crate::manifest::Verb;
 use crate::pty::{Control, Exited, PaneHandle};
@@ -344,13 +344,13 @@ impl State {
 }
 
 pub fn denied(caller: &Caller, right: crate::auth::Right, resource: Resource) -> ApiError {
-    let message = match right {
-        crate::auth::Right::Read => "read denied",
-        crate::auth::Right::Write => "write denied",
-        crate::auth::Right::Spawn => "spawn denied",
-        crate::auth::Right::Admin => "admin denied",
+    let code = match right {
+        crate::auth::Right::Read => ErrorCode::DeniedRead,
+        crate::auth::Right::Write => ErrorCode::DeniedWrite,
+        crate::auth::Right::Spawn => ErrorCode::DeniedSpawn,
+        crate::auth::Right::Admin => ErrorCode::DeniedAdmin,
     };
-    ApiError::new(format!("denied.{}", right.as_str()), message)
+    ApiError::code(code)
         .with("right", right.as_str())
         .with("resource", resource.to_string())
         .with("principal", caller.principal.id.clone())

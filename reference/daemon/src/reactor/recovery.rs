@@ -8,7 +8,7 @@ use super::params::Params;
 use super::{Caller, Outcome, State};
 use crate::config::Config;
 use crate::emulator::Emulator;
-use crate::errors::{ApiError, ApiResult};
+use crate::errors::{ApiError, ApiResult, ErrorCode};
 use crate::ids::PaneId;
 use crate::recovery::{self, Archive, ArchiveText, Job};
 use crate::topology::float::{FloatSpec, Length};
@@ -44,7 +44,7 @@ pub struct RecoveryState {
     /// Restores committed by this daemon start (doctor: `cleanup_unverified`).
     pub restores: u64,
     /// The code of the last `config.reload` refused before the worker (doctor).
-    pub last_reload_error: Option<String>,
+    pub last_reload_error: Option<crate::errors::ErrorCode>,
 }
 
 impl RecoveryState {
@@ -355,8 +355,8 @@ impl State {
             return;
         }
         if self.recovery.explicit_in_flight {
-            let _ = reply.send(plain(Err(ApiError::conflict(
-                "recovery_busy",
+            let _ = reply.send(plain(Err(ApiError::new(
+                ErrorCode::RecoveryBusy,
                 "a checkpoint write is already in flight",
             ))));
             return;
@@ -417,7 +417,7 @@ impl State {
                 });
             }
             Err(e) => {
-                self.recovery.last_reload_error = Some(e.code.clone());
+                self.recovery.last_reload_error = Some(e.code);
                 let _ = reply.send(plain(Err(e)));
             }
         }
@@ -465,7 +465,7 @@ impl State {
         crate::doctor::ReactorFacts {
             recovery: self.config.recovery.clone(),
             config_file,
-            last_reload_error: self.recovery.last_reload_error.clone(),
+            last_reload_error: self.recovery.last_reload_error,
             archives: archives.len() as u64,
             cut_rows: archives.values().map(|a| a.cut_rows).sum(),
             unknown_presets: archives.values().filter(|a| a.unknown_preset).count() as u64,

@@ -5,7 +5,7 @@ use super::recovery::MAX_RESTORED_TREE_DEPTH;
 use super::{Caller, State};
 use crate::auth::{Resource, Right};
 use crate::emulator::Emulator;
-use crate::errors::{ApiError, ApiResult};
+use crate::errors::{ApiError, ApiResult, ErrorCode};
 use crate::ids::{PaneId, SessionId, WindowId};
 use crate::recovery::{self, Archive, ArchiveText};
 use crate::topology::float::{self, FloatSpec, Length};
@@ -144,8 +144,8 @@ impl State {
             return Err(recovery::disabled());
         }
         if !self.topology.is_empty() {
-            return Err(ApiError::conflict(
-                "not_empty",
+            return Err(ApiError::new(
+                ErrorCode::NotEmpty,
                 "restore needs an empty daemon",
             ));
         }
@@ -159,7 +159,7 @@ impl State {
         principal: &str,
     ) -> ApiResult<Value> {
         let Some(principal) = self.registry.get(principal).cloned() else {
-            return Err(ApiError::new("denied.token", "token is not valid"));
+            return Err(ApiError::new(ErrorCode::DeniedToken, "token is not valid"));
         };
         let caller = Caller { principal };
         self.require(&caller, Right::Admin, Resource::Server)?;
@@ -190,11 +190,11 @@ impl State {
     }
 
     fn prepare_restore(&mut self, caller: &Caller, cp: &Checkpoint) -> ApiResult<Prepared> {
-        let exhausted = || ApiError::new("unavailable.ids", "id counter exhausted");
+        let exhausted = || ApiError::new(ErrorCode::Ids, "id counter exhausted");
         for w in &cp.windows {
             if preorder_depth(&w.nodes) > MAX_RESTORED_TREE_DEPTH {
                 return Err(ApiError::new(
-                    "unsupported.checkpoint_size",
+                    ErrorCode::CheckpointSize,
                     "checkpoint exceeds size bounds",
                 ));
             }
@@ -242,7 +242,7 @@ impl State {
                 None
             } else {
                 Some(build_tree(&w.nodes, 0, &pmap).ok_or_else(|| {
-                    ApiError::new("conflict.checkpoint_corrupt", "checkpoint corrupt")
+                    ApiError::new(ErrorCode::CheckpointCorrupt, "checkpoint corrupt")
                 })?)
             };
             let (cols, rows) = tree.as_ref().map_or(defaults, |t| {

@@ -213,7 +213,20 @@ pub fn signal(pid: u32, name: &str) {
 pub fn parse(out: Output) -> (i32, Value) {
     let text = String::from_utf8(out.stdout).expect("utf-8 stdout");
     let v = serde_json::from_str(text.trim()).unwrap_or(Value::Null);
-    (out.status.code().unwrap_or(-1), v)
+    let status = out.status.code().unwrap_or(-1);
+    if let Some(exit) = check_error(&v) {
+        assert_eq!(status, exit, "exit code of {v}");
+    }
+    (status, v)
+}
+
+/// Every error the daemon or CLI emits is one of the typed codes, with its exit code.
+/// Returns that exit code for an error reply (`{"error": ...}`), None otherwise.
+pub fn check_error(reply: &Value) -> Option<i32> {
+    let code = reply.get("error")?.get("code")?.as_str()?;
+    let typed = vxref::errors::ErrorCode::parse(code)
+        .unwrap_or_else(|| panic!("{code} is not in the error table"));
+    Some(typed.exit_code())
 }
 
 pub struct Wire {
@@ -230,7 +243,9 @@ impl Wire {
     pub fn reply(&mut self) -> Option<Value> {
         let mut line = String::new();
         let n = self.reader.read_line(&mut line).ok()?;
-        (n > 0).then(|| serde_json::from_str(&line).expect("reply is JSON"))
+        let reply: Value = (n > 0).then(|| serde_json::from_str(&line).expect("reply is JSON"))?;
+        check_error(&reply);
+        Some(reply)
     }
 
     pub fn request(&mut self, frame: Value) -> Value {
