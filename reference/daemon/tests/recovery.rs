@@ -1454,3 +1454,56 @@ fn starting_with_text_off_deletes_text_checkpoints_but_keeps_evidence() {
         ])
     );
 }
+
+/// The issue-14 report, as a user would try it: 300 nested `pane.split`s (a chain,
+/// each splitting the newest pane), checkpoint, SIGKILL, and a new daemon restores
+/// what `recovery list` calls valid (restore used to refuse trees deeper than 256).
+#[test]
+fn a_300_deep_split_chain_checkpoints_and_restores_after_sigkill() {
+    let mut d = Daemon::start_with_config(Some(ENABLED));
+    let s = d.ok(&["session", "create", "--name", "deep"]);
+    let w = d.ok(&[
+        "window",
+        "create",
+        "--session",
+        s["session"].as_str().unwrap(),
+        "--name",
+        "w",
+        "--cols",
+        "2000",
+        "--rows",
+        "2000",
+    ]);
+    let window = w["window"].as_str().unwrap().to_string();
+    let mut wire = d.wire();
+    wire.login_owner(&d);
+    let argv = json!(["sleep", "3600"]);
+    let r = wire.request(json!({"id": 1, "verb": "pane.create",
+        "params": {"window": window, "argv": argv}}));
+    let mut newest = r["ok"]["pane"].as_str().expect("pane.create").to_string();
+    for n in 0..300 {
+        let axis = if n % 2 == 0 { "cols" } else { "rows" };
+        let r = wire.request(json!({"id": n + 2, "verb": "pane.split",
+            "params": {"pane": newest, "axis": axis, "argv": argv}}));
+        newest = r["ok"]["pane"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{r}"))
+            .to_string();
+    }
+    let nodes_before = d.ok(&["session", "list"])["sessions"][0]["windows"][0]["nodes"].clone();
+    assert_eq!(nodes_before.as_array().map(Vec::len), Some(601));
+    let id = d.ok(&["recovery", "checkpoint"])["checkpoint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    drop(wire);
+    crash_and_restart(&mut d);
+    let list = d.ok(&["recovery", "list"]);
+    assert_eq!(list["checkpoints"][0]["status"], "valid");
+    let r = d.ok(&["recovery", "restore", "--checkpoint", &id]);
+    assert_eq!(r["panes"].as_array().map(Vec::len), Some(301));
+    let after = d.ok(&["session", "list"]);
+    let restored = &after["sessions"][0]["windows"][0]["nodes"];
+    // Fresh ids in numeric source order: the same numbers on a fresh daemon.
+    assert_eq!(restored, &nodes_before);
+}

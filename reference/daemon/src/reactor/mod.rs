@@ -13,6 +13,8 @@ pub mod params;
 mod recovery;
 mod restore;
 mod topology_verbs;
+#[cfg(test)]
+mod tree_bounds_tests;
 
 use crate::auth::{Registry, Resource};
 use crate::config::Config;

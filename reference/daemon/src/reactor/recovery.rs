@@ -12,7 +12,7 @@ use crate::errors::{ApiError, ApiResult, ErrorCode};
 use crate::ids::PaneId;
 use crate::recovery::{self, Archive, ArchiveText, Job};
 use crate::topology::float::{FloatSpec, Length};
-use crate::topology::tree::{Axis, Node};
+use crate::topology::tree::{Axis, Entry, Tree};
 use crate::topology::{Layer, PaneState};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -21,10 +21,6 @@ use tokio::sync::oneshot;
 use tokio::time::{Duration, Instant};
 use vx_format as fmt;
 use vx_format::{Checkpoint, Shutdown, Text, Timestamp};
-
-/// Deepest split tree a restore builds (a whole-file depth bound, RFC §6
-/// `unsupported.checkpoint_size`): the tree code is recursive.
-pub const MAX_RESTORED_TREE_DEPTH: usize = 256;
 
 /// Recovery state the reactor owns.
 pub struct RecoveryState {
@@ -98,33 +94,27 @@ fn to_format_spec(spec: &FloatSpec, z: u64) -> fmt::FloatSpec {
 }
 
 /// Preorder nodes of a live tree, as the durable model holds them.
-fn tree_nodes(node: &Node, out: &mut Vec<fmt::Node>) {
-    match node {
-        Node::Pane(p) => out.push(fmt::Node::Pane { pane: p.0 }),
-        Node::Split {
-            axis,
-            ratio,
-            first,
-            second,
-        } => {
-            let index = out.len();
-            out.push(fmt::Node::Split {
+pub(super) fn tree_nodes(tree: &Tree) -> Vec<fmt::Node> {
+    tree.entries()
+        .iter()
+        .enumerate()
+        .map(|(i, e)| match *e {
+            Entry::Pane(p) => fmt::Node::Pane { pane: p.0 },
+            Entry::Split {
+                axis,
+                ratio,
+                second,
+            } => fmt::Node::Split {
                 axis: match axis {
                     Axis::Cols => fmt::Axis::Cols,
                     Axis::Rows => fmt::Axis::Rows,
                 },
-                first: index + 1,
-                second: 0,
-                ratio: *ratio,
-            });
-            tree_nodes(first, out);
-            let second_index = out.len();
-            if let fmt::Node::Split { second: s, .. } = &mut out[index] {
-                *s = second_index;
-            }
-            tree_nodes(second, out);
-        }
-    }
+                first: i + 1,
+                second,
+                ratio,
+            },
+        })
+        .collect()
 }
 
 impl State {
@@ -149,10 +139,7 @@ impl State {
             .windows
             .values()
             .map(|w| {
-                let mut nodes = Vec::new();
-                if let Some(t) = &w.tree {
-                    tree_nodes(t, &mut nodes);
-                }
+                let nodes = w.tree.as_ref().map(tree_nodes).unwrap_or_default();
                 fmt::Window {
                     id: w.id.0,
                     session: w.session.0,
@@ -481,7 +468,7 @@ impl State {
 
 #[cfg(test)]
 mod tests {
-    use super::super::restore::{build_tree, from_format_spec, preorder_depth, tree_area};
+    use super::super::restore::{build_tree, from_format_spec};
     use super::*;
     use crate::ids::{SessionId, WindowId};
     use crate::topology::Pane;
@@ -490,11 +477,10 @@ mod tests {
 
     #[test]
     fn tree_nodes_round_trip_through_build_tree() {
-        let mut tree = Node::Pane(PaneId(0));
+        let mut tree = Tree::leaf(PaneId(0));
         tree.split_leaf(PaneId(0), PaneId(1), Axis::Cols, Some(6250), false);
         tree.split_leaf(PaneId(1), PaneId(2), Axis::Rows, None, false);
-        let mut nodes = Vec::new();
-        tree_nodes(&tree, &mut nodes);
+        let nodes = tree_nodes(&tree);
         assert_eq!(
             nodes[0],
             fmt::Node::Split {
@@ -504,9 +490,9 @@ mod tests {
                 ratio: Some(6250)
             }
         );
-        assert_eq!(preorder_depth(&nodes), 3);
+        assert_eq!(tree.depth(), 3);
         let ids: BTreeMap<u64, PaneId> = (0..3).map(|n| (n, PaneId(n + 10))).collect();
-        let mut rebuilt = build_tree(&nodes, 0, &ids).unwrap();
+        let mut rebuilt = build_tree(&nodes, &ids).unwrap();
         for n in 0..3 {
             rebuilt.replace_leaf(PaneId(n + 10), PaneId(n));
         }
@@ -517,7 +503,12 @@ mod tests {
             (PaneId(2), (29, 11)),
         ]
         .into();
-        assert_eq!(tree_area(&tree, &sizes), (80, 24));
+        let size = |p| {
+            sizes
+                .get(&p)
+                .map_or((1, 1), |(c, r)| (u32::from(*c), u32::from(*r)))
+        };
+        assert_eq!(tree.area_holding(size), (80, 24));
     }
 
     fn live_pane(state: &mut State, window: WindowId, session: SessionId, argv0: &str) -> PaneId {

@@ -1,7 +1,6 @@
 //! Restore (RFC §5, §8): validate the loaded checkpoint, prepare every resource, ID
 //! and event with nothing visible, then commit all of it in one reactor turn.
 
-use super::recovery::MAX_RESTORED_TREE_DEPTH;
 use super::{Caller, State};
 use crate::auth::{Resource, Right};
 use crate::emulator::Emulator;
@@ -9,7 +8,7 @@ use crate::errors::{ApiError, ApiResult, ErrorCode};
 use crate::ids::{PaneId, SessionId, WindowId};
 use crate::recovery::{self, Archive, ArchiveText};
 use crate::topology::float::{self, FloatSpec, Length};
-use crate::topology::tree::{Axis, Node};
+use crate::topology::tree::{Axis, Entry, Tree};
 use crate::topology::{Layer, Pane, PaneState, Session, Window};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -36,72 +35,30 @@ pub(super) fn from_format_spec(spec: &fmt::FloatSpec) -> FloatSpec {
     }
 }
 
-/// The live tree of a restored window (the reader has checked the preorder shape).
-pub(super) fn build_tree(
-    nodes: &[fmt::Node],
-    index: usize,
-    panes: &BTreeMap<u64, PaneId>,
-) -> Option<Node> {
-    match nodes.get(index)? {
-        fmt::Node::Pane { pane } => Some(Node::Pane(*panes.get(pane)?)),
-        fmt::Node::Split {
-            axis,
-            first,
-            second,
-            ratio,
-        } => Some(Node::Split {
-            axis: match axis {
-                fmt::Axis::Cols => Axis::Cols,
-                fmt::Axis::Rows => Axis::Rows,
-            },
-            ratio: *ratio,
-            first: Box::new(build_tree(nodes, *first, panes)?),
-            second: Box::new(build_tree(nodes, *second, panes)?),
-        }),
-    }
-}
-
-/// Depth of a preorder tree without recursion (parents precede their children).
-pub(super) fn preorder_depth(nodes: &[fmt::Node]) -> usize {
-    let mut depth = vec![0usize; nodes.len()];
-    let mut max = 0;
-    for i in 0..nodes.len() {
-        if i == 0 {
-            depth[0] = 1;
-        }
-        max = max.max(depth[i]);
-        if let fmt::Node::Split { first, second, .. } = nodes[i] {
-            let child_depth = depth[i] + 1;
-            for child in [first, second] {
-                if let Some(d) = depth.get_mut(child) {
-                    *d = child_depth;
-                }
-            }
-        }
-    }
-    max
-}
-
-/// The tiled area that holds a restored tree's saved pane sizes (a split adds one
-/// separator cell along its axis).
-pub(super) fn tree_area(node: &Node, sizes: &HashMap<PaneId, (u16, u16)>) -> (u32, u32) {
-    match node {
-        Node::Pane(p) => sizes
-            .get(p)
-            .map_or((1, 1), |(c, r)| (u32::from(*c), u32::from(*r))),
-        Node::Split {
-            axis,
-            first,
-            second,
-            ..
-        } => {
-            let (a, b) = (tree_area(first, sizes), tree_area(second, sizes));
-            match axis {
-                Axis::Cols => (a.0 + 1 + b.0, a.1.max(b.1)),
-                Axis::Rows => (a.0.max(b.0), a.1 + 1 + b.1),
-            }
-        }
-    }
+/// The live tree of a restored window, or None when the nodes are not one preorder
+/// tree of known panes (the reader has checked that already).
+pub(super) fn build_tree(nodes: &[fmt::Node], panes: &BTreeMap<u64, PaneId>) -> Option<Tree> {
+    let entries = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| match *n {
+            fmt::Node::Pane { pane } => panes.get(&pane).map(|p| Entry::Pane(*p)),
+            fmt::Node::Split {
+                axis,
+                first,
+                second,
+                ratio,
+            } => (first == i + 1).then_some(Entry::Split {
+                axis: match axis {
+                    fmt::Axis::Cols => Axis::Cols,
+                    fmt::Axis::Rows => Axis::Rows,
+                },
+                ratio,
+                second,
+            }),
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Tree::from_entries(entries)
 }
 
 /// A prepared restore: every resource built and every ID allocated, nothing visible.
@@ -191,14 +148,6 @@ impl State {
 
     fn prepare_restore(&mut self, caller: &Caller, cp: &Checkpoint) -> ApiResult<Prepared> {
         let exhausted = || ApiError::new(ErrorCode::Ids, "id counter exhausted");
-        for w in &cp.windows {
-            if preorder_depth(&w.nodes) > MAX_RESTORED_TREE_DEPTH {
-                return Err(ApiError::new(
-                    ErrorCode::CheckpointSize,
-                    "checkpoint exceeds size bounds",
-                ));
-            }
-        }
         // IDs in numeric source order; consumed even if a later step fails.
         let mut smap = BTreeMap::new();
         for s in &cp.sessions {
@@ -241,12 +190,16 @@ impl State {
             let tree = if w.nodes.is_empty() {
                 None
             } else {
-                Some(build_tree(&w.nodes, 0, &pmap).ok_or_else(|| {
+                Some(build_tree(&w.nodes, &pmap).ok_or_else(|| {
                     ApiError::new(ErrorCode::CheckpointCorrupt, "checkpoint corrupt")
                 })?)
             };
             let (cols, rows) = tree.as_ref().map_or(defaults, |t| {
-                let (c, r) = tree_area(t, &sizes);
+                let (c, r) = t.area_holding(|p| {
+                    sizes
+                        .get(&p)
+                        .map_or((1, 1), |(c, r)| (u32::from(*c), u32::from(*r)))
+                });
                 (c.clamp(1, 65535) as u16, r.clamp(1, 65535) as u16)
             });
             windows.push(Window {
@@ -538,8 +491,8 @@ mod tests {
         assert_eq!((w.revision, w.cols, w.rows), (1, 41, 5));
         assert_eq!(w.floats, vec![PaneId(3)]);
         assert!(matches!(
-            w.tree,
-            Some(Node::Split {
+            w.tree.as_ref().map(|t| t.entries()[0]),
+            Some(Entry::Split {
                 ratio: Some(3000),
                 ..
             })

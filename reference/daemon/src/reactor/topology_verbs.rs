@@ -5,7 +5,6 @@ use super::params::Params;
 use super::{Caller, State};
 use crate::auth::{Resource, Right};
 use crate::errors::{ApiError, ApiResult, ErrorCode};
-use crate::topology::tree::Node;
 use crate::topology::validate::valid_name;
 use crate::topology::{float, Layer};
 use serde_json::{json, Value};
@@ -179,9 +178,9 @@ impl State {
                 "window revision changed",
             ));
         }
-        match w.tree.as_mut().and_then(|t| t.node_mut(index)) {
-            Some(Node::Split { ratio: r, .. }) => *r = ratio,
-            _ => {
+        match w.tree.as_mut().and_then(|t| t.ratio_mut(index)) {
+            Some(r) => *r = ratio,
+            None => {
                 return Err(ApiError::param(
                     "node",
                     "node is not a split of this window",
