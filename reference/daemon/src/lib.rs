@@ -25,7 +25,6 @@ pub mod manifest;
 pub mod paths;
 pub mod pty;
 pub mod reactor;
-pub mod recovery;
 pub mod server;
 pub mod stream;
 pub mod strict_json;

@@ -101,7 +101,7 @@ impl State {
             snapshot,
             write,
             input,
-            reactor: self.me.clone(),
+            reactor: self.resizes.clone(),
         };
         Ok((reply, stream))
     }

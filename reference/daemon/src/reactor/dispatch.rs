@@ -5,15 +5,11 @@
 //! the manifest).
 
 use super::params::{check_shape, Params};
-use super::{recovery, Caller, Outcome, State};
+use super::{recovery, Caller, Outcome, Reply, State};
 use crate::auth::Resource;
 use crate::errors::{ApiError, ApiResult, ErrorCode};
 use crate::manifest::{Target, Verb, VerbId, VerbKind};
 use serde_json::{json, Map, Value};
-use tokio::sync::oneshot;
-
-/// Where a deferred verb's answer goes: the worker (or a later turn) sends it.
-pub type Reply = oneshot::Sender<Outcome>;
 
 type TurnFn = fn(&mut State, &Caller, &Params<'_>) -> ApiResult<Value>;
 type StreamFn = fn(&mut State, &Caller, &Params<'_>) -> Outcome;
@@ -202,6 +198,7 @@ impl State {
 mod tests {
     use super::*;
     use crate::manifest::VERBS;
+    use tokio::sync::oneshot;
 
     #[test]
     fn every_verb_has_a_handler_of_its_declared_kind_and_every_handler_a_verb() {

@@ -10,11 +10,8 @@ mod events;
 mod grants;
 mod panes;
 pub mod params;
-mod recovery;
-mod restore;
+pub mod recovery;
 mod topology_verbs;
-#[cfg(test)]
-mod tree_bounds_tests;
 
 use crate::auth::{Registry, Resource};
 use crate::config::Config;
@@ -30,28 +27,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot, watch};
 
-/// The result of one request, plus what the connection must do next.
-pub struct Outcome {
-    pub result: ApiResult<Value>,
-    /// `auth.login` rebinds the connection to this principal.
-    pub principal: Option<String>,
-    /// Close the connection after replying (invalid token).
-    pub close: bool,
-    /// A streaming verb takes the connection over after its `ok` reply.
-    pub stream: Option<Box<dyn crate::stream::ConnectionStream>>,
-}
-
-impl Outcome {
-    /// A reply with nothing else for the connection to do.
-    pub fn reply(result: ApiResult<Value>) -> Self {
-        Outcome {
-            result,
-            principal: None,
-            close: false,
-            stream: None,
-        }
-    }
-}
+pub use crate::stream::{Outcome, Reply};
 
 pub enum Msg {
     Request {
@@ -67,28 +43,8 @@ pub enum Msg {
     /// On-demand grace ran out. If there is still no session, refuse mutations from now
     /// on and answer true; a session created before this message wins.
     GraceExpired { stop: oneshot::Sender<bool> },
-    /// The worker finished a publish job (`explicit`: a `recovery.checkpoint`).
-    Published { explicit: bool },
-    /// The worker read and validated a checkpoint for `recovery.restore`.
-    RestoreLoaded {
-        loaded: Box<vx_store::Loaded>,
-        principal: String,
-        reply: oneshot::Sender<Outcome>,
-    },
-    /// The worker finished reload's retention cleanup: activate `config`.
-    ReloadCleaned {
-        config: Box<Config>,
-        reply: oneshot::Sender<Outcome>,
-    },
     /// The config file watcher saw the file change: reload it like `config.reload`.
     ConfigFileChanged,
-    /// A `pane.attach` viewer's resize frame.
-    AttachResize {
-        pane: PaneId,
-        principal: String,
-        cols: u16,
-        rows: u16,
-    },
     /// Shutdown reaped every child: write the final clean checkpoint (if any is
     /// due) and report whether it is durable.
     FinalCheckpoint { done: oneshot::Sender<bool> },
@@ -114,8 +70,8 @@ pub struct State {
     screens: HashMap<PaneId, Arc<Mutex<Emulator>>>,
     /// `pane.attach` output streams, by pane; an archive's is made on first attach.
     outputs: HashMap<PaneId, Arc<crate::attach::ring::PaneOutput>>,
-    /// This reactor's own queue, for attached streams' resize frames.
-    me: mpsc::WeakSender<Msg>,
+    /// This reactor's queue of attached streams' resize frames.
+    resizes: mpsc::WeakSender<crate::attach::stream::Resize>,
     stopping: bool,
     recovery: recovery::RecoveryState,
     exits: mpsc::UnboundedSender<Exited>,
@@ -139,10 +95,12 @@ pub fn start(
     identity: Identity,
     config: Config,
     owner_token: &str,
-    store: crate::recovery::StoreInit,
+    store: recovery::StoreInit,
 ) -> ReactorHandle {
     let (tx, rx) = mpsc::channel(1024);
-    let jobs = crate::recovery::start_worker(store, &config.recovery, tx.clone());
+    let (worker_tx, worker_rx) = mpsc::channel(64);
+    let (resize_tx, resize_rx) = mpsc::channel(256);
+    let jobs = recovery::start_worker(store, &config.recovery, worker_tx);
     let recovery = recovery::RecoveryState::new(jobs, config.recovery.interval_ms);
     let (exits_tx, exits_rx) = mpsc::unbounded_channel();
     let (supervised_tx, supervised_rx) = watch::channel(0);
@@ -156,7 +114,7 @@ pub fn start(
         live: HashMap::new(),
         screens: HashMap::new(),
         outputs: HashMap::new(),
-        me: tx.downgrade(),
+        resizes: resize_tx.downgrade(),
         stopping: false,
         recovery,
         exits: exits_tx,
@@ -164,7 +122,17 @@ pub fn start(
         sessions: sessions_tx,
         events,
     };
-    tokio::spawn(run(state, rx, exits_rx));
+    // The reactor holds the only strong resize sender: streams hold weak ones.
+    tokio::spawn(run(
+        state,
+        Queues {
+            requests: rx,
+            exits: exits_rx,
+            worker: worker_rx,
+            resizes: resize_rx,
+            _resize_tx: resize_tx,
+        },
+    ));
     ReactorHandle {
         tx,
         supervised: supervised_rx,
@@ -172,36 +140,35 @@ pub fn start(
     }
 }
 
-async fn run(
-    mut state: State,
-    mut rx: mpsc::Receiver<Msg>,
-    mut exits: mpsc::UnboundedReceiver<Exited>,
-) {
+/// What the reactor task reads.
+struct Queues {
+    requests: mpsc::Receiver<Msg>,
+    exits: mpsc::UnboundedReceiver<Exited>,
+    worker: mpsc::Receiver<recovery::WorkerEvent>,
+    resizes: mpsc::Receiver<crate::attach::stream::Resize>,
+    _resize_tx: mpsc::Sender<crate::attach::stream::Resize>,
+}
+
+async fn run(mut state: State, mut q: Queues) {
     loop {
         tokio::select! {
             biased;
-            exit = exits.recv() => match exit {
+            exit = q.exits.recv() => match exit {
                 Some(e) => state.on_exit(e),
                 None => break,
             },
             _ = tokio::time::sleep_until(state.recovery.next_tick) => state.on_tick(),
-            msg = rx.recv() => match msg {
+            Some(event) = q.worker.recv() => {
+                state.on_worker(event);
+                state.publish_sessions();
+            }
+            Some(r) = q.resizes.recv() => {
+                state.attach_resize(r.pane, &r.principal, r.cols, r.rows);
+            }
+            msg = q.requests.recv() => match msg {
                 Some(Msg::Request { principal, verb, params, reply }) => {
                     state.dispatch(&principal, verb, &params, reply);
                     state.publish_sessions();
-                }
-                Some(Msg::Published { explicit }) => state.on_published(explicit),
-                Some(Msg::RestoreLoaded { loaded, principal, reply }) => {
-                    let result = state.restore_loaded(*loaded, &principal);
-                    let _ = reply.send(Outcome::reply(result));
-                    state.publish_sessions();
-                }
-                Some(Msg::ReloadCleaned { config, reply }) => {
-                    let result = Ok(state.reload_activate(*config));
-                    let _ = reply.send(Outcome::reply(result));
-                }
-                Some(Msg::AttachResize { pane, principal, cols, rows }) => {
-                    state.attach_resize(pane, &principal, cols, rows);
                 }
                 Some(Msg::FinalCheckpoint { done }) => state.final_checkpoint(done),
                 Some(Msg::ConfigFileChanged) => {
@@ -243,7 +210,7 @@ pub(crate) fn test_state() -> State {
         live: HashMap::new(),
         screens: HashMap::new(),
         outputs: HashMap::new(),
-        me: mpsc::channel(1).0.downgrade(),
+        resizes: mpsc::channel(1).0.downgrade(),
         stopping: false,
         exits,
         supervised: watch::channel(0).0,

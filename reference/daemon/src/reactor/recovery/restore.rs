@@ -1,79 +1,22 @@
-//! Restore (RFC §5, §8): validate the loaded checkpoint, prepare every resource, ID
-//! and event with nothing visible, then commit all of it in one reactor turn.
+//! Restore (RFC §5, §8): the worker loaded and validated the file; here, in one reactor
+//! turn, the checks are repeated, every resource, ID and event is prepared with
+//! nothing visible (ids, then windows, then panes, then events), and all of it is
+//! committed with no fallible step.
 
-use super::{Caller, State};
+use super::archive::{Archive, ArchiveText};
+use super::durable::{build_tree, from_format_spec, from_pane_state};
 use crate::auth::{Resource, Right};
 use crate::emulator::Emulator;
 use crate::errors::{ApiError, ApiResult, ErrorCode};
 use crate::ids::{PaneId, SessionId, WindowId};
-use crate::recovery::{self, Archive, ArchiveText};
-use crate::topology::float::{self, FloatSpec, Length};
-use crate::topology::tree::{Axis, Entry, Tree};
-use crate::topology::{Layer, Pane, PaneState, Session, Window};
+use crate::reactor::{Caller, State};
+use crate::topology::float;
+use crate::topology::{Layer, Pane, Session, Window};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use vx_format as fmt;
 use vx_format::{Checkpoint, PreviousState, Text};
-
-pub(super) fn from_format_spec(spec: &fmt::FloatSpec) -> FloatSpec {
-    let length = |e: fmt::Extent| match e {
-        fmt::Extent::Cells(n) => Length::Cells(n),
-        fmt::Extent::Percent(p) => Length::Percent(p),
-    };
-    FloatSpec {
-        preset: spec.preset.clone(),
-        width: spec.width.map(length),
-        height: spec.height.map(length),
-        anchor: spec.anchor.map(|a| a.as_str().to_string()),
-        x: spec.x.map(i32::from),
-        y: spec.y.map(i32::from),
-        min_cols: spec.min_cols,
-        min_rows: spec.min_rows,
-        border: spec.border.map(|b| b.as_str().to_string()),
-        title: spec.title.clone(),
-    }
-}
-
-/// The live tree of a restored window, or None when the nodes are not one preorder
-/// tree of known panes (the reader has checked that already).
-pub(super) fn build_tree(nodes: &[fmt::Node], panes: &BTreeMap<u64, PaneId>) -> Option<Tree> {
-    let entries = nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| match *n {
-            fmt::Node::Pane { pane } => panes.get(&pane).map(|p| Entry::Pane(*p)),
-            fmt::Node::Split {
-                axis,
-                first,
-                second,
-                ratio,
-            } => (first == i + 1).then_some(Entry::Split {
-                axis: match axis {
-                    fmt::Axis::Cols => Axis::Cols,
-                    fmt::Axis::Rows => Axis::Rows,
-                },
-                ratio,
-                second,
-            }),
-        })
-        .collect::<Option<Vec<_>>>()?;
-    Tree::from_entries(entries)
-}
-
-/// A prepared restore: every resource built and every ID allocated, nothing visible.
-struct Prepared {
-    sessions: Vec<Session>,
-    windows: Vec<Window>,
-    panes: Vec<Pane>,
-    screens: Vec<(PaneId, Emulator)>,
-    archives: Vec<(PaneId, Archive)>,
-    mapping: Value,
-    /// RFC §8's events in commit order, published at the commit boundary
-    /// (`reactor/events.rs`). Their data is rendered from the committed state in the
-    /// same turn, so the records hold only IDs.
-    events: Vec<RestoreEvent>,
-}
 
 /// One event of a restore's commit (RFC §8).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,14 +34,71 @@ pub enum RestoreEvent {
     },
 }
 
-impl State {
-    /// Restore's checks that need no disk: id syntax, enabled, empty tree.
-    pub(super) fn restore_allowed(&self, id: &str) -> ApiResult<()> {
-        if !vx_format::ids::is_checkpoint_id(id) {
-            return Err(ApiError::param("checkpoint", "invalid checkpoint id"));
+/// Fresh ids for the file's ids, allocated in numeric source order.
+struct Ids {
+    sessions: BTreeMap<u64, SessionId>,
+    windows: BTreeMap<u64, WindowId>,
+    panes: BTreeMap<u64, PaneId>,
+}
+
+impl Ids {
+    // The reader checked every reference, so a miss cannot happen; the fallback
+    // keeps these total.
+    fn session(&self, n: u64) -> SessionId {
+        self.sessions.get(&n).copied().unwrap_or(SessionId(n))
+    }
+    fn window(&self, n: u64) -> WindowId {
+        self.windows.get(&n).copied().unwrap_or(WindowId(n))
+    }
+    fn pane(&self, n: u64) -> PaneId {
+        self.panes.get(&n).copied().unwrap_or(PaneId(n))
+    }
+
+    /// The `{previous, current}` mapping of the reply.
+    fn mapping(&self, checkpoint: &str) -> Value {
+        fn pairs<K: std::fmt::Display, V: std::fmt::Display>(
+            prefix: char,
+            m: &BTreeMap<K, V>,
+        ) -> Vec<Value> {
+            m.iter()
+                .map(|(k, v)| json!({"previous": format!("{prefix}{k}"), "current": v.to_string()}))
+                .collect()
         }
+        json!({
+            "checkpoint": checkpoint,
+            "sessions": pairs('s', &self.sessions),
+            "windows": pairs('w', &self.windows),
+            "panes": pairs('p', &self.panes),
+        })
+    }
+}
+
+/// The prepared panes of a restore, with what each needs besides its record.
+#[derive(Default)]
+struct PreparedPanes {
+    panes: Vec<Pane>,
+    screens: Vec<(PaneId, Emulator)>,
+    archives: Vec<(PaneId, Archive)>,
+}
+
+/// A prepared restore: every resource built and every ID allocated, nothing visible.
+struct Prepared {
+    sessions: Vec<Session>,
+    windows: Vec<Window>,
+    panes: PreparedPanes,
+    mapping: Value,
+    /// RFC §8's events in commit order, published at the commit boundary
+    /// (`reactor/events.rs`). Their data is rendered from the committed state in the
+    /// same turn, so the records hold only IDs.
+    events: Vec<RestoreEvent>,
+}
+
+impl State {
+    /// Restore's checks that need no disk (the id was checked when the verb was
+    /// parsed): enabled, empty tree.
+    pub(super) fn restore_allowed(&self) -> ApiResult<()> {
         if !self.config.recovery.enabled {
-            return Err(recovery::disabled());
+            return Err(ApiError::code(ErrorCode::RecoveryDisabled));
         }
         if !self.topology.is_empty() {
             return Err(ApiError::new(
@@ -110,101 +110,101 @@ impl State {
     }
 
     /// Phase two of restore, in one turn: recheck, prepare everything, commit.
-    pub(super) fn restore_loaded(
+    pub(in crate::reactor) fn restore_loaded(
         &mut self,
-        loaded: recovery::LoadedCheckpoint,
+        loaded: vx_store::Loaded,
         principal: &str,
     ) -> ApiResult<Value> {
         let Some(principal) = self.registry.get(principal).cloned() else {
-            return Err(ApiError::new(ErrorCode::DeniedToken, "token is not valid"));
+            return Err(ApiError::code(ErrorCode::DeniedToken));
         };
         let caller = Caller { principal };
         self.require(&caller, Right::Admin, Resource::Server)?;
         if self.stopping {
             return Err(ApiError::shutdown());
         }
-        self.restore_allowed(&loaded.checkpoint.checkpoint)?;
+        self.restore_allowed()?;
         let prepared = self.prepare_restore(&caller, &loaded.checkpoint)?;
-        let Prepared {
-            sessions,
-            windows,
-            panes,
-            screens,
-            archives,
-            mapping,
-            events,
-        } = prepared;
-        // Commit: nothing below can fail.
-        self.topology.insert_restored(sessions, windows, panes);
-        for (id, e) in screens {
-            self.screens.insert(id, Arc::new(Mutex::new(e)));
-        }
-        self.recovery.archives.extend(archives);
-        self.recovery.restores += 1;
-        self.note_mutation();
-        self.publish_restore(events);
-        Ok(mapping)
+        Ok(self.commit_restore(prepared))
     }
 
     fn prepare_restore(&mut self, caller: &Caller, cp: &Checkpoint) -> ApiResult<Prepared> {
-        let exhausted = || ApiError::new(ErrorCode::Ids, "id counter exhausted");
-        // IDs in numeric source order; consumed even if a later step fails.
-        let mut smap = BTreeMap::new();
-        for s in &cp.sessions {
-            smap.insert(
-                s.id,
-                self.topology.allocate_session().ok_or_else(exhausted)?,
-            );
-        }
-        let mut wmap = BTreeMap::new();
-        for w in &cp.windows {
-            wmap.insert(w.id, self.topology.allocate_window().ok_or_else(exhausted)?);
-        }
-        let mut pmap = BTreeMap::new();
-        for p in &cp.panes {
-            pmap.insert(p.id, self.topology.allocate_pane().ok_or_else(exhausted)?);
-        }
-        let sid = |n: u64| smap.get(&n).copied().unwrap_or(SessionId(n));
-        let wid = |n: u64| wmap.get(&n).copied().unwrap_or(WindowId(n));
-        let pid = |n: u64| pmap.get(&n).copied().unwrap_or(PaneId(n));
-        let mut events = Vec::new();
+        let ids = self.restore_ids(cp)?;
         let sessions: Vec<Session> = cp
             .sessions
             .iter()
             .map(|s| Session {
-                id: sid(s.id),
+                id: ids.session(s.id),
                 name: s.name.clone(),
             })
             .collect();
-        let sizes: HashMap<PaneId, (u16, u16)> = cp
+        let mut windows = self.restore_windows(cp, &ids)?;
+        let panes = self.restore_panes(caller, cp, &ids, &windows);
+        for w in &mut windows {
+            w.floats = float_order(&panes.panes, w.id);
+        }
+        let events = restore_events(&sessions, &windows, &panes.panes, &cp.checkpoint);
+        Ok(Prepared {
+            sessions,
+            windows,
+            mapping: ids.mapping(&cp.checkpoint),
+            panes,
+            events,
+        })
+    }
+
+    /// Phase: ids, in numeric source order; consumed even if a later step fails.
+    fn restore_ids(&mut self, cp: &Checkpoint) -> ApiResult<Ids> {
+        let exhausted = || ApiError::code(ErrorCode::Ids);
+        let mut ids = Ids {
+            sessions: BTreeMap::new(),
+            windows: BTreeMap::new(),
+            panes: BTreeMap::new(),
+        };
+        for s in &cp.sessions {
+            let id = self.topology.allocate_session().ok_or_else(exhausted)?;
+            ids.sessions.insert(s.id, id);
+        }
+        for w in &cp.windows {
+            let id = self.topology.allocate_window().ok_or_else(exhausted)?;
+            ids.windows.insert(w.id, id);
+        }
+        for p in &cp.panes {
+            let id = self.topology.allocate_pane().ok_or_else(exhausted)?;
+            ids.panes.insert(p.id, id);
+        }
+        Ok(ids)
+    }
+
+    /// Phase: windows, revision 1, sized to hold their saved pane sizes (floats are
+    /// filled in after the panes).
+    fn restore_windows(&self, cp: &Checkpoint, ids: &Ids) -> ApiResult<Vec<Window>> {
+        let sizes: HashMap<PaneId, (u32, u32)> = cp
             .panes
             .iter()
-            .map(|p| (pid(p.id), (p.cols, p.rows)))
+            .map(|p| (ids.pane(p.id), (u32::from(p.cols), u32::from(p.rows))))
             .collect();
         let defaults = (
             self.config.panes.default_cols,
             self.config.panes.default_rows,
         );
-        let mut windows: Vec<Window> = Vec::with_capacity(cp.windows.len());
+        let mut windows = Vec::with_capacity(cp.windows.len());
         for w in &cp.windows {
             let tree = if w.nodes.is_empty() {
                 None
             } else {
-                Some(build_tree(&w.nodes, &pmap).ok_or_else(|| {
-                    ApiError::new(ErrorCode::CheckpointCorrupt, "checkpoint corrupt")
-                })?)
+                Some(
+                    build_tree(&w.nodes, &ids.panes)
+                        .ok_or_else(|| ApiError::code(ErrorCode::CheckpointCorrupt))?,
+                )
             };
             let (cols, rows) = tree.as_ref().map_or(defaults, |t| {
-                let (c, r) = t.area_holding(|p| {
-                    sizes
-                        .get(&p)
-                        .map_or((1, 1), |(c, r)| (u32::from(*c), u32::from(*r)))
-                });
+                let (c, r) = t.area_holding(|p| sizes.get(&p).copied().unwrap_or((1, 1)));
                 (c.clamp(1, 65535) as u16, r.clamp(1, 65535) as u16)
             });
             windows.push(Window {
-                id: wid(w.id),
-                session: sid(w.session),
+                id: ids.window(w.id),
+                session: ids.session(w.session),
                 name: w.name.clone(),
                 revision: 1,
                 cols,
@@ -213,6 +213,21 @@ impl State {
                 floats: Vec::new(),
             });
         }
+        Ok(windows)
+    }
+
+    /// Phase: panes, as exited archives with their screens and RFC §5 metadata.
+    fn restore_panes(
+        &mut self,
+        caller: &Caller,
+        cp: &Checkpoint,
+        ids: &Ids,
+        windows: &[Window],
+    ) -> PreparedPanes {
+        let defaults = (
+            self.config.panes.default_cols,
+            self.config.panes.default_rows,
+        );
         let areas: HashMap<WindowId, (u16, u16)> =
             windows.iter().map(|w| (w.id, (w.cols, w.rows))).collect();
         // Floats: fresh z above the counter in saved order (z, then source pane id).
@@ -222,47 +237,34 @@ impl State {
             .filter_map(|p| p.float.as_ref().map(|f| (f.z, p.id)))
             .collect();
         floats.sort_unstable();
-        let mut fresh_z = HashMap::new();
-        for (_, source) in &floats {
-            fresh_z.insert(*source, self.topology.next_z());
-        }
+        let fresh_z: HashMap<u64, u64> = floats
+            .iter()
+            .map(|(_, source)| (*source, self.topology.next_z()))
+            .collect();
         let history_rows = self.config.panes.history_rows as usize;
-        let mut panes = Vec::with_capacity(cp.panes.len());
-        let mut screens = Vec::with_capacity(cp.panes.len());
-        let mut archives = Vec::with_capacity(cp.panes.len());
-        let mut exits = Vec::new();
+        let mut out = PreparedPanes::default();
         for p in &cp.panes {
-            let id = pid(p.id);
-            let window = wid(p.window);
-            let (exit_code, signal, known) = match &p.state {
-                fmt::PaneState::Running => (None, None, false),
-                fmt::PaneState::Exited { exit } => match exit {
-                    Some(fmt::Exit::Code(c)) => (Some(i32::from(*c)), None, true),
-                    Some(fmt::Exit::Signal(s)) => (None, Some(s.clone()), true),
-                    None => (None, None, true),
-                },
-            };
+            let id = ids.pane(p.id);
+            let window = ids.window(p.window);
+            let (state, known) = from_pane_state(&p.state);
             let process_state = p.previous_state.unwrap_or(if known {
                 PreviousState::Exited
             } else {
                 PreviousState::Interrupted
             });
-            let (mut cols, mut rows) = (p.cols, p.rows);
             let unknown_preset = p
                 .float
                 .as_ref()
                 .and_then(|f| f.preset.as_ref())
                 .is_some_and(|name| !self.config.floats.presets.contains_key(name));
+            let (mut cols, mut rows) = (p.cols, p.rows);
             let layer = match &p.float {
                 None => Layer::Tiled,
                 Some(f) => {
                     let spec = from_format_spec(f);
                     let area = areas.get(&window).copied().unwrap_or(defaults);
-                    let geometry = float::resolve(
-                        &super::panes::merged_spec(&self.config, &spec),
-                        area.0,
-                        area.1,
-                    );
+                    let merged = crate::reactor::panes::merged_spec(&self.config, &spec);
+                    let geometry = float::resolve(&merged, area.0, area.1);
                     (cols, rows) = (geometry.cols, geometry.rows);
                     Layer::Float {
                         spec,
@@ -279,46 +281,8 @@ impl State {
             if !tags.contains_key("owner") && tags.len() < vx_format::limits::MAX_TAGS {
                 tags.insert("owner".into(), caller.principal.namespace.clone());
             }
-            // Literal hydration at the saved size, then fitted to the pane's size.
-            let (text, emulator, cut_rows) = match &p.text {
-                Text::Plain(t) => {
-                    let (mut e, cut) =
-                        Emulator::literal(p.cols, p.rows, history_rows, &t.screen, &t.history);
-                    e.resize(cols, rows);
-                    (
-                        ArchiveText::Plain {
-                            saved_at: t.saved_at,
-                            expires_at: t.expires_at,
-                        },
-                        e,
-                        cut,
-                    )
-                }
-                Text::Expired => (
-                    ArchiveText::Expired,
-                    Emulator::literal(cols, rows, history_rows, &[], &[]).0,
-                    0,
-                ),
-                Text::Omitted => (
-                    ArchiveText::Omitted,
-                    Emulator::literal(cols, rows, history_rows, &[], &[]).0,
-                    0,
-                ),
-            };
-            let record = Pane {
-                id,
-                window,
-                session: sid(p.session),
-                cols,
-                rows,
-                layer,
-                state: PaneState::Exited { exit_code, signal },
-                argv0: None,
-                tags,
-                principal: None,
-            };
-            exits.push(RestoreEvent::PaneExited(id));
-            archives.push((
+            let (text, emulator, cut_rows) = hydrate(p, cols, rows, history_rows);
+            out.archives.push((
                 id,
                 Archive {
                     checkpoint: cp.checkpoint.clone(),
@@ -329,54 +293,113 @@ impl State {
                     unknown_preset,
                 },
             ));
-            screens.push((id, emulator));
-            panes.push(record);
+            out.screens.push((id, emulator));
+            out.panes.push(Pane {
+                id,
+                window,
+                session: ids.session(p.session),
+                cols,
+                rows,
+                layer,
+                state,
+                argv0: None,
+                tags,
+                principal: None,
+            });
         }
-        for w in &mut windows {
-            let mut fl: Vec<(u64, PaneId)> = panes
-                .iter()
-                .filter(|p| p.window == w.id)
-                .filter_map(|p| match &p.layer {
-                    Layer::Float { z, .. } => Some((*z, p.id)),
-                    Layer::Tiled => None,
-                })
-                .collect();
-            fl.sort_unstable();
-            w.floats = fl.into_iter().map(|(_, id)| id).collect();
-        }
-        events.extend(sessions.iter().map(|s| RestoreEvent::SessionCreated(s.id)));
-        events.extend(windows.iter().map(|w| RestoreEvent::WindowCreated(w.id)));
-        events.extend(panes.iter().map(|p| RestoreEvent::PaneCreated(p.id)));
-        events.extend(exits);
-        events.push(RestoreEvent::RecoveryRestored {
-            checkpoint: cp.checkpoint.clone(),
-        });
-        let pairs = |m: Vec<(String, String)>| {
-            m.into_iter()
-                .map(|(a, b)| json!({"previous": a, "current": b}))
-                .collect::<Vec<_>>()
-        };
-        let mapping = json!({
-            "checkpoint": cp.checkpoint,
-            "sessions": pairs(smap.iter().map(|(k, v)| (format!("s{k}"), v.to_string())).collect()),
-            "windows": pairs(wmap.iter().map(|(k, v)| (format!("w{k}"), v.to_string())).collect()),
-            "panes": pairs(pmap.iter().map(|(k, v)| (format!("p{k}"), v.to_string())).collect()),
-        });
-        Ok(Prepared {
+        out
+    }
+
+    /// Commit: nothing here can fail.
+    fn commit_restore(&mut self, prepared: Prepared) -> Value {
+        let Prepared {
             sessions,
             windows,
             panes,
-            screens,
-            archives,
             mapping,
             events,
-        })
+        } = prepared;
+        self.topology
+            .insert_restored(sessions, windows, panes.panes);
+        for (id, e) in panes.screens {
+            self.screens.insert(id, Arc::new(Mutex::new(e)));
+        }
+        self.recovery.archives.extend(panes.archives);
+        self.recovery.restores += 1;
+        self.note_mutation();
+        self.publish_restore(events);
+        mapping
     }
+}
+
+/// Literal hydration at the saved size, then fitted to the pane's size.
+fn hydrate(
+    p: &fmt::Pane,
+    cols: u16,
+    rows: u16,
+    history_rows: usize,
+) -> (ArchiveText, Emulator, u64) {
+    match &p.text {
+        Text::Plain(t) => {
+            let (mut e, cut) =
+                Emulator::literal(p.cols, p.rows, history_rows, &t.screen, &t.history);
+            e.resize(cols, rows);
+            let text = ArchiveText::Plain {
+                saved_at: t.saved_at,
+                expires_at: t.expires_at,
+            };
+            (text, e, cut)
+        }
+        Text::Expired => (
+            ArchiveText::Expired,
+            Emulator::literal(cols, rows, history_rows, &[], &[]).0,
+            0,
+        ),
+        Text::Omitted => (
+            ArchiveText::Omitted,
+            Emulator::literal(cols, rows, history_rows, &[], &[]).0,
+            0,
+        ),
+    }
+}
+
+/// A window's float panes, lowest z first.
+fn float_order(panes: &[Pane], window: WindowId) -> Vec<PaneId> {
+    let mut fl: Vec<(u64, PaneId)> = panes
+        .iter()
+        .filter(|p| p.window == window)
+        .filter_map(|p| match &p.layer {
+            Layer::Float { z, .. } => Some((*z, p.id)),
+            Layer::Tiled => None,
+        })
+        .collect();
+    fl.sort_unstable();
+    fl.into_iter().map(|(_, id)| id).collect()
+}
+
+/// Phase: events, in RFC §8's commit order.
+fn restore_events(
+    sessions: &[Session],
+    windows: &[Window],
+    panes: &[Pane],
+    checkpoint: &str,
+) -> Vec<RestoreEvent> {
+    let mut events = Vec::with_capacity(sessions.len() + windows.len() + 2 * panes.len() + 1);
+    events.extend(sessions.iter().map(|s| RestoreEvent::SessionCreated(s.id)));
+    events.extend(windows.iter().map(|w| RestoreEvent::WindowCreated(w.id)));
+    events.extend(panes.iter().map(|p| RestoreEvent::PaneCreated(p.id)));
+    events.extend(panes.iter().map(|p| RestoreEvent::PaneExited(p.id)));
+    events.push(RestoreEvent::RecoveryRestored {
+        checkpoint: checkpoint.to_string(),
+    });
+    events
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::topology::tree::Entry;
+    use crate::topology::PaneState;
     use vx_format::{Shutdown, Timestamp};
 
     fn owner(state: &State) -> Caller {
@@ -402,7 +425,7 @@ mod tests {
 
     #[test]
     fn prepare_restore_orders_events_and_maps_ids_without_touching_the_tree() {
-        let mut state = super::super::test_state();
+        let mut state = crate::reactor::test_state();
         // Consume some numbers and z values first: restore takes the next ones.
         state.topology.allocate_session();
         state.topology.allocate_pane();
@@ -497,7 +520,14 @@ mod tests {
                 ..
             })
         ));
-        let by_id = |id: u64| prepared.panes.iter().find(|p| p.id == PaneId(id)).unwrap();
+        let by_id = |id: u64| {
+            prepared
+                .panes
+                .panes
+                .iter()
+                .find(|p| p.id == PaneId(id))
+                .unwrap()
+        };
         assert!(matches!(by_id(3).layer, Layer::Float { z, .. } if z == z0 + 1));
         assert_eq!(
             by_id(2).state,
@@ -508,6 +538,7 @@ mod tests {
         );
         let archive = |id: u64| {
             &prepared
+                .panes
                 .archives
                 .iter()
                 .find(|a| a.0 == PaneId(id))
@@ -523,9 +554,11 @@ mod tests {
         assert_eq!(archive(1).previous_pane, "p2");
         assert!(prepared
             .panes
+            .panes
             .iter()
             .all(|p| p.principal.is_none() && p.argv0.is_none()));
         assert!(prepared
+            .panes
             .panes
             .iter()
             .all(|p| p.tags.get("owner").map(String::as_str) == Some("venomx")));

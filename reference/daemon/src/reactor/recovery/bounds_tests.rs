@@ -3,8 +3,8 @@
 //! the 100 000 topology-item bound are captured, written, read back, restored into an
 //! empty daemon and captured again, unchanged.
 
-use super::{test_state, State};
 use crate::ids::{PaneId, SessionId, WindowId};
+use crate::reactor::{test_state, State};
 use crate::topology::tree::{Axis, Entry, Tree};
 use crate::topology::{Layer, Pane, PaneState, Session, Window};
 use vx_format::limits::MAX_TOPOLOGY_ITEMS;
