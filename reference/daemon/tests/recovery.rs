@@ -745,26 +745,9 @@ fn relaunch_needs_spawn_and_write_before_any_lookup() {
     assert_eq!(d.capture(&tiled)["recovery"]["previous_pane"], "p0");
 }
 
-/// An enabled daemon whose process runs under `libvxfault.so` with `plan` (per-process
-/// counters: the plan's `#N` triggers count this daemon's calls).
+/// An enabled daemon under the fault injector.
 fn start_faulty(plan: &str) -> Daemon {
-    let mut d = Daemon::start_with_config(Some(ENABLED));
-    let mut child = d.child.take().unwrap();
-    signal(child.id(), "KILL");
-    let _ = child.wait();
-    vxfault::check_plan(plan).expect("plan");
-    let lib = vxfault::preload_path().expect("libvxfault.so");
-    let trace = d.dir.path().join("trace.jsonl");
-    d.child = Some(d.spawn_serve_env(
-        &[],
-        &[
-            ("LD_PRELOAD", lib.to_str().unwrap()),
-            ("VXFAULT_PLAN", plan),
-            ("VXFAULT_TRACE", trace.to_str().unwrap()),
-        ],
-    ));
-    d.wait_ready();
-    d
+    Daemon::start_faulty(Some(ENABLED), plan)
 }
 
 fn temp_files(d: &Daemon) -> usize {

@@ -61,9 +61,17 @@ pub fn check_text(text: &[u8]) -> Result<(zon::Zon, Config), LoadError> {
     Ok((doc, config))
 }
 
-/// Reads the file; a missing file is the empty document (all defaults).
+/// Reads the file; a missing file is the empty document (all defaults). At most one
+/// byte past the ZON reader's limit is read, so an oversized file costs no more.
 pub fn load(path: &Path) -> Result<(zon::Zon, Config), LoadError> {
-    match std::fs::read(path) {
+    use std::io::Read as _;
+    let read = std::fs::File::open(path).and_then(|f| {
+        let mut bytes = Vec::new();
+        f.take(zon::MAX_INPUT_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map(|_| bytes)
+    });
+    match read {
         Ok(bytes) => {
             if bytes.len() > zon::MAX_INPUT_BYTES {
                 return Err(LoadError::Syntax(zon::ZonError {

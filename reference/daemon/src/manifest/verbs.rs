@@ -413,7 +413,7 @@ pub const VERBS: &[Verb] = &[
         target: Target::Server,
         mutation: true,
         product: false,
-        kind: VerbKind::Turn,
+        kind: VerbKind::Deferred,
         result: "{}",
     },
     Verb {
@@ -425,7 +425,7 @@ pub const VERBS: &[Verb] = &[
         target: Target::Server,
         mutation: false,
         product: false,
-        kind: VerbKind::Turn,
+        kind: VerbKind::Deferred,
         result: "{valid:true}",
     },
     Verb {

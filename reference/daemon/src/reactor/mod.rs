@@ -4,6 +4,7 @@
 //! a mutation. Pane supervisors report exits to it on a separate channel.
 
 mod attach;
+mod config_io;
 mod config_verbs;
 mod dispatch;
 mod events;
@@ -70,6 +71,8 @@ pub struct State {
     screens: HashMap<PaneId, Arc<Mutex<Emulator>>>,
     /// `pane.attach` output streams, by pane; an archive's is made on first attach.
     outputs: HashMap<PaneId, Arc<crate::attach::ring::PaneOutput>>,
+    /// The config worker (`config_io.rs`): every config file read and write.
+    config_jobs: std::sync::mpsc::Sender<config_io::ConfigJob>,
     /// This reactor's queue of attached streams' resize frames.
     resizes: mpsc::WeakSender<crate::attach::stream::Resize>,
     stopping: bool,
@@ -100,8 +103,8 @@ pub fn start(
     let (tx, rx) = mpsc::channel(1024);
     let (worker_tx, worker_rx) = mpsc::channel(64);
     let (resize_tx, resize_rx) = mpsc::channel(256);
-    let jobs = recovery::start_worker(store, &config.recovery, worker_tx);
-    let recovery = recovery::RecoveryState::new(jobs, config.recovery.interval_ms);
+    let jobs = recovery::start_worker(store, &config.recovery, worker_tx.clone());
+    let recovery = recovery::RecoveryState::new(jobs, worker_tx, config.recovery.interval_ms);
     let (exits_tx, exits_rx) = mpsc::unbounded_channel();
     let (supervised_tx, supervised_rx) = watch::channel(0);
     let (sessions_tx, sessions_rx) = watch::channel(0);
@@ -115,6 +118,7 @@ pub fn start(
         screens: HashMap::new(),
         outputs: HashMap::new(),
         resizes: resize_tx.downgrade(),
+        config_jobs: config_io::start(),
         stopping: false,
         recovery,
         exits: exits_tx,
@@ -204,13 +208,18 @@ pub(crate) fn test_state() -> State {
             config_path: None,
         },
         registry: Registry::new("token", config.unknown_read),
-        recovery: recovery::RecoveryState::new(jobs, config.recovery.interval_ms),
+        recovery: recovery::RecoveryState::new(
+            jobs,
+            mpsc::channel(1).0,
+            config.recovery.interval_ms,
+        ),
         config,
         topology: Topology::default(),
         live: HashMap::new(),
         screens: HashMap::new(),
         outputs: HashMap::new(),
         resizes: mpsc::channel(1).0.downgrade(),
+        config_jobs: std::sync::mpsc::channel().0,
         stopping: false,
         exits,
         supervised: watch::channel(0).0,

@@ -63,6 +63,34 @@ impl Daemon {
         d
     }
 
+    /// A daemon with `config` whose process runs under `libvxfault.so` with `plan`
+    /// (per-process counters: the plan's `#N` triggers count this daemon's calls);
+    /// the injector's trace is `<dir>/trace.jsonl`.
+    pub fn start_faulty(config: Option<&str>, plan: &str) -> Daemon {
+        let mut d = Daemon::start_with_config(config);
+        let mut child = d.child.take().expect("running");
+        signal(child.id(), "KILL");
+        let _ = child.wait();
+        vxfault::check_plan(plan).expect("plan");
+        let lib = vxfault::preload_path().expect("libvxfault.so");
+        let trace = d.dir.path().join("trace.jsonl");
+        d.child = Some(d.spawn_serve_env(
+            &[],
+            &[
+                ("LD_PRELOAD", lib.to_str().unwrap()),
+                ("VXFAULT_PLAN", plan),
+                ("VXFAULT_TRACE", trace.to_str().unwrap()),
+            ],
+        ));
+        d.wait_ready();
+        d
+    }
+
+    /// The injector's trace so far (empty when it wrote none).
+    pub fn fault_trace(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("trace.jsonl")).unwrap_or_default()
+    }
+
     pub fn spawn_serve(&self, extra: &[&str]) -> Child {
         self.spawn_serve_env(extra, &[])
     }

@@ -30,6 +30,7 @@ pub use worker::{
     open_at_startup, start_worker, CheckpointId, Job, StoreInit, WorkerEvent, FINAL_DEADLINE,
 };
 
+use super::config_io::ConfigJob;
 use super::params::Params;
 use super::{Caller, Outcome, Reply, State};
 use crate::config::Config;
@@ -46,6 +47,9 @@ use vx_format::{Shutdown, Timestamp};
 /// Recovery state the reactor owns.
 pub struct RecoveryState {
     pub jobs: std::sync::mpsc::Sender<Job>,
+    /// The worker's event queue, for continuations that run on other threads (a
+    /// refused reload read by the config worker).
+    pub events: tokio::sync::mpsc::Sender<WorkerEvent>,
     /// A product mutation, restore or explicit checkpoint happened (RFC §3): before
     /// that, nothing is written automatically, not even at shutdown.
     pub activated: bool,
@@ -66,9 +70,14 @@ pub struct RecoveryState {
 }
 
 impl RecoveryState {
-    pub fn new(jobs: std::sync::mpsc::Sender<Job>, interval_ms: u64) -> Self {
+    pub fn new(
+        jobs: std::sync::mpsc::Sender<Job>,
+        events: tokio::sync::mpsc::Sender<WorkerEvent>,
+        interval_ms: u64,
+    ) -> Self {
         RecoveryState {
             jobs,
+            events,
             activated: false,
             dirty: false,
             writes: 0,
@@ -271,9 +280,19 @@ impl State {
         });
     }
 
+    /// `doctor`: the reactor's facts, then the config worker re-reads the file, then
+    /// the recovery worker adds the store's and answers.
     pub(in crate::reactor) fn doctor(&mut self, reply: Reply) {
-        let facts = Box::new(self.doctor_facts());
-        self.send_job(Job::Doctor { facts, reply });
+        let mut facts = Box::new(self.doctor_facts());
+        let jobs = self.recovery.jobs.clone();
+        let then = move |config_file| {
+            facts.config_file = config_file;
+            let _ = jobs.send(Job::Doctor { facts, reply });
+        };
+        let _ = self.config_jobs.send(ConfigJob::Doctor {
+            path: self.identity.config_path.clone(),
+            then: Box::new(then),
+        });
     }
 
     /// A send failure drops the job and its reply: the client sees shutdown.
@@ -281,37 +300,35 @@ impl State {
         let _ = self.recovery.jobs.send(job);
     }
 
-    /// Reload (RFC §2), one path for `config.reload` and the file watcher: validate
-    /// in this turn with no side effect, clean up retention on the worker, then
-    /// activate in a later turn ([`Msg::ReloadCleaned`](super::Msg)).
+    /// Reload (RFC §2), one path for `config.reload` and the file watcher: the
+    /// config worker reads and validates the file with no side effect, the recovery
+    /// worker cleans up retention, then a later turn activates
+    /// ([`WorkerEvent::ReloadCleaned`]) or records the refusal
+    /// ([`WorkerEvent::ReloadFailed`]).
     pub(in crate::reactor) fn start_reload(&mut self, reply: Reply) {
-        match self.reload_prepare() {
-            Ok((config, purge_text)) => {
-                let _ = self.recovery.jobs.send(Job::Reload {
-                    config: Box::new(config),
+        use crate::config::schema::TerminalText;
+        let text_was = self.config.recovery.terminal_text;
+        let (jobs, events) = (self.recovery.jobs.clone(), self.recovery.events.clone());
+        let then = move |read: ApiResult<Config>| match read {
+            Ok(config) => {
+                let purge_text = text_was == TerminalText::Plain
+                    && config.recovery.terminal_text == TerminalText::Off;
+                let config = Box::new(config);
+                let _ = jobs.send(Job::Reload {
+                    config,
                     purge_text,
                     reply,
                 });
             }
-            Err(e) => {
-                self.recovery.last_reload_error = Some(e.code);
-                let _ = reply.send(Outcome::reply(Err(e)));
+            Err(error) => {
+                let _ = events.blocking_send(WorkerEvent::ReloadFailed { error, reply });
             }
-        }
-    }
-
-    /// Reload, phase one (RFC §2): read and validate the file, with no side effect.
-    fn reload_prepare(&self) -> ApiResult<(Config, bool)> {
-        let path = self
-            .identity
-            .config_path
-            .clone()
-            .ok_or_else(|| crate::config::LoadError::Io.to_api())?;
-        let (_, config) = crate::config::load(&path).map_err(|e| e.to_api())?;
-        let purge = self.config.recovery.terminal_text
-            == crate::config::schema::TerminalText::Plain
-            && config.recovery.terminal_text == crate::config::schema::TerminalText::Off;
-        Ok((config, purge))
+        };
+        // A send failure drops the reply: the client sees shutdown.
+        let _ = self.config_jobs.send(ConfigJob::Reload {
+            path: self.identity.config_path.clone(),
+            then: Box::new(then),
+        });
     }
 
     /// Reload, activation: the worker's retention cleanup succeeded; nothing here fails.
@@ -327,21 +344,13 @@ impl State {
         json!({})
     }
 
-    /// Doctor's reactor-side facts at this turn. The config file is re-read and
-    /// validated like `config.check` (no side effect); only its error code is kept.
+    /// Doctor's reactor-side facts at this turn (the config file's state is the
+    /// config worker's to fill in).
     fn doctor_facts(&self) -> crate::doctor::ReactorFacts {
-        use crate::doctor::ConfigFile;
-        let config_file = match &self.identity.config_path {
-            None => ConfigFile::NoPath,
-            Some(path) => match crate::config::load(path) {
-                Ok(_) => ConfigFile::Valid,
-                Err(e) => ConfigFile::Invalid(e.to_api().code),
-            },
-        };
         let archives = &self.recovery.archives;
         crate::doctor::ReactorFacts {
             recovery: self.config.recovery.clone(),
-            config_file,
+            config_file: crate::doctor::ConfigFile::NoPath,
             last_reload_error: self.recovery.last_reload_error,
             archives: archives.len() as u64,
             cut_rows: archives.values().map(|a| a.cut_rows).sum(),
