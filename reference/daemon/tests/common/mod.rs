@@ -198,24 +198,78 @@ impl Daemon {
 
     /// Creates session + window + first pane running `argv`; returns the pane id.
     pub fn pane(&self, argv: &str) -> String {
-        let s = self.ok(&["session", "create", "--name", "t"]);
-        let w = self.ok(&[
-            "window",
-            "create",
-            "--session",
-            s["session"].as_str().unwrap(),
-            "--name",
-            "w",
-        ]);
-        let p = self.ok(&[
-            "pane",
-            "create",
-            "--window",
-            w["window"].as_str().unwrap(),
-            "--argv",
-            argv,
-        ]);
-        p["pane"].as_str().unwrap().to_string()
+        self.topology("t", "w").pane(argv).id
+    }
+
+    /// A new session named `session` with a window named `window`, for building on.
+    pub fn topology(&self, session: &str, window: &str) -> Topology<'_> {
+        self.topology_sized(session, window, &[])
+    }
+
+    /// As [`Daemon::topology`], with extra `window create` flags (`--cols`, `--rows`).
+    pub fn topology_sized(&self, session: &str, window: &str, flags: &[&str]) -> Topology<'_> {
+        let s = self.ok(&["session", "create", "--name", session]);
+        let session = s["session"].as_str().expect("session id").to_string();
+        let mut args = vec!["window", "create", "--session", &session, "--name", window];
+        args.extend_from_slice(flags);
+        let w = self.ok(&args);
+        let window = w["window"].as_str().expect("window id").to_string();
+        Topology {
+            d: self,
+            session,
+            window,
+        }
+    }
+}
+
+/// A session and window built through the CLI, and the panes started in it.
+pub struct Topology<'a> {
+    d: &'a Daemon,
+    pub session: String,
+    pub window: String,
+}
+
+/// A started pane: its id and process id.
+pub struct Started {
+    pub id: String,
+    pub pid: i64,
+    pub reply: Value,
+}
+
+impl Started {
+    fn from(reply: Value) -> Started {
+        Started {
+            id: reply["pane"].as_str().expect("pane id").to_string(),
+            pid: reply["pid"].as_i64().unwrap_or(-1),
+            reply,
+        }
+    }
+}
+
+impl Topology<'_> {
+    /// `pane.create`: the window's first tiled pane.
+    pub fn pane(&self, argv: &str) -> Started {
+        let w = &self.window;
+        Started::from(
+            self.d
+                .ok(&["pane", "create", "--window", w, "--argv", argv]),
+        )
+    }
+
+    /// `pane.split` of `pane` along `axis`, with extra flags (`--ratio`, `--before`).
+    pub fn split(&self, pane: &str, axis: &str, argv: &str, flags: &[&str]) -> Started {
+        let mut args = vec![
+            "pane", "split", "--pane", pane, "--axis", axis, "--argv", argv,
+        ];
+        args.extend_from_slice(flags);
+        Started::from(self.d.ok(&args))
+    }
+
+    /// `pane.float` in the window, with extra flags (`--preset`, `--width`, …).
+    pub fn float(&self, argv: &str, flags: &[&str]) -> Started {
+        let mut args = vec!["pane", "float", "--window", &self.window, "--argv", argv];
+        args.extend_from_slice(flags);
+        Started::from(self.d.ok(&args))
     }
 }
 
