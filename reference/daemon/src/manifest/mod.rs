@@ -1,6 +1,6 @@
 //! The verb table. Every verb has a typed [`VerbId`]; [`VERBS`] holds one entry per id,
 //! in id order, with its params, grant, kind (answered in the reactor turn, deferred to
-//! the recovery worker, or streaming) and effects. The reactor reaches a verb's handler
+//! a worker, or streaming) and effects. The reactor reaches a verb's handler
 //! through one exhaustive `match` on the id (`reactor/dispatch.rs`), so a verb without a
 //! handler does not compile. The CLI (dotted verbs → spaced subcommands, params →
 //! `--kebab-case` flags), `docs/spec/verbs.md` and the shell completions are generated
