@@ -26,6 +26,7 @@ pub mod paths;
 pub mod pty;
 pub mod reactor;
 pub mod server;
+pub mod spawn;
 pub mod stream;
 pub mod strict_json;
 pub mod topology;
