@@ -25,7 +25,10 @@ pub fn rfc_example(format: Format) -> Checkpoint {
     let file = rfc_example_file(format);
     match read(&file, &ReadContext::default()) {
         Ok(decoded) => decoded.checkpoint,
-        Err(e) => panic!("the RFC's format-{} example must decode: {e}", format.number()),
+        Err(e) => panic!(
+            "the RFC's format-{} example must decode: {e}",
+            format.number()
+        ),
     }
 }
 
