@@ -3,7 +3,7 @@
 //! the `ok` object (or `{"error":…}`) on stdout as one line; without it the result is
 //! pretty-printed and errors go to stderr. The exit code comes from the error table.
 
-use crate::errors::{exit_code_for, ApiError, EXIT_OK};
+use crate::errors::{exit_code_for, ApiError, ErrorCode, EXIT_OK};
 use crate::manifest::{flag_name, ParamKind, Verb, VERBS};
 use crate::{client, docs_gen, paths, server};
 use clap::{Arg, ArgAction, ArgMatches, Command};
@@ -58,7 +58,7 @@ pub fn command() -> Command {
                 ),
         );
     // Streaming verbs are wire-only: a CLI call is one request and one reply.
-    let cli_verbs = || VERBS.iter().filter(|v| !v.streaming);
+    let cli_verbs = || VERBS.iter().filter(|v| !v.streaming());
     let mut groups: Vec<&str> = cli_verbs().filter_map(|v| v.words().next()).collect();
     groups.dedup();
     for group in groups {
@@ -189,7 +189,7 @@ fn run_verb(verb: &Verb, args: &ArgMatches, socket_flag: Option<PathBuf>, json: 
         let params = params_from(verb, args).map_err(|e| e.to_json())?;
         let socket = paths::select_socket(socket_flag.as_deref()).map_err(|_| {
             ApiError::new(
-                "unavailable.daemon",
+                ErrorCode::Daemon,
                 "no socket path: give --socket, VENOMX_SOCKET or XDG_RUNTIME_DIR",
             )
             .to_json()
@@ -210,8 +210,7 @@ fn run_verb(verb: &Verb, args: &ArgMatches, socket_flag: Option<PathBuf>, json: 
             let code = error
                 .get("code")
                 .and_then(Value::as_str)
-                .unwrap_or("internal.error")
-                .to_string();
+                .map_or_else(|| ErrorCode::Internal.to_string(), str::to_string);
             if json {
                 println!("{}", serde_json::json!({"error": error}));
             } else {

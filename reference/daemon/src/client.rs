@@ -1,7 +1,7 @@
 //! The CLI's client side: one connection, optional `auth.login`, one request.
 //! Blocking std I/O: a CLI call is two frames and needs no runtime.
 
-use crate::errors::ApiError;
+use crate::errors::{ApiError, ErrorCode};
 use crate::paths::owner_path;
 use crate::wire;
 use serde_json::{json, Map, Value};
@@ -17,15 +17,13 @@ pub fn token_from_env(socket: &Path) -> Result<Option<String>, ApiError> {
         Ok(t) if t.is_empty() => Ok(None),
         Ok(t) if t == "@owner" => std::fs::read_to_string(owner_path(socket))
             .map(|s| Some(s.trim().to_string()))
-            .map_err(|_| {
-                ApiError::new("unavailable.owner_token", "owner token file cannot be read")
-            }),
+            .map_err(|_| ApiError::new(ErrorCode::OwnerToken, "owner token file cannot be read")),
         Ok(t) => Ok(Some(t)),
     }
 }
 
 fn no_daemon() -> ApiError {
-    ApiError::new("unavailable.daemon", "no daemon answers on the socket")
+    ApiError::new(ErrorCode::Daemon, "no daemon answers on the socket")
 }
 
 /// Sends `verb` with `params`, authenticating first when a token is given. An error

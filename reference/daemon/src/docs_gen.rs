@@ -3,7 +3,7 @@
 //! this output and a test keeps them in step (`vxref manifest --events`:
 //! `docs/spec/events.md`).
 
-use crate::errors::{ERROR_CLASSES, ERROR_CODES};
+use crate::errors::{Class, ErrorCode};
 use crate::manifest::{flag_name, Target, VERBS};
 use std::fmt::Write as _;
 
@@ -14,7 +14,7 @@ pub fn verbs_markdown() -> String {
     );
     out.push_str("|---|---|---|---|---|---|\n");
     for v in VERBS {
-        let cli = if v.streaming {
+        let cli = if v.streaming() {
             "wire only".to_string()
         } else {
             format!("vxref {}", v.words().collect::<Vec<_>>().join(" "))
@@ -45,7 +45,11 @@ pub fn verbs_markdown() -> String {
             out,
             "| `{}` | {} | {} | {} | {} | `{}` |",
             v.name,
-            if v.streaming { cli } else { format!("`{cli}`") },
+            if v.streaming() {
+                cli
+            } else {
+                format!("`{cli}`")
+            },
             params,
             grant,
             if v.mutation { "yes" } else { "no" },
@@ -75,17 +79,23 @@ pub fn verbs_markdown() -> String {
 pub fn errors_markdown() -> String {
     let mut out = String::new();
     out.push_str("| class | exit code | meaning |\n|---|---|---|\n");
-    for c in ERROR_CLASSES {
-        let _ = writeln!(out, "| `{}.*` | {} | {} |", c.class, c.exit, c.meaning);
+    for c in Class::ALL {
+        let _ = writeln!(
+            out,
+            "| `{}.*` | {} | {} |",
+            c.as_str(),
+            c.exit(),
+            c.meaning()
+        );
     }
     out.push_str("\n| code | exit code | when |\n|---|---|---|\n");
-    for (code, meaning) in ERROR_CODES {
+    for code in ErrorCode::ALL {
         let _ = writeln!(
             out,
             "| `{}` | {} | {} |",
             code,
-            crate::errors::exit_code_for(code),
-            meaning
+            code.exit_code(),
+            code.meaning()
         );
     }
     out
@@ -111,7 +121,7 @@ pub fn events_markdown() -> String {
         let by = e
             .emitted_by
             .iter()
-            .map(|v| format!("`{v}`"))
+            .map(|c| format!("`{}`", c.as_str()))
             .collect::<Vec<_>>()
             .join(", ");
         let _ = writeln!(
@@ -126,7 +136,7 @@ pub fn events_markdown() -> String {
     }
     out.push_str("\n| mutation verb without events | why |\n|---|---|\n");
     for (verb, why) in SILENT_MUTATIONS {
-        let _ = writeln!(out, "| `{verb}` | {why} |");
+        let _ = writeln!(out, "| `{}` | {why} |", verb.name());
     }
     out.push('\n');
     for e in EVENTS.iter().filter(|e| !e.fields.is_empty()) {

@@ -8,6 +8,7 @@
 //! value, a token or a store error's reason.
 
 use crate::config::schema::{Recovery as RecoveryConfig, TerminalText};
+use crate::errors::ErrorCode;
 use serde_json::{json, Value};
 use vx_format::Timestamp;
 use vx_store::{Health, StoreSummary};
@@ -38,7 +39,7 @@ pub enum ConfigFile {
     /// It validates (a missing file is the defaults, and valid).
     Valid,
     /// It does not validate: the next reload would fail with this code.
-    Invalid(String),
+    Invalid(ErrorCode),
     /// The daemon has no config path (no config home could be resolved).
     NoPath,
 }
@@ -49,7 +50,7 @@ pub struct ReactorFacts {
     pub recovery: RecoveryConfig,
     pub config_file: ConfigFile,
     /// The code of the last failed `config.reload`, cleared by a successful one.
-    pub last_reload_error: Option<String>,
+    pub last_reload_error: Option<ErrorCode>,
     /// Archives in the tree now.
     pub archives: u64,
     /// Sum of `cut_rows` over the archives in the tree now.
@@ -164,10 +165,10 @@ fn config_check(r: &ReactorFacts) -> Value {
     };
     let mut fields = json!({
         "file": file,
-        "last_reload_error": r.last_reload_error,
+        "last_reload_error": r.last_reload_error.map(|c| c.as_str()),
     });
     if let ConfigFile::Invalid(c) = &r.config_file {
-        fields["code"] = json!(c);
+        fields["code"] = json!(c.as_str());
     }
     check("config", status, summary, fields)
 }
@@ -209,13 +210,13 @@ fn bounds(c: &RecoveryConfig) -> Value {
         "interval_ms": c.interval_ms,
         "max_checkpoints": c.max_checkpoints,
         "max_checkpoint_bytes": c.max_checkpoint_bytes,
-        "effective_max_checkpoint_bytes": crate::recovery::store_config(c).max_bytes(),
+        "effective_max_checkpoint_bytes": c.store_config().max_bytes(),
         "max_age_seconds": c.max_age_seconds,
         "terminal_text": match c.terminal_text {
             TerminalText::Off => "off",
             TerminalText::Plain => "plain",
         },
-        "text_enabled": crate::recovery::text_enabled(c),
+        "text_enabled": c.text_enabled(),
         "text_max_rows": c.text_max_rows,
         "text_max_bytes": c.text_max_bytes,
         "text_max_age_seconds": c.text_max_age_seconds,
@@ -447,13 +448,13 @@ mod tests {
             (json!(2), json!(1))
         );
         let mut r = reactor(true);
-        r.config_file = ConfigFile::Invalid("invalid_params.config".into());
+        r.config_file = ConfigFile::Invalid(crate::errors::ErrorCode::Param("config"));
         assert_eq!(
             report(&r, &store(StoreState::Safe))["checks"][1]["status"],
             "warning"
         );
         let mut r = reactor(true);
-        r.last_reload_error = Some("unavailable.recovery_io".into());
+        r.last_reload_error = Some(crate::errors::ErrorCode::RecoveryIo);
         assert_eq!(
             report(&r, &store(StoreState::Safe))["checks"][1]["status"],
             "warning"

@@ -1,136 +1,445 @@
 //! The one table of error codes and exit codes.
 //!
-//! A wire error is `{"code","message","data"}`. The code's class (the part before the
-//! first dot) decides the CLI exit code; the table below is what `docs/spec/errors.md`
-//! is generated from. Messages are fixed descriptions: they never carry payload bytes,
+//! A wire error is `{"code","message","data"}`. Every code is an [`ErrorCode`]; its
+//! [`Class`] (the part before the first dot) decides the CLI exit code. The wire
+//! strings and `docs/spec/errors.md`'s table both come from [`ErrorCode::as_str`] and
+//! [`ErrorCode::ALL`]. Messages are fixed descriptions: they never carry payload bytes,
 //! paths, terminal text, argv or credentials.
 
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 
 /// Exit code of a successful CLI call.
 pub const EXIT_OK: i32 = 0;
 
-/// One error class: every code `<class>.<detail>` exits with `exit`.
-pub struct ErrorClass {
-    pub class: &'static str,
-    pub exit: i32,
-    pub meaning: &'static str,
+/// An error class: every code `<class>.<detail>` exits with [`Class::exit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Class {
+    Internal,
+    InvalidRequest,
+    InvalidParams,
+    NotFound,
+    Denied,
+    Conflict,
+    Unavailable,
+    Unsupported,
 }
 
-/// Classes, in the order the docs list them.
-pub const ERROR_CLASSES: &[ErrorClass] = &[
-    ErrorClass {
-        class: "internal",
-        exit: 1,
-        meaning: "the daemon or client failed in a way no request can fix",
-    },
-    ErrorClass {
-        class: "invalid_request",
-        exit: 2,
-        meaning: "the frame is not a request: malformed JSON, oversized, unknown verb",
-    },
-    ErrorClass {
-        class: "invalid_params",
-        exit: 2,
-        meaning: "a parameter is missing, unknown, of the wrong type or out of range; `data.param` names it",
-    },
-    ErrorClass {
-        class: "not_found",
-        exit: 3,
-        meaning: "an authorized caller named a resource that does not exist",
-    },
-    ErrorClass {
-        class: "denied",
-        exit: 4,
-        meaning: "the caller lacks a right (checked before any lookup), or its token is invalid",
-    },
-    ErrorClass {
-        class: "conflict",
-        exit: 5,
-        meaning: "the request is valid but the current state forbids it",
-    },
-    ErrorClass {
-        class: "unavailable",
-        exit: 6,
-        meaning: "the daemon cannot do it now: shutting down, spawn failed, no daemon, I/O failure",
-    },
-    ErrorClass {
-        class: "unsupported",
-        exit: 10,
-        meaning: "the request needs a version, size or feature this implementation refuses",
-    },
-];
+impl Class {
+    /// In the order the docs list them.
+    pub const ALL: [Class; 8] = [
+        Class::Internal,
+        Class::InvalidRequest,
+        Class::InvalidParams,
+        Class::NotFound,
+        Class::Denied,
+        Class::Conflict,
+        Class::Unavailable,
+        Class::Unsupported,
+    ];
 
-/// Every concrete code the core daemon emits, with its meaning (for the docs table).
-pub const ERROR_CODES: &[(&str, &str)] = &[
-    ("internal.error", "unexpected internal failure"),
-    ("invalid_request.malformed", "frame is not strict JSON or not a request object; the connection stays open"),
-    ("invalid_request.frame_size", "frame longer than the frame limit; the daemon replies, then closes the connection"),
-    ("invalid_request.unknown_verb", "no such verb in the manifest"),
-    ("invalid_params.<param>", "the named parameter is missing, of the wrong type, malformed or out of range"),
-    ("invalid_params.unknown_param", "a parameter the verb does not declare"),
-    ("invalid_params.ack_orphans", "pane.relaunch without ack_orphans=true"),
-    ("invalid_params.checkpoint", "the checkpoint id is not `c` + lowercase UUID v4 (never used as a path)"),
-    ("invalid_params.config", "a config document or key fails the schema; `data.field` is the path, `data.problem` the rule"),
-    ("not_found.session", "no such session"),
-    ("not_found.window", "no such window"),
-    ("not_found.pane", "no such pane"),
-    ("not_found.principal", "no such principal"),
-    ("not_found.checkpoint", "an authorized, well-formed checkpoint id names no file"),
-    ("denied.read", "caller lacks read on the resource"),
-    ("denied.write", "caller lacks write on the resource"),
-    ("denied.spawn", "caller lacks spawn on the resource"),
-    ("denied.admin", "caller lacks admin on the resource"),
-    ("denied.delegation", "asked grants exceed what the spawner or issuer holds"),
-    ("denied.token", "the presented token is not valid for this daemon start; the connection closes"),
-    ("conflict.not_empty", "the window already has a tiled pane; or recovery.restore: the daemon has a session, window or pane"),
-    ("conflict.not_archive", "pane.relaunch: the pane is not a restored archive"),
-    ("conflict.recovery_busy", "an explicit checkpoint write is already in flight"),
-    ("conflict.checkpoint_corrupt", "checksum, schema, topology or duplicate-generation failure"),
-    ("conflict.checkpoint_expired", "the whole checkpoint is expired or future-dated"),
-    ("conflict.empty", "the window has no tiled pane to split or place against"),
-    ("conflict.layer", "the operation does not apply to a pane of this layer"),
-    ("conflict.exited", "the pane's process has exited"),
-    ("conflict.revision", "the window's revision changed since the caller read it"),
-    ("conflict.tag_limit", "a pane holds at most 16 tags"),
-    ("conflict.input_full", "the pane's input queue is full"),
-    ("unavailable.shutdown", "the daemon is shutting down and refuses mutations"),
-    ("unavailable.spawn", "the program could not be started (for example, executable not found)"),
-    ("unavailable.daemon", "CLI only: no daemon answers on the socket"),
-    ("unavailable.owner_token", "CLI only: `VENOMX_TOKEN=@owner` but `<socket>.owner` cannot be read"),
-    ("unavailable.ids", "an ID counter reached 2^53-1"),
-    ("unavailable.config_io", "the config file could not be read or written"),
-    ("unavailable.recovery_disabled", "recovery.checkpoint/restore need `.recovery.enabled = true`"),
-    ("unavailable.recovery_io", "the recovery store is unsafe, or an I/O or durability step failed"),
-    ("unsupported.checkpoint_format", "the checkpoint's durable format is not 1, 2 or 3"),
-    ("unsupported.checkpoint_size", "whole-file, count, depth or tag-count bounds exceeded"),
-    ("unavailable.locked", "`serve`: another daemon holds the socket's lock"),
-];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Internal => "internal",
+            Class::InvalidRequest => "invalid_request",
+            Class::InvalidParams => "invalid_params",
+            Class::NotFound => "not_found",
+            Class::Denied => "denied",
+            Class::Conflict => "conflict",
+            Class::Unavailable => "unavailable",
+            Class::Unsupported => "unsupported",
+        }
+    }
 
-/// Exit code for an error code, by its class. Unknown classes exit 1.
+    /// The CLI exit code (RFC §6's table for the classes it names).
+    pub fn exit(self) -> i32 {
+        match self {
+            Class::Internal => 1,
+            Class::InvalidRequest | Class::InvalidParams => 2,
+            Class::NotFound => 3,
+            Class::Denied => 4,
+            Class::Conflict => 5,
+            Class::Unavailable => 6,
+            Class::Unsupported => 10,
+        }
+    }
+
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Class::Internal => "the daemon or client failed in a way no request can fix",
+            Class::InvalidRequest => "the frame is not a request: malformed JSON, oversized, unknown verb",
+            Class::InvalidParams => "a parameter is missing, unknown, of the wrong type or out of range; `data.param` names it",
+            Class::NotFound => "an authorized caller named a resource that does not exist",
+            Class::Denied => "the caller lacks a right (checked before any lookup), or its token is invalid",
+            Class::Conflict => "the request is valid but the current state forbids it",
+            Class::Unavailable => "the daemon cannot do it now: shutting down, spawn failed, no daemon, I/O failure",
+            Class::Unsupported => "the request needs a version, size or feature this implementation refuses",
+        }
+    }
+
+    pub fn parse(class: &str) -> Option<Class> {
+        Class::ALL.into_iter().find(|c| c.as_str() == class)
+    }
+}
+
+/// Every code the core daemon and its CLI emit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    Internal,
+    Malformed,
+    FrameSize,
+    UnknownVerb,
+    /// `invalid_params.<param>`: the named parameter (its declared name, or `config`
+    /// for a config document) is missing, of the wrong type, malformed or out of range.
+    Param(&'static str),
+    UnknownParam,
+    SessionNotFound,
+    WindowNotFound,
+    PaneNotFound,
+    PrincipalNotFound,
+    CheckpointNotFound,
+    DeniedRead,
+    DeniedWrite,
+    DeniedSpawn,
+    DeniedAdmin,
+    DeniedDelegation,
+    DeniedToken,
+    NotEmpty,
+    NotArchive,
+    RecoveryBusy,
+    CheckpointCorrupt,
+    CheckpointExpired,
+    Empty,
+    Layer,
+    Exited,
+    Revision,
+    TagLimit,
+    InputFull,
+    Shutdown,
+    Spawn,
+    Daemon,
+    OwnerToken,
+    Ids,
+    ConfigIo,
+    RecoveryDisabled,
+    RecoveryIo,
+    CheckpointFormat,
+    CheckpointSize,
+    Locked,
+}
+
+/// The placeholder the docs table shows for [`ErrorCode::Param`].
+const ANY_PARAM: &str = "<param>";
+
+impl ErrorCode {
+    /// Every code, in the order the docs table lists them. `Param` appears once for
+    /// any parameter and once for each parameter code RFC §6 or the config names.
+    pub const ALL: [ErrorCode; 42] = [
+        ErrorCode::Internal,
+        ErrorCode::Malformed,
+        ErrorCode::FrameSize,
+        ErrorCode::UnknownVerb,
+        ErrorCode::Param(ANY_PARAM),
+        ErrorCode::UnknownParam,
+        ErrorCode::Param("ack_orphans"),
+        ErrorCode::Param("checkpoint"),
+        ErrorCode::Param("config"),
+        ErrorCode::SessionNotFound,
+        ErrorCode::WindowNotFound,
+        ErrorCode::PaneNotFound,
+        ErrorCode::PrincipalNotFound,
+        ErrorCode::CheckpointNotFound,
+        ErrorCode::DeniedRead,
+        ErrorCode::DeniedWrite,
+        ErrorCode::DeniedSpawn,
+        ErrorCode::DeniedAdmin,
+        ErrorCode::DeniedDelegation,
+        ErrorCode::DeniedToken,
+        ErrorCode::NotEmpty,
+        ErrorCode::NotArchive,
+        ErrorCode::RecoveryBusy,
+        ErrorCode::CheckpointCorrupt,
+        ErrorCode::CheckpointExpired,
+        ErrorCode::Empty,
+        ErrorCode::Layer,
+        ErrorCode::Exited,
+        ErrorCode::Revision,
+        ErrorCode::TagLimit,
+        ErrorCode::InputFull,
+        ErrorCode::Shutdown,
+        ErrorCode::Spawn,
+        ErrorCode::Daemon,
+        ErrorCode::OwnerToken,
+        ErrorCode::Ids,
+        ErrorCode::ConfigIo,
+        ErrorCode::RecoveryDisabled,
+        ErrorCode::RecoveryIo,
+        ErrorCode::CheckpointFormat,
+        ErrorCode::CheckpointSize,
+        ErrorCode::Locked,
+    ];
+
+    /// The wire string.
+    pub fn as_str(self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            ErrorCode::Internal => "internal.error",
+            ErrorCode::Malformed => "invalid_request.malformed",
+            ErrorCode::FrameSize => "invalid_request.frame_size",
+            ErrorCode::UnknownVerb => "invalid_request.unknown_verb",
+            ErrorCode::Param(p) => return Cow::Owned(format!("invalid_params.{p}")),
+            ErrorCode::UnknownParam => "invalid_params.unknown_param",
+            ErrorCode::SessionNotFound => "not_found.session",
+            ErrorCode::WindowNotFound => "not_found.window",
+            ErrorCode::PaneNotFound => "not_found.pane",
+            ErrorCode::PrincipalNotFound => "not_found.principal",
+            ErrorCode::CheckpointNotFound => "not_found.checkpoint",
+            ErrorCode::DeniedRead => "denied.read",
+            ErrorCode::DeniedWrite => "denied.write",
+            ErrorCode::DeniedSpawn => "denied.spawn",
+            ErrorCode::DeniedAdmin => "denied.admin",
+            ErrorCode::DeniedDelegation => "denied.delegation",
+            ErrorCode::DeniedToken => "denied.token",
+            ErrorCode::NotEmpty => "conflict.not_empty",
+            ErrorCode::NotArchive => "conflict.not_archive",
+            ErrorCode::RecoveryBusy => "conflict.recovery_busy",
+            ErrorCode::CheckpointCorrupt => "conflict.checkpoint_corrupt",
+            ErrorCode::CheckpointExpired => "conflict.checkpoint_expired",
+            ErrorCode::Empty => "conflict.empty",
+            ErrorCode::Layer => "conflict.layer",
+            ErrorCode::Exited => "conflict.exited",
+            ErrorCode::Revision => "conflict.revision",
+            ErrorCode::TagLimit => "conflict.tag_limit",
+            ErrorCode::InputFull => "conflict.input_full",
+            ErrorCode::Shutdown => "unavailable.shutdown",
+            ErrorCode::Spawn => "unavailable.spawn",
+            ErrorCode::Daemon => "unavailable.daemon",
+            ErrorCode::OwnerToken => "unavailable.owner_token",
+            ErrorCode::Ids => "unavailable.ids",
+            ErrorCode::ConfigIo => "unavailable.config_io",
+            ErrorCode::RecoveryDisabled => "unavailable.recovery_disabled",
+            ErrorCode::RecoveryIo => "unavailable.recovery_io",
+            ErrorCode::CheckpointFormat => "unsupported.checkpoint_format",
+            ErrorCode::CheckpointSize => "unsupported.checkpoint_size",
+            ErrorCode::Locked => "unavailable.locked",
+        })
+    }
+
+    pub fn class(self) -> Class {
+        use ErrorCode as E;
+        match self {
+            E::Internal => Class::Internal,
+            E::Malformed | E::FrameSize | E::UnknownVerb => Class::InvalidRequest,
+            E::Param(_) | E::UnknownParam => Class::InvalidParams,
+            E::SessionNotFound
+            | E::WindowNotFound
+            | E::PaneNotFound
+            | E::PrincipalNotFound
+            | E::CheckpointNotFound => Class::NotFound,
+            E::DeniedRead
+            | E::DeniedWrite
+            | E::DeniedSpawn
+            | E::DeniedAdmin
+            | E::DeniedDelegation
+            | E::DeniedToken => Class::Denied,
+            E::NotEmpty
+            | E::NotArchive
+            | E::RecoveryBusy
+            | E::CheckpointCorrupt
+            | E::CheckpointExpired
+            | E::Empty
+            | E::Layer
+            | E::Exited
+            | E::Revision
+            | E::TagLimit
+            | E::InputFull => Class::Conflict,
+            E::Shutdown
+            | E::Spawn
+            | E::Daemon
+            | E::OwnerToken
+            | E::Ids
+            | E::ConfigIo
+            | E::RecoveryDisabled
+            | E::RecoveryIo
+            | E::Locked => Class::Unavailable,
+            E::CheckpointFormat | E::CheckpointSize => Class::Unsupported,
+        }
+    }
+
+    pub fn exit_code(self) -> i32 {
+        self.class().exit()
+    }
+
+    /// The code's fixed message, for sites that have nothing more specific to say.
+    pub fn message(self) -> &'static str {
+        use ErrorCode as E;
+        match self {
+            E::Internal => "internal error",
+            E::Malformed => "frame is not a request",
+            E::FrameSize => "frame exceeds the size limit",
+            E::UnknownVerb => "unknown verb",
+            E::Param(_) => "invalid parameter",
+            E::UnknownParam => "unknown parameter",
+            E::SessionNotFound => "session not found",
+            E::WindowNotFound => "window not found",
+            E::PaneNotFound => "pane not found",
+            E::PrincipalNotFound => "principal not found",
+            E::CheckpointNotFound => "checkpoint not found",
+            E::DeniedRead => "read denied",
+            E::DeniedWrite => "write denied",
+            E::DeniedSpawn => "spawn denied",
+            E::DeniedAdmin => "admin denied",
+            E::DeniedDelegation => "asked grants exceed the caller's",
+            E::DeniedToken => "token is not valid",
+            E::NotEmpty => "not empty",
+            E::NotArchive => "pane is not a restored archive",
+            E::RecoveryBusy => "a checkpoint write is already in flight",
+            E::CheckpointCorrupt => "checkpoint corrupt",
+            E::CheckpointExpired => "checkpoint expired or future-dated",
+            E::Empty => "window has no tiled pane",
+            E::Layer => "not for a pane of this layer",
+            E::Exited => "pane has exited",
+            E::Revision => "window revision changed",
+            E::TagLimit => "tag limit reached",
+            E::InputFull => "input queue full",
+            E::Shutdown => "daemon is shutting down",
+            E::Spawn => "executable unavailable",
+            E::Daemon => "no daemon answers on the socket",
+            E::OwnerToken => "owner token file cannot be read",
+            E::Ids => "id counter exhausted",
+            E::ConfigIo => "config file could not be read or written",
+            E::RecoveryDisabled => "recovery is disabled",
+            E::RecoveryIo => "recovery store unavailable",
+            E::CheckpointFormat => "unsupported checkpoint format",
+            E::CheckpointSize => "checkpoint exceeds size bounds",
+            E::Locked => "another daemon holds the socket's lock",
+        }
+    }
+
+    /// What the docs table says about the code.
+    pub fn meaning(self) -> &'static str {
+        use ErrorCode as E;
+        match self {
+            E::Internal => "unexpected internal failure",
+            E::Malformed => "frame is not strict JSON or not a request object; the connection stays open",
+            E::FrameSize => "frame longer than the frame limit; the daemon replies, then closes the connection",
+            E::UnknownVerb => "no such verb in the manifest",
+            E::Param("ack_orphans") => "pane.relaunch without ack_orphans=true",
+            E::Param("checkpoint") => "the checkpoint id is not `c` + lowercase UUID v4 (never used as a path)",
+            E::Param("config") => "a config document or key fails the schema; `data.field` is the path, `data.problem` the rule",
+            E::Param(_) => "the named parameter is missing, of the wrong type, malformed or out of range",
+            E::UnknownParam => "a parameter the verb does not declare",
+            E::SessionNotFound => "no such session",
+            E::WindowNotFound => "no such window",
+            E::PaneNotFound => "no such pane",
+            E::PrincipalNotFound => "no such principal",
+            E::CheckpointNotFound => "an authorized, well-formed checkpoint id names no file",
+            E::DeniedRead => "caller lacks read on the resource",
+            E::DeniedWrite => "caller lacks write on the resource",
+            E::DeniedSpawn => "caller lacks spawn on the resource",
+            E::DeniedAdmin => "caller lacks admin on the resource",
+            E::DeniedDelegation => "asked grants exceed what the spawner or issuer holds",
+            E::DeniedToken => "the presented token is not valid for this daemon start; the connection closes",
+            E::NotEmpty => "the window already has a tiled pane; or recovery.restore: the daemon has a session, window or pane",
+            E::NotArchive => "pane.relaunch: the pane is not a restored archive",
+            E::RecoveryBusy => "an explicit checkpoint write is already in flight",
+            E::CheckpointCorrupt => "checksum, schema, topology or duplicate-generation failure",
+            E::CheckpointExpired => "the whole checkpoint is expired or future-dated",
+            E::Empty => "the window has no tiled pane to split or place against",
+            E::Layer => "the operation does not apply to a pane of this layer",
+            E::Exited => "the pane's process has exited",
+            E::Revision => "the window's revision changed since the caller read it",
+            E::TagLimit => "a pane holds at most 16 tags",
+            E::InputFull => "the pane's input queue is full",
+            E::Shutdown => "the daemon is shutting down and refuses mutations",
+            E::Spawn => "the program could not be started (for example, executable not found)",
+            E::Daemon => "CLI only: no daemon answers on the socket",
+            E::OwnerToken => "CLI only: `VENOMX_TOKEN=@owner` but `<socket>.owner` cannot be read",
+            E::Ids => "an ID counter reached 2^53-1",
+            E::ConfigIo => "the config file could not be read or written",
+            E::RecoveryDisabled => "recovery.checkpoint/restore need `.recovery.enabled = true`",
+            E::RecoveryIo => "the recovery store is unsafe, or an I/O or durability step failed",
+            E::CheckpointFormat => "the checkpoint's durable format is not 1, 2 or 3",
+            E::CheckpointSize => "whole-file, count, depth or tag-count bounds exceeded",
+            E::Locked => "`serve`: another daemon holds the socket's lock",
+        }
+    }
+
+    /// The code of a wire string, if it is one this daemon defines. A parameter code
+    /// resolves only for parameters the manifest declares (or `config`).
+    pub fn parse(code: &str) -> Option<ErrorCode> {
+        if let Some(param) = code.strip_prefix("invalid_params.") {
+            if param == "unknown_param" {
+                return Some(ErrorCode::UnknownParam);
+            }
+            return declared_param(param).map(ErrorCode::Param);
+        }
+        ErrorCode::ALL
+            .into_iter()
+            .filter(|c| !matches!(c, ErrorCode::Param(_)))
+            .find(|c| c.as_str() == code)
+    }
+}
+
+/// A parameter name the manifest declares, as its `'static` name.
+fn declared_param(name: &str) -> Option<&'static str> {
+    if name == "config" {
+        return Some("config");
+    }
+    crate::manifest::VERBS
+        .iter()
+        .flat_map(|v| v.params)
+        .find(|p| p.name == name)
+        .map(|p| p.name)
+}
+
+impl From<vx_store::ErrorCode> for ErrorCode {
+    fn from(code: vx_store::ErrorCode) -> Self {
+        use vx_store::ErrorCode as S;
+        match code {
+            S::RecoveryIo => ErrorCode::RecoveryIo,
+            S::CheckpointCorrupt => ErrorCode::CheckpointCorrupt,
+            S::CheckpointExpired => ErrorCode::CheckpointExpired,
+            S::CheckpointNotFound => ErrorCode::CheckpointNotFound,
+            S::InvalidCheckpoint => ErrorCode::Param("checkpoint"),
+            S::CheckpointFormat => ErrorCode::CheckpointFormat,
+            S::CheckpointSize => ErrorCode::CheckpointSize,
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.as_str())
+    }
+}
+
+/// Exit code for a wire code string (the CLI reads it from a reply), by its class.
+/// Unknown classes exit 1.
 pub fn exit_code_for(code: &str) -> i32 {
     let class = code.split('.').next().unwrap_or("");
-    ERROR_CLASSES
-        .iter()
-        .find(|c| c.class == class)
-        .map_or(1, |c| c.exit)
+    Class::parse(class).map_or(1, Class::exit)
 }
 
 /// A verb's failure, as sent on the wire.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiError {
-    pub code: String,
+    pub code: ErrorCode,
     pub message: &'static str,
     pub data: Map<String, Value>,
 }
 
 impl ApiError {
-    pub fn new(code: impl Into<String>, message: &'static str) -> Self {
+    pub fn new(code: ErrorCode, message: &'static str) -> Self {
         ApiError {
-            code: code.into(),
+            code,
             message,
             data: Map::new(),
         }
+    }
+
+    /// The code with its fixed message.
+    pub fn code(code: ErrorCode) -> Self {
+        ApiError::new(code, code.message())
     }
 
     pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
@@ -139,39 +448,30 @@ impl ApiError {
     }
 
     pub fn exit_code(&self) -> i32 {
-        exit_code_for(&self.code)
+        self.code.exit_code()
     }
 
     pub fn to_json(&self) -> Value {
-        json!({"code": self.code, "message": self.message, "data": self.data})
+        json!({"code": self.code.as_str(), "message": self.message, "data": self.data})
     }
 
     pub fn internal() -> Self {
-        ApiError::new("internal.error", "internal error")
+        ApiError::code(ErrorCode::Internal)
     }
 
     /// `invalid_params.<param>` with `data.param` set.
-    pub fn param(param: &str, message: &'static str) -> Self {
-        ApiError::new(format!("invalid_params.{param}"), message).with("param", param)
-    }
-
-    pub fn not_found(kind: &str) -> Self {
-        let message = match kind {
-            "session" => "session not found",
-            "window" => "window not found",
-            "pane" => "pane not found",
-            "principal" => "principal not found",
-            _ => "not found",
-        };
-        ApiError::new(format!("not_found.{kind}"), message)
-    }
-
-    pub fn conflict(detail: &str, message: &'static str) -> Self {
-        ApiError::new(format!("conflict.{detail}"), message)
+    pub fn param(param: &'static str, message: &'static str) -> Self {
+        ApiError::new(ErrorCode::Param(param), message).with("param", param)
     }
 
     pub fn shutdown() -> Self {
-        ApiError::new("unavailable.shutdown", "daemon is shutting down")
+        ApiError::code(ErrorCode::Shutdown)
+    }
+}
+
+impl From<ErrorCode> for ApiError {
+    fn from(code: ErrorCode) -> Self {
+        ApiError::code(code)
     }
 }
 
@@ -181,22 +481,68 @@ pub type ApiResult<T> = Result<T, ApiError>;
 mod tests {
     use super::*;
 
+    /// RFC §6's error table, as the RFC writes it: code and exit code.
+    const RFC_ERRORS: &[(&str, i32)] = &[
+        ("invalid_params.checkpoint", 2),
+        ("invalid_params.ack_orphans", 2),
+        ("not_found.checkpoint", 3),
+        ("denied.admin", 4),
+        ("denied.spawn", 4),
+        ("denied.write", 4),
+        ("conflict.recovery_busy", 5),
+        ("conflict.not_empty", 5),
+        ("conflict.not_archive", 5),
+        ("conflict.checkpoint_corrupt", 5),
+        ("conflict.checkpoint_expired", 5),
+        ("unavailable.recovery_disabled", 6),
+        ("unavailable.recovery_io", 6),
+        ("unavailable.spawn", 6),
+        ("unsupported.checkpoint_format", 10),
+        ("unsupported.checkpoint_size", 10),
+    ];
+
     #[test]
-    fn classes_map_to_rfc_exit_codes() {
-        assert_eq!(exit_code_for("invalid_params.checkpoint"), 2);
-        assert_eq!(exit_code_for("not_found.checkpoint"), 3);
-        assert_eq!(exit_code_for("denied.admin"), 4);
-        assert_eq!(exit_code_for("conflict.not_empty"), 5);
-        assert_eq!(exit_code_for("unavailable.recovery_io"), 6);
-        assert_eq!(exit_code_for("unsupported.checkpoint_size"), 10);
+    fn every_rfc_code_exists_with_the_rfc_exit_code() {
+        for (code, exit) in RFC_ERRORS {
+            let typed = ErrorCode::parse(code).unwrap_or_else(|| panic!("{code} is not defined"));
+            assert_eq!(typed.as_str(), *code);
+            assert_eq!(typed.exit_code(), *exit, "{code}");
+            assert_eq!(exit_code_for(code), *exit, "{code}");
+            assert!(
+                ErrorCode::ALL.contains(&typed),
+                "{code} is not in the docs table"
+            );
+        }
+    }
+
+    #[test]
+    fn every_code_round_trips_and_has_its_class_prefix() {
+        for code in ErrorCode::ALL {
+            let s = code.as_str();
+            assert!(s.starts_with(&format!("{}.", code.class().as_str())), "{s}");
+            if code != ErrorCode::Param(ANY_PARAM) {
+                assert_eq!(ErrorCode::parse(&s), Some(code), "{s}");
+            }
+        }
+        let mut strings: Vec<String> = ErrorCode::ALL.iter().map(|c| c.to_string()).collect();
+        strings.sort();
+        strings.dedup();
+        assert_eq!(
+            strings.len(),
+            ErrorCode::ALL.len(),
+            "no code is listed twice"
+        );
+        assert_eq!(ErrorCode::parse("pane.nonsense"), None);
+        assert_eq!(ErrorCode::parse("invalid_params.no_such_param"), None);
         assert_eq!(exit_code_for("nonsense"), 1);
     }
 
     #[test]
-    fn every_listed_code_has_a_class() {
-        for (code, _) in ERROR_CODES {
-            let class = code.split('.').next().unwrap();
-            assert!(ERROR_CLASSES.iter().any(|c| c.class == class), "{code}");
+    fn store_codes_map_to_the_same_wire_strings() {
+        for code in vx_store::ErrorCode::ALL {
+            let ours = ErrorCode::from(code);
+            assert_eq!(ours.as_str(), code.as_str());
+            assert_eq!(ours.exit_code(), code.exit_code());
         }
     }
 }

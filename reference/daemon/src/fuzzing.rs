@@ -17,7 +17,7 @@ pub fn wire_frame(data: &[u8]) {
             assert_eq!(again, request);
         }
         Err(refusal) => {
-            assert!(refusal.error.code.starts_with("invalid_request."));
+            assert!(refusal.error.code.class() == crate::errors::Class::InvalidRequest);
             let reply = wire::encode_error(&refusal.id, &refusal.error);
             // The reply is itself a strict-JSON frame.
             crate::strict_json::parse_strict(&reply).expect("error reply is strict JSON");

@@ -1,5 +1,6 @@
-//! Panes over real PTYs (`pty-process`): each child runs in its own session and
-//! process group with the PTY as its controlling terminal. A supervisor task per pane
+//! Panes over real PTYs (`pty-process` opens them; `spawn.rs` starts the child with
+//! `posix_spawn`): each child runs in its own session and process group with the PTY
+//! as its controlling terminal. A supervisor task per pane
 //! reads output into the pane's emulator, waits for the child, delivers signals to its
 //! process group while the leader is not yet reaped (so the group ID cannot have been
 //! reused), and reports the exit. A writer task per pane drains its input queue, so a
@@ -12,7 +13,6 @@ use crate::ids::PaneId;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::process::ExitStatusExt as _;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -118,16 +118,15 @@ pub fn spawn(
     spec: SpawnSpec<'_>,
     exits: mpsc::UnboundedSender<Exited>,
 ) -> Result<PaneHandle, SpawnError> {
-    let (program, args) = spec.argv.split_first().ok_or(SpawnError)?;
     let (pty, pts) = pty_process::open().map_err(|_| SpawnError)?;
     pty.resize(pty_process::Size::new(spec.rows, spec.cols))
         .map_err(|_| SpawnError)?;
-    let mut command = pty_process::Command::new(program).args(args);
-    for (key, value) in &spec.env {
-        command = command.env(key, value);
-    }
-    let child = command.spawn(pts).map_err(|_| SpawnError)?;
-    let pid = child.id().ok_or(SpawnError)?;
+    let tty = rustix::pty::ptsname(pty.as_fd(), Vec::new()).map_err(|_| SpawnError)?;
+    // The parent's slave fd keeps the PTY open until the child holds its own (the
+    // child opens it before its exec, and posix_spawn returns after the exec).
+    let child = crate::spawn::spawn_on_tty(spec.argv, &spec.env, &tty).map_err(|_| SpawnError)?;
+    drop(pts);
+    let pid = child.id();
     let winsize = rustix::io::fcntl_dupfd_cloexec(pty.as_fd(), 0).map_err(|_| SpawnError)?;
     let (reader, writer) = pty.into_split();
     let emulator = Arc::new(Mutex::new(Emulator::new(
@@ -170,7 +169,7 @@ async fn write_input(mut writer: pty_process::OwnedWritePty, mut queue: mpsc::Re
 struct Supervisor {
     pane: PaneId,
     pid: u32,
-    child: tokio::process::Child,
+    child: crate::spawn::Child,
     reader: pty_process::OwnedReadPty,
     output: Arc<PaneOutput>,
     feeder: Arc<Feeder>,
@@ -251,7 +250,7 @@ async fn supervise(mut s: Supervisor) {
                 s.output.announce();
                 next_wake = Instant::now() + WAKE_EVERY;
             }
-            status = s.child.wait() => break status.ok(),
+            ended = s.child.wait() => break ended,
             c = s.control.recv(), if control_open => match c {
                 Some(Control::Terminate) => { signalled = true; signal_group(s.pid, Signal::SIGTERM) }
                 Some(Control::Kill) => { signalled = true; signal_group(s.pid, Signal::SIGKILL) }
@@ -287,12 +286,9 @@ async fn supervise(mut s: Supervisor) {
         }
     }
     let (exit_code, signal) = match status {
-        Some(st) => match (st.code(), st.signal()) {
-            (Some(code), _) => (Some(code), None),
-            (None, Some(sig)) => (None, Some(signal_name(sig))),
-            _ => (None, None),
-        },
-        None => (None, None),
+        crate::spawn::Ended::Code(code) => (Some(code), None),
+        crate::spawn::Ended::Signal(sig) => (None, Some(signal_name(sig))),
+        crate::spawn::Ended::Unknown => (None, None),
     };
     // A capture after the exit must see all output.
     s.feeder.flush().await;

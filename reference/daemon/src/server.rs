@@ -85,7 +85,7 @@ pub fn serve(opts: ServeOptions) -> i32 {
     };
     // RFC §2/§3: only the lock holder touches the store; with recovery enabled it
     // is opened, cleaned of temporary files and pruned before readiness.
-    let store = match crate::recovery::open_at_startup(&socket, &config.recovery) {
+    let store = match crate::reactor::recovery::open_at_startup(&socket, &config.recovery) {
         Ok(s) => s,
         Err(_) => return fail("cannot open the recovery store", EXIT_LOCKED),
     };
@@ -175,7 +175,7 @@ async fn run(
     config: config::Config,
     owner_token: &str,
     on_demand: bool,
-    store: crate::recovery::StoreInit,
+    store: crate::reactor::recovery::StoreInit,
 ) -> Result<bool, &'static str> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut sigterm =
@@ -228,7 +228,7 @@ async fn final_checkpoint(handle: &ReactorHandle) -> bool {
         return false;
     }
     matches!(
-        tokio::time::timeout(crate::recovery::FINAL_DEADLINE, rx).await,
+        tokio::time::timeout(crate::reactor::recovery::FINAL_DEADLINE, rx).await,
         Ok(Ok(true))
     )
 }
@@ -316,7 +316,7 @@ async fn serve_connection(stream: UnixStream, handle: ReactorHandle) {
                     wire::encode_error(
                         &req.id,
                         &crate::errors::ApiError::new(
-                            "invalid_request.unknown_verb",
+                            crate::errors::ErrorCode::UnknownVerb,
                             "unknown verb",
                         ),
                     ),

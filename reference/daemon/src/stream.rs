@@ -1,12 +1,42 @@
-//! Streaming verbs (`events.subscribe`, `pane.attach`): the reactor answers the request
-//! in one turn as usual, and the `ok` reply's [`Outcome`](crate::reactor::Outcome) also
-//! carries a [`ConnectionStream`] that takes the connection over once that reply is
-//! written. The connection carries no further requests; it closes when the stream ends.
+//! What a connection does after a request ([`Outcome`]), and streaming verbs
+//! (`events.subscribe`, `pane.attach`): the reactor answers the request in one turn as
+//! usual, and the `ok` reply's [`Outcome`] also carries a [`ConnectionStream`] that takes
+//! the connection over once that reply is written. The connection carries no further
+//! requests; it closes when the stream ends. Whoever answers a request (the reactor, or
+//! the recovery worker for a deferred verb) sends an [`Outcome`] on the request's
+//! [`Reply`].
 
 use std::future::Future;
 use std::pin::Pin;
 use tokio::io::BufReader;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::oneshot;
+
+/// Where a request's answer goes.
+pub type Reply = oneshot::Sender<Outcome>;
+
+/// The result of one request, plus what the connection must do next.
+pub struct Outcome {
+    pub result: crate::errors::ApiResult<serde_json::Value>,
+    /// `auth.login` rebinds the connection to this principal.
+    pub principal: Option<String>,
+    /// Close the connection after replying (invalid token).
+    pub close: bool,
+    /// A streaming verb takes the connection over after its `ok` reply.
+    pub stream: Option<Box<dyn ConnectionStream>>,
+}
+
+impl Outcome {
+    /// A reply with nothing else for the connection to do.
+    pub fn reply(result: crate::errors::ApiResult<serde_json::Value>) -> Self {
+        Outcome {
+            result,
+            principal: None,
+            close: false,
+            stream: None,
+        }
+    }
+}
 
 /// The connection's read side, with whatever the client sent after the request
 /// already buffered.

@@ -6,7 +6,7 @@
 //! most [`MAX_ID_BYTES`] bytes and is echoed; a frame whose id cannot be read gets
 //! `"id":null`.
 
-use crate::errors::ApiError;
+use crate::errors::{ApiError, ErrorCode};
 use crate::strict_json::parse_strict;
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
@@ -37,7 +37,7 @@ pub struct FrameError {
 pub fn decode_request(frame: &[u8]) -> Result<Request, FrameError> {
     let malformed = |id: Value, message: &'static str| FrameError {
         id,
-        error: ApiError::new("invalid_request.malformed", message),
+        error: ApiError::new(ErrorCode::Malformed, message),
     };
     if frame.len() > MAX_FRAME_BYTES + 1 {
         return Err(FrameError {
@@ -75,7 +75,7 @@ pub fn decode_request(frame: &[u8]) -> Result<Request, FrameError> {
 }
 
 pub fn frame_size_error() -> ApiError {
-    ApiError::new("invalid_request.frame_size", "frame exceeds the size limit")
+    ApiError::new(ErrorCode::FrameSize, "frame exceeds the size limit")
         .with("limit", MAX_FRAME_BYTES as u64)
 }
 
@@ -174,7 +174,7 @@ mod tests {
     fn refuses_shapes_with_the_id_when_known() {
         let e = decode_request(br#"{"id":3,"verb":1}"#).unwrap_err();
         assert_eq!(e.id, json!(3));
-        assert_eq!(e.error.code, "invalid_request.malformed");
+        assert_eq!(e.error.code, ErrorCode::Malformed);
         let e = decode_request(br#"{"id":3,"verb":"x","params":[]}"#).unwrap_err();
         assert_eq!(e.id, json!(3));
         let e = decode_request(br#"{"id":3,"verb":"x","extra":1}"#).unwrap_err();

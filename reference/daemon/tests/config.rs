@@ -234,3 +234,56 @@ fn a_config_directory_created_after_start_is_watched() {
         (effective(&d, "recovery.interval_ms") == 45000).then_some(())
     });
 }
+
+/// The reactor never waits on the config file: while the injector holds the fsync of
+/// `config.set`'s atomic write for 2 s, `server.info` (a reactor turn) answers at once,
+/// and `config.set` answers only after its write is durable.
+#[test]
+fn a_config_set_held_in_fsync_never_blocks_the_reactor() {
+    // The atomic write fsyncs its temporary file (`.config.zon.tmp-<uuid>`) before the
+    // rename; that fsync is the one that makes the write wait.
+    let d = Daemon::start_faulty(None, "fsync@*/.config.zon.tmp-*=delay:2000");
+    let mut setter = d.wire();
+    setter.login_owner(&d);
+    let mut info = d.wire();
+    info.login_owner(&d);
+    let held = std::time::Instant::now();
+    setter.send_raw(
+        b"{\"id\":1,\"verb\":\"config.set\",\"params\":{\"key\":\"recovery.interval_ms\",\"value\":5000}}\n",
+    );
+    // Give the worker time to reach the fsync (the trace line is written only after
+    // the held call returns, so it cannot be waited for).
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut worst = std::time::Duration::ZERO;
+    for n in 0..5 {
+        let asked = std::time::Instant::now();
+        let r = info.request(json!({"id": 10 + n, "verb": "server.info", "params": {}}));
+        worst = worst.max(asked.elapsed());
+        assert!(r["ok"]["source"].is_string(), "{r}");
+    }
+    let during = held.elapsed();
+    assert!(
+        during < std::time::Duration::from_millis(1500),
+        "server.info answered while the fsync was held ({during:?} since config.set)"
+    );
+    assert!(
+        worst < std::time::Duration::from_millis(250),
+        "server.info took {worst:?} while config.set was in its fsync"
+    );
+    eprintln!("server.info during a held config fsync: worst {worst:?}");
+    let r = setter.reply().expect("config.set reply");
+    assert!(
+        d.fault_trace().contains("\"action\":\"delay:2000\""),
+        "the fsync was held"
+    );
+    assert_eq!(r["ok"], json!({}), "{r}");
+    assert!(
+        held.elapsed() >= std::time::Duration::from_millis(2000),
+        "config.set answers after its fsync"
+    );
+    assert_eq!(
+        d.ok(&["config", "check"]),
+        json!({"valid": true}),
+        "the written file is whole"
+    );
+}

@@ -42,23 +42,7 @@ fn unknown_read_scope_is_configurable() {
 fn issued_grants_are_scoped_and_denials_reveal_nothing() {
     let d = Daemon::start();
     d.pane(IDLE);
-    let s1 = d.ok(&["session", "create", "--name", "other"]);
-    let w1 = d.ok(&[
-        "window",
-        "create",
-        "--session",
-        s1["session"].as_str().unwrap(),
-        "--name",
-        "w",
-    ]);
-    let other = d.ok(&[
-        "pane",
-        "create",
-        "--window",
-        w1["window"].as_str().unwrap(),
-        "--argv",
-        IDLE,
-    ]);
+    let other = d.topology("other", "w").pane(IDLE).reply;
     let issued = d.ok(&[
         "grant",
         "issue",
@@ -141,17 +125,9 @@ fn issued_grants_are_scoped_and_denials_reveal_nothing() {
 #[test]
 fn each_child_gets_a_fresh_token_with_exactly_the_grants_asked() {
     let d = Daemon::start();
-    let s = d.ok(&["session", "create", "--name", "t"]);
-    let w = d.ok(&[
-        "window",
-        "create",
-        "--session",
-        s["session"].as_str().unwrap(),
-        "--name",
-        "w",
-    ]);
+    let t = d.topology("t", "w");
     let created = d.ok(&[
-        "pane", "create", "--window", w["window"].as_str().unwrap(),
+        "pane", "create", "--window", &t.window,
         "--argv", r#"["sh","-c","echo token=$VENOMX_TOKEN; echo pane=$VENOMX_PANE; while :; do sleep 1; done"]"#,
         "--grants", r#"["write@pane:self"]"#,
     ]);

@@ -23,6 +23,8 @@ mod write;
 
 #[cfg(feature = "arbitrary")]
 pub mod generate;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use error::{Code, Doc, FormatError, Rule, Seg};
 pub use model::*;

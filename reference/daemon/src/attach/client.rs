@@ -58,7 +58,11 @@ pub fn attach(
     if let Some((source, offset)) = resume {
         p.insert("resume".into(), json!({"source": source, "offset": offset}));
     }
-    out.extend(wire::encode_request(1, "pane.attach", &p));
+    out.extend(wire::encode_request(
+        1,
+        crate::manifest::VerbId::PaneAttach.name(),
+        &p,
+    ));
     (&writer).write_all(&out).map_err(Err)?;
     let mut replies = if token.is_some() { 2 } else { 1 };
     loop {

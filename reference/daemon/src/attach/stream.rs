@@ -7,7 +7,6 @@
 use super::frame::{self, ClientFrame, HEADER, MAX_PAYLOAD, OUTPUT_CHUNK};
 use super::ring::{CloseReason, PaneOutput, Read};
 use crate::ids::PaneId;
-use crate::reactor::Msg;
 use crate::stream::{ConnectionStream, Reader, StreamFuture, Writer};
 use std::sync::Arc;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -25,7 +24,7 @@ pub struct AttachStream {
     /// a viewer that stays after EXIT does not keep the pane's writer alive.
     pub input: Option<mpsc::WeakSender<Vec<u8>>>,
     /// Weak, so open streams never keep the reactor alive.
-    pub reactor: mpsc::WeakSender<Msg>,
+    pub reactor: mpsc::WeakSender<Resize>,
 }
 
 impl ConnectionStream for AttachStream {
@@ -115,12 +114,20 @@ impl AttachStream {
     }
 }
 
+/// A viewer's resize frame, for the reactor to apply in a turn of its own.
+pub struct Resize {
+    pub pane: PaneId,
+    pub principal: String,
+    pub cols: u16,
+    pub rows: u16,
+}
+
 struct ClientSide {
     pane: PaneId,
     principal: String,
     write: bool,
     input: Option<mpsc::WeakSender<Vec<u8>>>,
-    reactor: mpsc::WeakSender<Msg>,
+    reactor: mpsc::WeakSender<Resize>,
 }
 
 async fn client_frames(mut reader: Reader, side: ClientSide, end: oneshot::Sender<End>) {
@@ -158,7 +165,7 @@ async fn read_client(reader: &mut Reader, mut side: ClientSide) -> End {
                 let Some(tx) = side.reactor.upgrade() else {
                     return Some(CloseReason::Shutdown);
                 };
-                let msg = Msg::AttachResize {
+                let msg = Resize {
                     pane: side.pane,
                     principal: side.principal.clone(),
                     cols,

@@ -20,14 +20,14 @@ pub enum LoadError {
 
 impl LoadError {
     pub fn to_api(&self) -> crate::errors::ApiError {
-        use crate::errors::ApiError;
+        use crate::errors::{ApiError, ErrorCode};
         match self {
             LoadError::Io => ApiError::new(
-                "unavailable.config_io",
+                ErrorCode::ConfigIo,
                 "config file could not be read or written",
             ),
             LoadError::Syntax(e) => {
-                ApiError::new("invalid_params.config", "config is not valid ZON")
+                ApiError::new(ErrorCode::Param("config"), "config is not valid ZON")
                     .with("param", "config")
                     .with("field", ".")
                     .with("problem", e.problem)
@@ -35,7 +35,7 @@ impl LoadError {
                     .with("column", e.column as u64)
             }
             LoadError::Schema(e) => {
-                ApiError::new("invalid_params.config", "config fails the schema")
+                ApiError::new(ErrorCode::Param("config"), "config fails the schema")
                     .with("param", "config")
                     .with("field", e.field.clone())
                     .with("problem", e.problem)
@@ -61,9 +61,17 @@ pub fn check_text(text: &[u8]) -> Result<(zon::Zon, Config), LoadError> {
     Ok((doc, config))
 }
 
-/// Reads the file; a missing file is the empty document (all defaults).
+/// Reads the file; a missing file is the empty document (all defaults). At most one
+/// byte past the ZON reader's limit is read, so an oversized file costs no more.
 pub fn load(path: &Path) -> Result<(zon::Zon, Config), LoadError> {
-    match std::fs::read(path) {
+    use std::io::Read as _;
+    let read = std::fs::File::open(path).and_then(|f| {
+        let mut bytes = Vec::new();
+        f.take(zon::MAX_INPUT_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map(|_| bytes)
+    });
+    match read {
         Ok(bytes) => {
             if bytes.len() > zon::MAX_INPUT_BYTES {
                 return Err(LoadError::Syntax(zon::ZonError {

@@ -91,6 +91,29 @@ impl Default for Recovery {
     }
 }
 
+impl Recovery {
+    /// The store-relevant part.
+    pub fn store_config(&self) -> vx_store::StoreConfig {
+        vx_store::StoreConfig {
+            max_checkpoints: self.max_checkpoints,
+            max_checkpoint_bytes: self.max_checkpoint_bytes,
+            max_age_seconds: self.max_age_seconds,
+            terminal_text: match self.terminal_text {
+                TerminalText::Off => vx_store::TextMode::Off,
+                TerminalText::Plain => vx_store::TextMode::Plain,
+            },
+            text_max_age_seconds: self.text_max_age_seconds,
+        }
+    }
+
+    /// Whether this config captures terminal text at all (zero rows or bytes disables it).
+    pub fn text_enabled(&self) -> bool {
+        self.terminal_text == TerminalText::Plain
+            && self.text_max_rows > 0
+            && self.text_max_bytes > 0
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Panes {
     pub history_rows: u64,

@@ -6,7 +6,7 @@ use super::{Caller, Outcome, State};
 use crate::attach::ring::{CloseReason, ExitStatus, PaneOutput};
 use crate::attach::stream::AttachStream;
 use crate::auth::{Resource, Right};
-use crate::errors::{ApiError, ApiResult};
+use crate::errors::{ApiError, ApiResult, ErrorCode};
 use crate::ids::PaneId;
 use crate::topology::PaneState;
 use serde_json::{json, Map, Value};
@@ -47,7 +47,7 @@ impl State {
             .topology
             .panes
             .get(&id)
-            .ok_or_else(|| ApiError::not_found("pane"))?;
+            .ok_or_else(|| ApiError::code(ErrorCode::PaneNotFound))?;
         let screen = self.screens.get(&id).ok_or_else(ApiError::internal)?;
         // Archives (and panes restored before any output) get their stream here:
         // a fresh counter at 0, already ended.
@@ -101,7 +101,7 @@ impl State {
             snapshot,
             write,
             input,
-            reactor: self.me.clone(),
+            reactor: self.resizes.clone(),
         };
         Ok((reply, stream))
     }

@@ -5,7 +5,7 @@
 
 use super::params::Params;
 use super::recovery;
-use super::restore::RestoreEvent;
+use super::recovery::RestoreEvent;
 use super::{Caller, Outcome, State};
 use crate::auth::{Resource, Right};
 use crate::errors::{ApiError, ApiResult};

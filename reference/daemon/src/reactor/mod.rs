@@ -4,51 +4,31 @@
 //! a mutation. Pane supervisors report exits to it on a separate channel.
 
 mod attach;
+mod config_io;
 mod config_verbs;
+mod dispatch;
 mod events;
+mod grants;
 mod panes;
 pub mod params;
-mod recovery;
-mod restore;
+pub mod recovery;
 mod topology_verbs;
 
 use crate::auth::{Registry, Resource};
 use crate::config::Config;
 use crate::emulator::Emulator;
-use crate::errors::{ApiError, ApiResult};
-use crate::ids::{PaneId, SessionId, WindowId};
-use crate::manifest::{Target, Verb};
+use crate::errors::{ApiError, ApiResult, ErrorCode};
+use crate::ids::PaneId;
+use crate::manifest::Verb;
 use crate::pty::{Control, Exited, PaneHandle};
 use crate::topology::{PaneState, Topology};
-use params::{check_shape, Params};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot, watch};
 
-/// The result of one request, plus what the connection must do next.
-pub struct Outcome {
-    pub result: ApiResult<Value>,
-    /// `auth.login` rebinds the connection to this principal.
-    pub principal: Option<String>,
-    /// Close the connection after replying (invalid token).
-    pub close: bool,
-    /// A streaming verb takes the connection over after its `ok` reply.
-    pub stream: Option<Box<dyn crate::stream::ConnectionStream>>,
-}
-
-impl Outcome {
-    /// A reply with nothing else for the connection to do.
-    pub fn reply(result: ApiResult<Value>) -> Self {
-        Outcome {
-            result,
-            principal: None,
-            close: false,
-            stream: None,
-        }
-    }
-}
+pub use crate::stream::{Outcome, Reply};
 
 pub enum Msg {
     Request {
@@ -64,28 +44,8 @@ pub enum Msg {
     /// On-demand grace ran out. If there is still no session, refuse mutations from now
     /// on and answer true; a session created before this message wins.
     GraceExpired { stop: oneshot::Sender<bool> },
-    /// The worker finished a publish job (`explicit`: a `recovery.checkpoint`).
-    Published { explicit: bool },
-    /// The worker read and validated a checkpoint for `recovery.restore`.
-    RestoreLoaded {
-        loaded: Box<vx_store::Loaded>,
-        principal: String,
-        reply: oneshot::Sender<Outcome>,
-    },
-    /// The worker finished reload's retention cleanup: activate `config`.
-    ReloadCleaned {
-        config: Box<Config>,
-        reply: oneshot::Sender<Outcome>,
-    },
     /// The config file watcher saw the file change: reload it like `config.reload`.
     ConfigFileChanged,
-    /// A `pane.attach` viewer's resize frame.
-    AttachResize {
-        pane: PaneId,
-        principal: String,
-        cols: u16,
-        rows: u16,
-    },
     /// Shutdown reaped every child: write the final clean checkpoint (if any is
     /// due) and report whether it is durable.
     FinalCheckpoint { done: oneshot::Sender<bool> },
@@ -111,8 +71,10 @@ pub struct State {
     screens: HashMap<PaneId, Arc<Mutex<Emulator>>>,
     /// `pane.attach` output streams, by pane; an archive's is made on first attach.
     outputs: HashMap<PaneId, Arc<crate::attach::ring::PaneOutput>>,
-    /// This reactor's own queue, for attached streams' resize frames.
-    me: mpsc::WeakSender<Msg>,
+    /// The config worker (`config_io.rs`): every config file read and write.
+    config_jobs: std::sync::mpsc::Sender<config_io::ConfigJob>,
+    /// This reactor's queue of attached streams' resize frames.
+    resizes: mpsc::WeakSender<crate::attach::stream::Resize>,
     stopping: bool,
     recovery: recovery::RecoveryState,
     exits: mpsc::UnboundedSender<Exited>,
@@ -136,11 +98,13 @@ pub fn start(
     identity: Identity,
     config: Config,
     owner_token: &str,
-    store: crate::recovery::StoreInit,
+    store: recovery::StoreInit,
 ) -> ReactorHandle {
     let (tx, rx) = mpsc::channel(1024);
-    let jobs = crate::recovery::start_worker(store, &config.recovery, tx.clone());
-    let recovery = recovery::RecoveryState::new(jobs, config.recovery.interval_ms);
+    let (worker_tx, worker_rx) = mpsc::channel(64);
+    let (resize_tx, resize_rx) = mpsc::channel(256);
+    let jobs = recovery::start_worker(store, &config.recovery, worker_tx.clone());
+    let recovery = recovery::RecoveryState::new(jobs, worker_tx, config.recovery.interval_ms);
     let (exits_tx, exits_rx) = mpsc::unbounded_channel();
     let (supervised_tx, supervised_rx) = watch::channel(0);
     let (sessions_tx, sessions_rx) = watch::channel(0);
@@ -153,7 +117,8 @@ pub fn start(
         live: HashMap::new(),
         screens: HashMap::new(),
         outputs: HashMap::new(),
-        me: tx.downgrade(),
+        resizes: resize_tx.downgrade(),
+        config_jobs: config_io::start(),
         stopping: false,
         recovery,
         exits: exits_tx,
@@ -161,7 +126,17 @@ pub fn start(
         sessions: sessions_tx,
         events,
     };
-    tokio::spawn(run(state, rx, exits_rx));
+    // The reactor holds the only strong resize sender: streams hold weak ones.
+    tokio::spawn(run(
+        state,
+        Queues {
+            requests: rx,
+            exits: exits_rx,
+            worker: worker_rx,
+            resizes: resize_rx,
+            _resize_tx: resize_tx,
+        },
+    ));
     ReactorHandle {
         tx,
         supervised: supervised_rx,
@@ -169,36 +144,35 @@ pub fn start(
     }
 }
 
-async fn run(
-    mut state: State,
-    mut rx: mpsc::Receiver<Msg>,
-    mut exits: mpsc::UnboundedReceiver<Exited>,
-) {
+/// What the reactor task reads.
+struct Queues {
+    requests: mpsc::Receiver<Msg>,
+    exits: mpsc::UnboundedReceiver<Exited>,
+    worker: mpsc::Receiver<recovery::WorkerEvent>,
+    resizes: mpsc::Receiver<crate::attach::stream::Resize>,
+    _resize_tx: mpsc::Sender<crate::attach::stream::Resize>,
+}
+
+async fn run(mut state: State, mut q: Queues) {
     loop {
         tokio::select! {
             biased;
-            exit = exits.recv() => match exit {
+            exit = q.exits.recv() => match exit {
                 Some(e) => state.on_exit(e),
                 None => break,
             },
             _ = tokio::time::sleep_until(state.recovery.next_tick) => state.on_tick(),
-            msg = rx.recv() => match msg {
+            Some(event) = q.worker.recv() => {
+                state.on_worker(event);
+                state.publish_sessions();
+            }
+            Some(r) = q.resizes.recv() => {
+                state.attach_resize(r.pane, &r.principal, r.cols, r.rows);
+            }
+            msg = q.requests.recv() => match msg {
                 Some(Msg::Request { principal, verb, params, reply }) => {
                     state.dispatch(&principal, verb, &params, reply);
                     state.publish_sessions();
-                }
-                Some(Msg::Published { explicit }) => state.on_published(explicit),
-                Some(Msg::RestoreLoaded { loaded, principal, reply }) => {
-                    let result = state.restore_loaded(*loaded, &principal);
-                    let _ = reply.send(Outcome::reply(result));
-                    state.publish_sessions();
-                }
-                Some(Msg::ReloadCleaned { config, reply }) => {
-                    let result = Ok(state.reload_activate(*config));
-                    let _ = reply.send(Outcome::reply(result));
-                }
-                Some(Msg::AttachResize { pane, principal, cols, rows }) => {
-                    state.attach_resize(pane, &principal, cols, rows);
                 }
                 Some(Msg::FinalCheckpoint { done }) => state.final_checkpoint(done),
                 Some(Msg::ConfigFileChanged) => {
@@ -234,13 +208,18 @@ pub(crate) fn test_state() -> State {
             config_path: None,
         },
         registry: Registry::new("token", config.unknown_read),
-        recovery: recovery::RecoveryState::new(jobs, config.recovery.interval_ms),
+        recovery: recovery::RecoveryState::new(
+            jobs,
+            mpsc::channel(1).0,
+            config.recovery.interval_ms,
+        ),
         config,
         topology: Topology::default(),
         live: HashMap::new(),
         screens: HashMap::new(),
         outputs: HashMap::new(),
-        me: mpsc::channel(1).0.downgrade(),
+        resizes: mpsc::channel(1).0.downgrade(),
+        config_jobs: std::sync::mpsc::channel().0,
         stopping: false,
         exits,
         supervised: watch::channel(0).0,
@@ -252,13 +231,6 @@ pub(crate) fn test_state() -> State {
 /// Who is asking, resolved for this request.
 pub struct Caller {
     pub principal: crate::auth::Principal,
-}
-
-/// What dispatch decided.
-enum Step {
-    Done(Outcome),
-    /// Authorized; the handler hands disk work to the recovery worker.
-    Deferred(Caller),
 }
 
 impl State {
@@ -299,103 +271,6 @@ impl State {
         }
     }
 
-    fn dispatch(
-        &mut self,
-        principal_id: &str,
-        verb: &'static Verb,
-        params: &Map<String, Value>,
-        reply: oneshot::Sender<Outcome>,
-    ) {
-        match self.decide(principal_id, verb, params) {
-            Step::Done(outcome) => {
-                if outcome.result.is_ok()
-                    && verb.mutation
-                    && recovery::is_product_mutation(verb.name)
-                {
-                    self.note_mutation();
-                }
-                let _ = reply.send(outcome);
-            }
-            Step::Deferred(caller) => {
-                self.deferred_verb(&caller, verb.name, &Params(params), reply)
-            }
-        }
-    }
-
-    fn decide(
-        &mut self,
-        principal_id: &str,
-        verb: &'static Verb,
-        params: &Map<String, Value>,
-    ) -> Step {
-        let plain = |result| Step::Done(Outcome::reply(result));
-        if let Err(e) = check_shape(verb, params) {
-            return plain(Err(e));
-        }
-        let p = Params(params);
-        if verb.name == "auth.login" {
-            return Step::Done(self.login(&p));
-        }
-        let Some(principal) = self.registry.get(principal_id).cloned() else {
-            return Step::Done(Outcome {
-                close: true,
-                ..Outcome::reply(Err(ApiError::new("denied.token", "token is not valid")))
-            });
-        };
-        let caller = Caller { principal };
-        if let Err(e) = self.authorize(&caller, verb, &p) {
-            return plain(Err(e));
-        }
-        if self.stopping && verb.mutation {
-            return plain(Err(ApiError::shutdown()));
-        }
-        if verb.name == "pane.attach" {
-            return Step::Done(self.pane_attach(&caller, &p));
-        }
-        if verb.name == "events.subscribe" {
-            return Step::Done(self.subscribe(&caller, &p));
-        }
-        if recovery::is_deferred(verb.name) {
-            return Step::Deferred(caller);
-        }
-        if matches!(verb.name, "pane.capture" | "pane.list") {
-            self.expire_archive_text(recovery::now());
-        }
-        plain(self.handle(&caller, verb, &p))
-    }
-
-    fn login(&mut self, p: &Params<'_>) -> Outcome {
-        match p
-            .str("token")
-            .ok()
-            .and_then(|t| self.registry.resolve_token(t))
-        {
-            Some(id) => Outcome {
-                principal: Some(id.to_string()),
-                ..Outcome::reply(Ok(json!({"principal": id})))
-            },
-            None => Outcome {
-                close: true,
-                ..Outcome::reply(Err(ApiError::new("denied.token", "token is not valid")))
-            },
-        }
-    }
-
-    /// The dispatch grant, checked before any lookup: a missing resource has no
-    /// ancestry, so the caller is denied exactly as for an existing one it may not touch.
-    fn authorize(&self, caller: &Caller, verb: &Verb, p: &Params<'_>) -> ApiResult<()> {
-        let resource = match verb.target {
-            Target::Open | Target::Filtered => return Ok(()),
-            Target::Server => Resource::Server,
-            Target::Param(name) => match name {
-                "session" => Resource::Session(p.session(name)?),
-                "window" => Resource::Window(p.window(name)?),
-                _ => Resource::Pane(p.pane(name)?),
-            },
-        };
-        self.require(caller, verb.right, resource)
-    }
-
     pub fn can(&self, caller: &Caller, right: crate::auth::Right, resource: Resource) -> bool {
         let ancestry = self.topology.ancestry(resource);
         self.registry
@@ -413,136 +288,6 @@ impl State {
         } else {
             Err(denied(caller, right, resource))
         }
-    }
-
-    fn handle(&mut self, caller: &Caller, verb: &Verb, p: &Params<'_>) -> ApiResult<Value> {
-        match verb.name {
-            "server.info" => Ok(json!({
-                "source": self.identity.source,
-                "version": env!("CARGO_PKG_VERSION"),
-                "protocol": 1,
-            })),
-            "auth.whoami" => Ok(self.whoami(caller)),
-            "grant.issue" => self.grant_issue(caller, p),
-            "grant.revoke" => self.grant_revoke(p),
-            "session.create" => self.session_create(p),
-            "session.list" => Ok(self.session_list(caller)),
-            "session.rename" => self.session_rename(p),
-            "session.kill" => self.session_kill(p),
-            "window.create" => self.window_create(p),
-            "window.rename" => self.window_rename(p),
-            "window.kill" => self.window_kill(p),
-            "window.resize" => self.window_resize(p),
-            "window.ratio" => self.window_ratio(p),
-            "pane.create" => self.pane_create(caller, p),
-            "pane.split" => self.pane_split(caller, p),
-            "pane.float" => self.pane_float(caller, p),
-            "pane.relaunch" => self.pane_relaunch(caller, p),
-            "pane.list" => self.pane_list(caller, p),
-            "pane.capture" => self.pane_capture(p),
-            "pane.send" => self.pane_send(p),
-            "pane.tag" => self.pane_tag(p),
-            "pane.kill" => self.pane_kill(p),
-            "pane.place" => self.pane_place(caller, p),
-            "pane.resize" => self.pane_resize(p),
-            "config.get" => self.config_get(p),
-            "config.set" => self.config_set(p),
-            "config.check" => self.config_check(p),
-            _ => Err(ApiError::new(
-                "invalid_request.unknown_verb",
-                "unknown verb",
-            )),
-        }
-    }
-
-    fn whoami(&self, caller: &Caller) -> Value {
-        let grants: Vec<String> = self
-            .registry
-            .grants_of(&caller.principal)
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        json!({
-            "principal": caller.principal.id,
-            "namespace": caller.principal.namespace,
-            "grants": grants,
-        })
-    }
-
-    fn grant_issue(&mut self, caller: &Caller, p: &Params<'_>) -> ApiResult<Value> {
-        let grants = self.parse_grants(caller, p, None, None)?;
-        let namespace = match p.opt_str("namespace") {
-            Some(ns) if crate::topology::validate::valid_namespace(ns) => ns.to_string(),
-            Some(_) => {
-                return Err(ApiError::param(
-                    "namespace",
-                    "namespace must match [a-z][a-z0-9_-]{0,63}",
-                ))
-            }
-            None => caller.principal.namespace.clone(),
-        };
-        let (id, token) = self
-            .registry
-            .issue(crate::auth::PrincipalKind::Issued, namespace, grants)
-            .map_err(|_| ApiError::internal())?;
-        self.emit(
-            "principal.issued",
-            Resource::Server,
-            json!({"principal": id}),
-        );
-        Ok(json!({"principal": id, "token": token}))
-    }
-
-    fn grant_revoke(&mut self, p: &Params<'_>) -> ApiResult<Value> {
-        let id = p.str("principal")?;
-        if id == crate::auth::OWNER || id == crate::auth::UNKNOWN {
-            return Err(ApiError::param(
-                "principal",
-                "the owner and unknown cannot be revoked",
-            ));
-        }
-        if self.registry.revoke(id) {
-            self.emit_principal_revoked(id);
-            Ok(json!({}))
-        } else {
-            Err(ApiError::not_found("principal"))
-        }
-    }
-
-    /// Parses `grants` and checks each against what the caller holds (delegation never
-    /// exceeds the delegator). `new_pane` is the pane `pane:self` names, inside `window`.
-    pub fn parse_grants(
-        &self,
-        caller: &Caller,
-        p: &Params<'_>,
-        new_pane: Option<PaneId>,
-        window: Option<(WindowId, SessionId)>,
-    ) -> ApiResult<Vec<crate::auth::Grant>> {
-        let mut grants = Vec::new();
-        for text in p.string_list("grants")? {
-            let grant = crate::auth::Grant::parse(&text, new_pane)
-                .ok_or_else(|| ApiError::param("grants", "grant must be right@resource"))?;
-            let ancestry = match (grant.resource, new_pane, window) {
-                (Resource::Pane(id), Some(new), Some((w, s))) if id == new => {
-                    vec![Resource::Window(w), Resource::Session(s)]
-                }
-                (r, _, _) => self.topology.ancestry(r),
-            };
-            if !self
-                .registry
-                .allows(&caller.principal, grant.right, grant.resource, &ancestry)
-            {
-                return Err(
-                    ApiError::new("denied.delegation", "asked grants exceed the caller's")
-                        .with("right", grant.right.as_str())
-                        .with("resource", grant.resource.to_string()),
-                );
-            }
-            if !grants.contains(&grant) {
-                grants.push(grant);
-            }
-        }
-        Ok(grants)
     }
 
     /// Tears down panes removed from the topology: hang up their groups, revoke their
@@ -577,13 +322,13 @@ impl State {
 }
 
 pub fn denied(caller: &Caller, right: crate::auth::Right, resource: Resource) -> ApiError {
-    let message = match right {
-        crate::auth::Right::Read => "read denied",
-        crate::auth::Right::Write => "write denied",
-        crate::auth::Right::Spawn => "spawn denied",
-        crate::auth::Right::Admin => "admin denied",
+    let code = match right {
+        crate::auth::Right::Read => ErrorCode::DeniedRead,
+        crate::auth::Right::Write => ErrorCode::DeniedWrite,
+        crate::auth::Right::Spawn => ErrorCode::DeniedSpawn,
+        crate::auth::Right::Admin => ErrorCode::DeniedAdmin,
     };
-    ApiError::new(format!("denied.{}", right.as_str()), message)
+    ApiError::code(code)
         .with("right", right.as_str())
         .with("resource", resource.to_string())
         .with("principal", caller.principal.id.clone())

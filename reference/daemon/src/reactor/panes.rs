@@ -5,7 +5,7 @@ use super::params::Params;
 use super::{Caller, State};
 use crate::auth::{PrincipalKind, Resource, Right};
 use crate::config::Config;
-use crate::errors::{ApiError, ApiResult};
+use crate::errors::{ApiError, ApiResult, ErrorCode};
 use crate::ids::{PaneId, SessionId, WindowId};
 use crate::pty::{self, InputError, SpawnSpec};
 use crate::topology::float::{self, FloatSpec, Length};
@@ -49,7 +49,7 @@ pub fn merged_spec(config: &Config, spec: &FloatSpec) -> FloatSpec {
 }
 
 fn pane_not_found() -> ApiError {
-    ApiError::not_found("pane")
+    ApiError::code(ErrorCode::PaneNotFound)
 }
 
 impl State {
@@ -66,7 +66,7 @@ impl State {
         let id = self
             .topology
             .allocate_pane()
-            .ok_or_else(|| ApiError::new("unavailable.ids", "id counter exhausted"))?;
+            .ok_or_else(|| ApiError::new(ErrorCode::Ids, "id counter exhausted"))?;
         let grants = self.parse_grants(caller, p, Some(id), Some((window, session)))?;
         let (principal, token) = self
             .registry
@@ -92,7 +92,7 @@ impl State {
             Ok(h) => h,
             Err(_) => {
                 self.registry.revoke(&principal);
-                return Err(ApiError::new("unavailable.spawn", "executable unavailable"));
+                return Err(ApiError::new(ErrorCode::Spawn, "executable unavailable"));
             }
         };
         let pid = handle.pid;
@@ -169,10 +169,10 @@ impl State {
             .topology
             .windows
             .get_mut(&window)
-            .ok_or_else(|| ApiError::not_found("window"))?;
+            .ok_or_else(|| ApiError::code(ErrorCode::WindowNotFound))?;
         if w.tree.is_some() {
-            return Err(ApiError::conflict(
-                "not_empty",
+            return Err(ApiError::new(
+                ErrorCode::NotEmpty,
                 "window already has a tiled pane",
             ));
         }
@@ -198,7 +198,10 @@ impl State {
             .get(&target)
             .ok_or_else(pane_not_found)?;
         if t.layer != Layer::Tiled {
-            return Err(ApiError::conflict("layer", "only tiled panes can be split"));
+            return Err(ApiError::new(
+                ErrorCode::Layer,
+                "only tiled panes can be split",
+            ));
         }
         let (first, second) = match axis {
             Axis::Cols => split_sizes(t.cols, ratio),
@@ -232,7 +235,7 @@ impl State {
             .topology
             .windows
             .get(&window)
-            .ok_or_else(|| ApiError::not_found("window"))?;
+            .ok_or_else(|| ApiError::code(ErrorCode::WindowNotFound))?;
         let geometry = float::resolve(&merged_spec(&self.config, &spec), w.cols, w.rows);
         let session = w.session;
         self.spawn_pane(
@@ -259,8 +262,8 @@ impl State {
         p.argv("argv")?;
         let pane = self.topology.panes.get(&id).ok_or_else(pane_not_found)?;
         if !self.recovery.archives.contains_key(&id) {
-            return Err(ApiError::conflict(
-                "not_archive",
+            return Err(ApiError::new(
+                ErrorCode::NotArchive,
                 "only a restored archive can be relaunched",
             ));
         }
@@ -285,7 +288,7 @@ impl State {
         if let Some(w) = window {
             self.require(caller, Right::Read, Resource::Window(w))?;
             if !self.topology.windows.contains_key(&w) {
-                return Err(ApiError::not_found("window"));
+                return Err(ApiError::code(ErrorCode::WindowNotFound));
             }
         }
         let panes: Vec<Value> = self
@@ -340,18 +343,19 @@ impl State {
         let text = p.str("text")?;
         let pane = self.topology.panes.get(&id).ok_or_else(pane_not_found)?;
         if pane.state != PaneState::Running {
-            return Err(ApiError::conflict("exited", "pane has exited"));
+            return Err(ApiError::new(ErrorCode::Exited, "pane has exited"));
         }
         let handle = self
             .live
             .get(&id)
-            .ok_or_else(|| ApiError::conflict("exited", "pane has exited"))?;
+            .ok_or_else(|| ApiError::new(ErrorCode::Exited, "pane has exited"))?;
         match handle.send_input(text.as_bytes().to_vec()) {
             Ok(()) => Ok(json!({})),
-            Err(InputError::Full) => {
-                Err(ApiError::conflict("input_full", "pane input queue is full"))
-            }
-            Err(InputError::Closed) => Err(ApiError::conflict("exited", "pane has exited")),
+            Err(InputError::Full) => Err(ApiError::new(
+                ErrorCode::InputFull,
+                "pane input queue is full",
+            )),
+            Err(InputError::Closed) => Err(ApiError::new(ErrorCode::Exited, "pane has exited")),
         }
     }
 
@@ -382,8 +386,8 @@ impl State {
         match value {
             Some(v) => {
                 if !pane.tags.contains_key(key) && pane.tags.len() >= 16 {
-                    return Err(ApiError::conflict(
-                        "tag_limit",
+                    return Err(ApiError::new(
+                        ErrorCode::TagLimit,
                         "a pane holds at most 16 tags",
                     ));
                 }
@@ -440,8 +444,8 @@ impl State {
         };
         let pane = self.topology.panes.get(&id).ok_or_else(pane_not_found)?;
         if pane.layer != Layer::Tiled {
-            return Err(ApiError::conflict(
-                "layer",
+            return Err(ApiError::new(
+                ErrorCode::Layer,
                 "only tiled panes can be placed",
             ));
         }
@@ -455,7 +459,7 @@ impl State {
                 }
                 let t = self.topology.panes.get(&t).ok_or_else(pane_not_found)?;
                 if t.layer != Layer::Tiled {
-                    return Err(ApiError::conflict("layer", "the target is not tiled"));
+                    return Err(ApiError::new(ErrorCode::Layer, "the target is not tiled"));
                 }
                 t.window
             }
@@ -464,10 +468,10 @@ impl State {
                     .topology
                     .windows
                     .get(&w)
-                    .ok_or_else(|| ApiError::not_found("window"))?;
+                    .ok_or_else(|| ApiError::code(ErrorCode::WindowNotFound))?;
                 if win.tree.is_some() {
-                    return Err(ApiError::conflict(
-                        "not_empty",
+                    return Err(ApiError::new(
+                        ErrorCode::NotEmpty,
                         "window already has a tiled pane",
                     ));
                 }
@@ -560,14 +564,14 @@ enum Dest {
 }
 
 fn float_spec_params(p: &Params<'_>) -> ApiResult<FloatSpec> {
-    let length = |name: &str| -> ApiResult<Option<Length>> {
+    let length = |name: &'static str| -> ApiResult<Option<Length>> {
         p.opt_str(name)
             .map(|t| {
                 Length::parse(t).ok_or_else(|| ApiError::param(name, "expected \"N\" or \"N%\""))
             })
             .transpose()
     };
-    let choice = |name: &str, allowed: &[&str]| -> ApiResult<Option<String>> {
+    let choice = |name: &'static str, allowed: &[&str]| -> ApiResult<Option<String>> {
         p.opt_str(name)
             .map(|t| {
                 if allowed.contains(&t) {

@@ -1,7 +1,7 @@
 //! Typed access to a request's params, checked against the verb's manifest entry.
 //! Every failure is `invalid_params.<param>`; no value is echoed.
 
-use crate::errors::{ApiError, ApiResult};
+use crate::errors::{ApiError, ApiResult, ErrorCode};
 use crate::ids::{PaneId, SessionId, WindowId};
 use crate::manifest::{ParamKind, Verb};
 use serde_json::{Map, Value};
@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 pub fn check_shape(verb: &Verb, params: &Map<String, Value>) -> ApiResult<()> {
     for (name, value) in params {
         let Some(spec) = verb.param(name) else {
-            let e = ApiError::new("invalid_params.unknown_param", "unknown parameter");
+            let e = ApiError::new(ErrorCode::UnknownParam, "unknown parameter");
             // Only echo the name when it looks like a parameter name.
             let plain =
                 name.len() <= 64 && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
@@ -41,16 +41,16 @@ pub fn check_shape(verb: &Verb, params: &Map<String, Value>) -> ApiResult<()> {
 pub struct Params<'a>(pub &'a Map<String, Value>);
 
 impl<'a> Params<'a> {
-    pub fn opt_str(&self, name: &str) -> Option<&'a str> {
+    pub fn opt_str(&self, name: &'static str) -> Option<&'a str> {
         self.0.get(name).and_then(Value::as_str)
     }
 
-    pub fn str(&self, name: &str) -> ApiResult<&'a str> {
+    pub fn str(&self, name: &'static str) -> ApiResult<&'a str> {
         self.opt_str(name)
             .ok_or_else(|| ApiError::param(name, "required parameter missing"))
     }
 
-    pub fn opt_int(&self, name: &str, min: i64, max: i64) -> ApiResult<Option<i64>> {
+    pub fn opt_int(&self, name: &'static str, min: i64, max: i64) -> ApiResult<Option<i64>> {
         match self.0.get(name) {
             None => Ok(None),
             Some(v) => match v.as_i64() {
@@ -60,39 +60,39 @@ impl<'a> Params<'a> {
         }
     }
 
-    pub fn int(&self, name: &str, min: i64, max: i64) -> ApiResult<i64> {
+    pub fn int(&self, name: &'static str, min: i64, max: i64) -> ApiResult<i64> {
         self.opt_int(name, min, max)?
             .ok_or_else(|| ApiError::param(name, "required parameter missing"))
     }
 
-    pub fn opt_bool(&self, name: &str) -> Option<bool> {
+    pub fn opt_bool(&self, name: &'static str) -> Option<bool> {
         self.0.get(name).and_then(Value::as_bool)
     }
 
-    pub fn json(&self, name: &str) -> Option<&'a Value> {
+    pub fn json(&self, name: &'static str) -> Option<&'a Value> {
         self.0.get(name)
     }
 
-    pub fn session(&self, name: &str) -> ApiResult<SessionId> {
+    pub fn session(&self, name: &'static str) -> ApiResult<SessionId> {
         SessionId::parse(self.str(name)?).ok_or_else(|| ApiError::param(name, "not a session id"))
     }
 
-    pub fn window(&self, name: &str) -> ApiResult<WindowId> {
+    pub fn window(&self, name: &'static str) -> ApiResult<WindowId> {
         WindowId::parse(self.str(name)?).ok_or_else(|| ApiError::param(name, "not a window id"))
     }
 
-    pub fn pane(&self, name: &str) -> ApiResult<PaneId> {
+    pub fn pane(&self, name: &'static str) -> ApiResult<PaneId> {
         PaneId::parse(self.str(name)?).ok_or_else(|| ApiError::param(name, "not a pane id"))
     }
 
-    pub fn opt_pane(&self, name: &str) -> ApiResult<Option<PaneId>> {
+    pub fn opt_pane(&self, name: &'static str) -> ApiResult<Option<PaneId>> {
         match self.opt_str(name) {
             None => Ok(None),
             Some(_) => self.pane(name).map(Some),
         }
     }
 
-    pub fn opt_window(&self, name: &str) -> ApiResult<Option<WindowId>> {
+    pub fn opt_window(&self, name: &'static str) -> ApiResult<Option<WindowId>> {
         match self.opt_str(name) {
             None => Ok(None),
             Some(_) => self.window(name).map(Some),
@@ -100,7 +100,7 @@ impl<'a> Params<'a> {
     }
 
     /// A non-empty JSON array of strings without NUL bytes (at most 4096 entries).
-    pub fn argv(&self, name: &str) -> ApiResult<Vec<String>> {
+    pub fn argv(&self, name: &'static str) -> ApiResult<Vec<String>> {
         let bad = || ApiError::param(name, "argv must be a non-empty array of strings");
         let items = self.json(name).and_then(Value::as_array).ok_or_else(bad)?;
         if items.is_empty() || items.len() > 4096 {
@@ -118,7 +118,7 @@ impl<'a> Params<'a> {
     }
 
     /// An optional JSON array of strings (`grants`).
-    pub fn string_list(&self, name: &str) -> ApiResult<Vec<String>> {
+    pub fn string_list(&self, name: &'static str) -> ApiResult<Vec<String>> {
         match self.json(name) {
             None => Ok(Vec::new()),
             Some(Value::Array(items)) if items.len() <= 256 => items

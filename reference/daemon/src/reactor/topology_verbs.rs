@@ -4,8 +4,7 @@ use super::panes::merged_spec;
 use super::params::Params;
 use super::{Caller, State};
 use crate::auth::{Resource, Right};
-use crate::errors::{ApiError, ApiResult};
-use crate::topology::tree::Node;
+use crate::errors::{ApiError, ApiResult, ErrorCode};
 use crate::topology::validate::valid_name;
 use crate::topology::{float, Layer};
 use serde_json::{json, Value};
@@ -23,7 +22,7 @@ fn name_param(p: &Params<'_>) -> ApiResult<String> {
 }
 
 fn exhausted() -> ApiError {
-    ApiError::new("unavailable.ids", "id counter exhausted")
+    ApiError::new(ErrorCode::Ids, "id counter exhausted")
 }
 
 impl State {
@@ -62,7 +61,7 @@ impl State {
             .topology
             .sessions
             .get_mut(&id)
-            .ok_or_else(|| ApiError::not_found("session"))?;
+            .ok_or_else(|| ApiError::code(ErrorCode::SessionNotFound))?;
         s.name = name.clone();
         let data = json!({"session": id.to_string(), "name": name});
         self.emit("session.renamed", Resource::Session(id), data);
@@ -72,7 +71,7 @@ impl State {
     pub(super) fn session_kill(&mut self, p: &Params<'_>) -> ApiResult<Value> {
         let id = p.session("session")?;
         if !self.topology.sessions.contains_key(&id) {
-            return Err(ApiError::not_found("session"));
+            return Err(ApiError::code(ErrorCode::SessionNotFound));
         }
         let principals = self.principals_in(|pane| pane.session == id);
         let events = self.session_removals(id);
@@ -92,7 +91,7 @@ impl State {
             .opt_int("rows", 1, 65535)?
             .map_or(self.config.panes.default_rows, |n| n as u16);
         if !self.topology.sessions.contains_key(&session) {
-            return Err(ApiError::not_found("session"));
+            return Err(ApiError::code(ErrorCode::SessionNotFound));
         }
         let id = self
             .topology
@@ -110,7 +109,7 @@ impl State {
             .topology
             .windows
             .get_mut(&id)
-            .ok_or_else(|| ApiError::not_found("window"))?;
+            .ok_or_else(|| ApiError::code(ErrorCode::WindowNotFound))?;
         w.name = name.clone();
         let data = json!({"window": id.to_string(), "name": name});
         self.emit("window.renamed", Resource::Window(id), data);
@@ -120,7 +119,7 @@ impl State {
     pub(super) fn window_kill(&mut self, p: &Params<'_>) -> ApiResult<Value> {
         let id = p.window("window")?;
         if !self.topology.windows.contains_key(&id) {
-            return Err(ApiError::not_found("window"));
+            return Err(ApiError::code(ErrorCode::WindowNotFound));
         }
         let principals = self.principals_in(|pane| pane.window == id);
         let events = self.window_removals(id);
@@ -138,7 +137,7 @@ impl State {
             .topology
             .windows
             .get_mut(&id)
-            .ok_or_else(|| ApiError::not_found("window"))?;
+            .ok_or_else(|| ApiError::code(ErrorCode::WindowNotFound))?;
         w.cols = cols;
         w.rows = rows;
         w.revision += 1;
@@ -172,13 +171,16 @@ impl State {
             .topology
             .windows
             .get_mut(&id)
-            .ok_or_else(|| ApiError::not_found("window"))?;
+            .ok_or_else(|| ApiError::code(ErrorCode::WindowNotFound))?;
         if expected.is_some_and(|r| r as u64 != w.revision) {
-            return Err(ApiError::conflict("revision", "window revision changed"));
+            return Err(ApiError::new(
+                ErrorCode::Revision,
+                "window revision changed",
+            ));
         }
-        match w.tree.as_mut().and_then(|t| t.node_mut(index)) {
-            Some(Node::Split { ratio: r, .. }) => *r = ratio,
-            _ => {
+        match w.tree.as_mut().and_then(|t| t.ratio_mut(index)) {
+            Some(r) => *r = ratio,
+            None => {
                 return Err(ApiError::param(
                     "node",
                     "node is not a split of this window",

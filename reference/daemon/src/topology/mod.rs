@@ -11,7 +11,7 @@ use crate::ids::{Counter, PaneId, SessionId, WindowId};
 use float::{FloatSpec, Geometry};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use tree::{Axis, Node};
+use tree::{Axis, Tree};
 
 #[derive(Debug, Clone)]
 pub struct Session {
@@ -28,7 +28,7 @@ pub struct Window {
     pub revision: u64,
     pub cols: u16,
     pub rows: u16,
-    pub tree: Option<Node>,
+    pub tree: Option<Tree>,
     /// Float panes, lowest z first.
     pub floats: Vec<PaneId>,
 }
@@ -238,7 +238,7 @@ impl Topology {
         let id = pane.id;
         self.panes.insert(id, pane);
         if let Some(w) = self.windows.get_mut(&window) {
-            w.tree = Some(Node::Pane(id));
+            w.tree = Some(Tree::leaf(id));
             w.revision += 1;
         }
         self.relayout(window)
@@ -341,7 +341,7 @@ impl Topology {
                 (Some(t), Some(tree)) => {
                     tree.split_leaf(t, pane, axis, ratio, before);
                 }
-                _ => w.tree = Some(Node::Pane(pane)),
+                _ => w.tree = Some(Tree::leaf(pane)),
             }
             w.revision += 1;
         }
@@ -361,7 +361,7 @@ impl Topology {
             "revision": w.revision,
             "cols": w.cols,
             "rows": w.rows,
-            "nodes": w.tree.as_ref().map(Node::to_nodes).unwrap_or_default(),
+            "nodes": w.tree.as_ref().map(Tree::to_nodes).unwrap_or_default(),
             "floats": w.floats.iter().map(ToString::to_string).collect::<Vec<_>>(),
         })
     }

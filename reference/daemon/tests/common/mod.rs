@@ -63,6 +63,34 @@ impl Daemon {
         d
     }
 
+    /// A daemon with `config` whose process runs under `libvxfault.so` with `plan`
+    /// (per-process counters: the plan's `#N` triggers count this daemon's calls);
+    /// the injector's trace is `<dir>/trace.jsonl`.
+    pub fn start_faulty(config: Option<&str>, plan: &str) -> Daemon {
+        let mut d = Daemon::start_with_config(config);
+        let mut child = d.child.take().expect("running");
+        signal(child.id(), "KILL");
+        let _ = child.wait();
+        vxfault::check_plan(plan).expect("plan");
+        let lib = vxfault::preload_path().expect("libvxfault.so");
+        let trace = d.dir.path().join("trace.jsonl");
+        d.child = Some(d.spawn_serve_env(
+            &[],
+            &[
+                ("LD_PRELOAD", lib.to_str().unwrap()),
+                ("VXFAULT_PLAN", plan),
+                ("VXFAULT_TRACE", trace.to_str().unwrap()),
+            ],
+        ));
+        d.wait_ready();
+        d
+    }
+
+    /// The injector's trace so far (empty when it wrote none).
+    pub fn fault_trace(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("trace.jsonl")).unwrap_or_default()
+    }
+
     pub fn spawn_serve(&self, extra: &[&str]) -> Child {
         self.spawn_serve_env(extra, &[])
     }
@@ -170,24 +198,78 @@ impl Daemon {
 
     /// Creates session + window + first pane running `argv`; returns the pane id.
     pub fn pane(&self, argv: &str) -> String {
-        let s = self.ok(&["session", "create", "--name", "t"]);
-        let w = self.ok(&[
-            "window",
-            "create",
-            "--session",
-            s["session"].as_str().unwrap(),
-            "--name",
-            "w",
-        ]);
-        let p = self.ok(&[
-            "pane",
-            "create",
-            "--window",
-            w["window"].as_str().unwrap(),
-            "--argv",
-            argv,
-        ]);
-        p["pane"].as_str().unwrap().to_string()
+        self.topology("t", "w").pane(argv).id
+    }
+
+    /// A new session named `session` with a window named `window`, for building on.
+    pub fn topology(&self, session: &str, window: &str) -> Topology<'_> {
+        self.topology_sized(session, window, &[])
+    }
+
+    /// As [`Daemon::topology`], with extra `window create` flags (`--cols`, `--rows`).
+    pub fn topology_sized(&self, session: &str, window: &str, flags: &[&str]) -> Topology<'_> {
+        let s = self.ok(&["session", "create", "--name", session]);
+        let session = s["session"].as_str().expect("session id").to_string();
+        let mut args = vec!["window", "create", "--session", &session, "--name", window];
+        args.extend_from_slice(flags);
+        let w = self.ok(&args);
+        let window = w["window"].as_str().expect("window id").to_string();
+        Topology {
+            d: self,
+            session,
+            window,
+        }
+    }
+}
+
+/// A session and window built through the CLI, and the panes started in it.
+pub struct Topology<'a> {
+    d: &'a Daemon,
+    pub session: String,
+    pub window: String,
+}
+
+/// A started pane: its id and process id.
+pub struct Started {
+    pub id: String,
+    pub pid: i64,
+    pub reply: Value,
+}
+
+impl Started {
+    fn from(reply: Value) -> Started {
+        Started {
+            id: reply["pane"].as_str().expect("pane id").to_string(),
+            pid: reply["pid"].as_i64().unwrap_or(-1),
+            reply,
+        }
+    }
+}
+
+impl Topology<'_> {
+    /// `pane.create`: the window's first tiled pane.
+    pub fn pane(&self, argv: &str) -> Started {
+        let w = &self.window;
+        Started::from(
+            self.d
+                .ok(&["pane", "create", "--window", w, "--argv", argv]),
+        )
+    }
+
+    /// `pane.split` of `pane` along `axis`, with extra flags (`--ratio`, `--before`).
+    pub fn split(&self, pane: &str, axis: &str, argv: &str, flags: &[&str]) -> Started {
+        let mut args = vec![
+            "pane", "split", "--pane", pane, "--axis", axis, "--argv", argv,
+        ];
+        args.extend_from_slice(flags);
+        Started::from(self.d.ok(&args))
+    }
+
+    /// `pane.float` in the window, with extra flags (`--preset`, `--width`, …).
+    pub fn float(&self, argv: &str, flags: &[&str]) -> Started {
+        let mut args = vec!["pane", "float", "--window", &self.window, "--argv", argv];
+        args.extend_from_slice(flags);
+        Started::from(self.d.ok(&args))
     }
 }
 
@@ -213,7 +295,20 @@ pub fn signal(pid: u32, name: &str) {
 pub fn parse(out: Output) -> (i32, Value) {
     let text = String::from_utf8(out.stdout).expect("utf-8 stdout");
     let v = serde_json::from_str(text.trim()).unwrap_or(Value::Null);
-    (out.status.code().unwrap_or(-1), v)
+    let status = out.status.code().unwrap_or(-1);
+    if let Some(exit) = check_error(&v) {
+        assert_eq!(status, exit, "exit code of {v}");
+    }
+    (status, v)
+}
+
+/// Every error the daemon or CLI emits is one of the typed codes, with its exit code.
+/// Returns that exit code for an error reply (`{"error": ...}`), None otherwise.
+pub fn check_error(reply: &Value) -> Option<i32> {
+    let code = reply.get("error")?.get("code")?.as_str()?;
+    let typed = vxref::errors::ErrorCode::parse(code)
+        .unwrap_or_else(|| panic!("{code} is not in the error table"));
+    Some(typed.exit_code())
 }
 
 pub struct Wire {
@@ -230,7 +325,9 @@ impl Wire {
     pub fn reply(&mut self) -> Option<Value> {
         let mut line = String::new();
         let n = self.reader.read_line(&mut line).ok()?;
-        (n > 0).then(|| serde_json::from_str(&line).expect("reply is JSON"))
+        let reply: Value = (n > 0).then(|| serde_json::from_str(&line).expect("reply is JSON"))?;
+        check_error(&reply);
+        Some(reply)
     }
 
     pub fn request(&mut self, frame: Value) -> Value {

@@ -1,186 +1,70 @@
-//! Recovery (RFC §2–§8) outside the reactor: the store worker thread, archive
-//! metadata, text bounds and the error mapping. The reactor side (capture at one
-//! turn, the verbs, restore's prepare-then-commit) is `reactor/recovery.rs`.
-//!
-//! The worker thread owns the [`vx_store::Store`]: every disk operation (encode,
-//! publish, prune, list, inspect, load, forget) runs there, never in a reactor turn.
-//! Jobs run one at a time in arrival order, so at most one write is ever in flight.
-//! Replies to clients go straight from the worker to the waiting connection; what the
-//! reactor must learn (a publish finished, a checkpoint was loaded for restore) comes
-//! back to it as a [`Msg`].
+//! The recovery worker thread. It owns the [`vx_store::Store`]: every disk operation
+//! (encode, publish, prune, list, inspect, load, forget, reload's retention) runs
+//! here, never in a reactor turn. Jobs run one at a time in arrival order, so at most
+//! one write is ever in flight. Replies to clients go straight from the worker to the
+//! waiting connection ([`Reply`]); what the reactor must learn comes back to it as a
+//! [`WorkerEvent`], the worker's own message type.
 
+use super::text::encode_fitting;
 use crate::config::schema::{Recovery as RecoveryConfig, TerminalText};
-use crate::emulator::Capture;
-use crate::errors::ApiError;
-use crate::reactor::{Msg, Outcome};
+use crate::errors::{ApiError, ApiResult};
+use crate::stream::{Outcome, Reply};
 use serde_json::{json, Value};
 use std::path::Path;
 use tokio::sync::{mpsc, oneshot};
-use vx_format::{Checkpoint, Format, PlainText, PreviousState, Text, Timestamp};
-use vx_store::{ErrorCode, Loaded, Store, StoreConfig, StoreError, StoreLocation, TextMode};
+use vx_format::Checkpoint;
+use vx_store::{Loaded, Store, StoreConfig, StoreError, StoreLocation};
 
 /// The final `shutdown="clean"` checkpoint's own deadline (RFC §3).
 pub const FINAL_DEADLINE: std::time::Duration = std::time::Duration::from_millis(2000);
 
-/// An archive's `text_state`, with the original timestamps of plain text (RFC §4:
-/// recheckpointing never renews them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ArchiveText {
-    Omitted,
-    Expired,
-    Plain {
-        saved_at: Timestamp,
-        expires_at: Timestamp,
-    },
-}
-
-/// RFC §5's per-archive recovery metadata.
+/// A checkpoint id that has the RFC's syntax (`c` + lowercase UUID v4); checked once,
+/// when the verb's params are read, so a malformed id never reaches the store.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Archive {
-    pub checkpoint: String,
-    pub previous_pane: String,
-    pub process_state: PreviousState,
-    pub text: ArchiveText,
-    pub cut_rows: u64,
-    /// A float whose saved preset the restoring daemon did not know (it fell back
-    /// to `.floats.default`). Reported by doctor only; not part of the wire object.
-    pub unknown_preset: bool,
-}
+pub struct CheckpointId(String);
 
-impl Archive {
-    /// The closed `recovery` object of pane.list and pane.capture.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "checkpoint": self.checkpoint,
-            "previous_pane": self.previous_pane,
-            "process_state": match self.process_state {
-                PreviousState::Exited => "exited",
-                PreviousState::Interrupted => "interrupted",
-            },
-            "text_state": match self.text {
-                ArchiveText::Omitted => "omitted",
-                ArchiveText::Expired => "expired",
-                ArchiveText::Plain { .. } => "plain",
-            },
-            "cut_rows": self.cut_rows,
-        })
+impl CheckpointId {
+    pub fn parse(id: &str) -> ApiResult<CheckpointId> {
+        if vx_format::ids::is_checkpoint_id(id) {
+            Ok(CheckpointId(id.to_string()))
+        } else {
+            Err(ApiError::param("checkpoint", "invalid checkpoint id"))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
 }
 
-/// The store-relevant part of `.recovery`.
-pub fn store_config(r: &RecoveryConfig) -> StoreConfig {
-    StoreConfig {
-        max_checkpoints: r.max_checkpoints,
-        max_checkpoint_bytes: r.max_checkpoint_bytes,
-        max_age_seconds: r.max_age_seconds,
-        terminal_text: match r.terminal_text {
-            TerminalText::Off => TextMode::Off,
-            TerminalText::Plain => TextMode::Plain,
-        },
-        text_max_age_seconds: r.text_max_age_seconds,
-    }
-}
-
-/// Whether this config captures terminal text at all (zero rows or bytes disables it).
-pub fn text_enabled(r: &RecoveryConfig) -> bool {
-    r.terminal_text == TerminalText::Plain && r.text_max_rows > 0 && r.text_max_bytes > 0
+/// What the worker tells the reactor.
+pub enum WorkerEvent {
+    /// A publish job finished (`explicit`: a `recovery.checkpoint`).
+    Published { explicit: bool },
+    /// Restore, phase one done: the checkpoint was read and validated.
+    Loaded {
+        loaded: Box<Loaded>,
+        principal: String,
+        reply: Reply,
+    },
+    /// Reload's retention cleanup succeeded: activate `config`.
+    ReloadCleaned {
+        config: Box<crate::config::Config>,
+        reply: Reply,
+    },
+    /// Reload's retention cleanup failed: nothing changes; the reactor records the
+    /// code (doctor) and answers.
+    ReloadFailed { error: ApiError, reply: Reply },
 }
 
 /// A store failure as a wire error: the RFC §6 code, its fixed message, and
 /// `data.param` for the invalid id. The store's reason (a step or rule id) is not
 /// sent; it never holds a path or content, but the wire keeps to fixed messages.
 pub fn api_error(e: &StoreError) -> ApiError {
-    let err = ApiError::new(e.code.as_str(), e.code.message());
+    let err = ApiError::new(e.code.into(), e.code.message());
     match e.code.param() {
         Some(p) => err.with("param", p),
         None => err,
-    }
-}
-
-pub fn disabled() -> ApiError {
-    ApiError::new("unavailable.recovery_disabled", "recovery is disabled")
-}
-
-/// RFC §4's per-pane text bounds: the screen keeps exactly `rows` rows and is kept
-/// whole or not at all; history is capped by the rows and bytes left (rows and bytes
-/// count screen and history together; a row's bytes are its UTF-8 length), dropping
-/// the oldest rows first.
-pub fn bounded_text(
-    capture: Capture,
-    rows: u16,
-    max_rows: u64,
-    max_bytes: u64,
-    saved_at: Timestamp,
-    expires_at: Timestamp,
-) -> Text {
-    let (mut screen, mut history) = (capture.screen, capture.history);
-    // Exactly `rows` rows; should the emulator still be taller, its top rows are
-    // history, as in a terminal that shrinks.
-    if screen.len() > usize::from(rows) {
-        let extra = screen.len() - usize::from(rows);
-        history.extend(screen.drain(..extra));
-    }
-    screen.resize(usize::from(rows), String::new());
-    let screen_bytes: u64 = screen.iter().map(|r| r.len() as u64).sum();
-    if screen.len() as u64 > max_rows || screen_bytes > max_bytes {
-        return Text::Omitted;
-    }
-    let mut rows_left = max_rows - screen.len() as u64;
-    let mut bytes_left = max_bytes - screen_bytes;
-    let mut keep = 0;
-    for row in history.iter().rev() {
-        if rows_left == 0 || row.len() as u64 > bytes_left {
-            break;
-        }
-        rows_left -= 1;
-        bytes_left -= row.len() as u64;
-        keep += 1;
-    }
-    history.drain(..history.len() - keep);
-    Text::Plain(PlainText {
-        saved_at,
-        expires_at,
-        screen,
-        history,
-    })
-}
-
-/// Encodes `cp` in the current format within `max_bytes`: when it does not fit, pane
-/// text is omitted in reverse numeric pane order until it does (RFC §4); topology is
-/// never dropped, so a checkpoint whose topology alone is too large fails.
-pub fn encode_fitting(cp: &mut Checkpoint, max_bytes: u64) -> Result<Vec<u8>, StoreError> {
-    let mut cursor = cp.panes.len();
-    loop {
-        let bytes = vx_format::write(cp, Format::CURRENT)?;
-        if bytes.len() as u64 <= max_bytes {
-            return Ok(bytes);
-        }
-        let mut need = bytes.len() as u64 - max_bytes;
-        let mut dropped = false;
-        while need > 0 && cursor > 0 {
-            cursor -= 1;
-            let pane = &mut cp.panes[cursor];
-            if let Text::Plain(t) = &pane.text {
-                // At least this much leaves the file: each row's bytes plus its quotes
-                // and separator, plus the text object's fixed fields.
-                let estimate: u64 = t
-                    .screen
-                    .iter()
-                    .chain(&t.history)
-                    .map(|r| r.len() as u64 + 3)
-                    .sum::<u64>()
-                    + 64;
-                pane.text = Text::Omitted;
-                need = need.saturating_sub(estimate);
-                dropped = true;
-            }
-        }
-        if !dropped {
-            return Err(StoreError::new(
-                ErrorCode::CheckpointSize,
-                "topology alone exceeds max_checkpoint_bytes",
-            ));
-        }
     }
 }
 
@@ -190,38 +74,38 @@ pub enum Job {
     /// `recovery.checkpoint` request; `done` is the final shutdown checkpoint.
     Publish {
         checkpoint: Box<Checkpoint>,
-        reply: Option<oneshot::Sender<Outcome>>,
+        reply: Option<Reply>,
         done: Option<oneshot::Sender<bool>>,
     },
     List {
-        reply: oneshot::Sender<Outcome>,
+        reply: Reply,
     },
     Inspect {
-        id: String,
-        reply: oneshot::Sender<Outcome>,
+        id: CheckpointId,
+        reply: Reply,
     },
     Forget {
-        id: String,
-        reply: oneshot::Sender<Outcome>,
+        id: CheckpointId,
+        reply: Reply,
     },
     /// Restore, phase one: read and validate the whole file; the reactor commits.
     Load {
-        id: String,
+        id: CheckpointId,
         principal: String,
-        reply: oneshot::Sender<Outcome>,
+        reply: Reply,
     },
     /// Reload, retention phase: prune under the new config and, for `.plain` →
     /// `.off`, purge every checkpoint holding text; the reactor activates after.
     Reload {
         config: Box<crate::config::Config>,
         purge_text: bool,
-        reply: oneshot::Sender<Outcome>,
+        reply: Reply,
     },
     /// `doctor`: the reactor's facts, completed with the store's (read only: no
     /// prune, no write; an enabled store that is not open yet is opened).
     Doctor {
         facts: Box<crate::doctor::ReactorFacts>,
-        reply: oneshot::Sender<Outcome>,
+        reply: Reply,
     },
 }
 
@@ -258,7 +142,7 @@ pub fn open_at_startup(socket: &Path, config: &RecoveryConfig) -> Result<StoreIn
             store: None,
         });
     }
-    let mut store = Store::open(&location, uid, store_config(config))?;
+    let mut store = Store::open(&location, uid, config.store_config())?;
     store.remove_temp_files().map_err(|e| e.error)?;
     store.prune(vx_store::clock::now()).map_err(|e| e.error)?;
     if config.terminal_text == TerminalText::Off {
@@ -281,33 +165,26 @@ pub fn open_at_startup(socket: &Path, config: &RecoveryConfig) -> Result<StoreIn
     })
 }
 
-fn outcome(result: Result<Value, ApiError>) -> Outcome {
-    Outcome::reply(result)
-}
-
 struct Worker {
     init: StoreInit,
     config: StoreConfig,
     /// `.recovery.enabled`: a disabled daemon never prunes (RFC §2: disabling must
     /// not silently delete archives); list and inspect only read.
     enabled: bool,
-    /// The code of the last reload whose retention cleanup failed (for doctor).
-    last_reload_error: Option<&'static str>,
-    reactor: mpsc::Sender<Msg>,
+    reactor: mpsc::Sender<WorkerEvent>,
 }
 
 /// Starts the worker thread; it ends when the job sender is dropped.
 pub fn start_worker(
     init: StoreInit,
     config: &RecoveryConfig,
-    reactor: mpsc::Sender<Msg>,
+    reactor: mpsc::Sender<WorkerEvent>,
 ) -> std::sync::mpsc::Sender<Job> {
     let (tx, rx) = std::sync::mpsc::channel::<Job>();
     let mut worker = Worker {
         init,
-        config: store_config(config),
+        config: config.store_config(),
         enabled: config.enabled,
-        last_reload_error: None,
         reactor,
     };
     let spawned = std::thread::Builder::new()
@@ -351,9 +228,11 @@ impl Worker {
                 drop(checkpoint);
                 // The reactor learns first that the write is over, so a request the
                 // client sends after this reply never finds it still in flight.
-                let _ = self.reactor.blocking_send(Msg::Published { explicit });
+                let _ = self
+                    .reactor
+                    .blocking_send(WorkerEvent::Published { explicit });
                 if let Some(reply) = reply {
-                    let _ = reply.send(outcome(
+                    let _ = reply.send(Outcome::reply(
                         result
                             .as_ref()
                             .map(|(id, generation)| {
@@ -384,7 +263,7 @@ impl Worker {
                     }
                     s.list(now)
                 });
-                let _ = reply.send(outcome(result.map_err(|e| api_error(&e)).map(|l| {
+                let _ = reply.send(Outcome::reply(result.map_err(|e| api_error(&e)).map(|l| {
                     let rows: Vec<Value> = l
                         .entries
                         .iter()
@@ -403,14 +282,14 @@ impl Worker {
             Job::Inspect { id, reply } => {
                 let now = vx_store::clock::now();
                 let enabled = self.enabled;
-                let result = valid_id(&id).and_then(|()| {
+                let result = (|| {
                     let s = self.store()?;
                     if enabled {
                         let _ = s.prune(now);
                     }
-                    s.inspect(&id, now)
-                });
-                let _ = reply.send(outcome(result.map_err(|e| api_error(&e)).map(|i| {
+                    s.inspect(id.as_str(), now)
+                })();
+                let _ = reply.send(Outcome::reply(result.map_err(|e| api_error(&e)).map(|i| {
                     json!({
                         "checkpoint": i.checkpoint,
                         "generation": i.generation,
@@ -427,8 +306,8 @@ impl Worker {
                 })));
             }
             Job::Forget { id, reply } => {
-                let result = valid_id(&id).and_then(|()| self.store()?.forget(&id));
-                let _ = reply.send(outcome(
+                let result = self.store().and_then(|s| s.forget(id.as_str()));
+                let _ = reply.send(Outcome::reply(
                     result.map(|()| json!({})).map_err(|e| api_error(&e)),
                 ));
             }
@@ -438,17 +317,17 @@ impl Worker {
                 reply,
             } => {
                 let now = vx_store::clock::now();
-                let result = valid_id(&id).and_then(|()| {
+                let result = (|| {
                     let s = self.store()?;
                     let _ = s.prune(now);
-                    s.load(&id, now)
-                });
+                    s.load(id.as_str(), now)
+                })();
                 match result {
                     Err(e) => {
-                        let _ = reply.send(outcome(Err(api_error(&e))));
+                        let _ = reply.send(Outcome::reply(Err(api_error(&e))));
                     }
                     Ok(loaded) => {
-                        let msg = Msg::RestoreLoaded {
+                        let msg = WorkerEvent::Loaded {
                             loaded: Box::new(loaded),
                             principal,
                             reply,
@@ -460,27 +339,24 @@ impl Worker {
                 }
             }
             Job::Doctor { facts, reply } => {
-                let mut facts = *facts;
-                if facts.last_reload_error.is_none() {
-                    facts.last_reload_error = self.last_reload_error.map(str::to_string);
-                }
                 let store = self.doctor_facts();
-                let _ = reply.send(outcome(Ok(crate::doctor::report(&facts, &store))));
+                let _ = reply.send(Outcome::reply(Ok(crate::doctor::report(&facts, &store))));
             }
             Job::Reload {
                 config,
                 purge_text,
                 reply,
             } => {
-                let new = store_config(&config.recovery);
+                let new = config.recovery.store_config();
                 let result = self.retention_for(new, purge_text, config.recovery.enabled);
                 match result {
                     Err(e) => {
-                        self.last_reload_error = Some(e.code.as_str());
-                        let _ = reply.send(outcome(Err(api_error(&e))));
+                        let error = api_error(&e);
+                        let _ = self
+                            .reactor
+                            .blocking_send(WorkerEvent::ReloadFailed { error, reply });
                     }
                     Ok(()) => {
-                        self.last_reload_error = None;
                         self.config = new;
                         self.enabled = config.recovery.enabled;
                         if let Some(s) = self.init.store.as_mut() {
@@ -488,7 +364,7 @@ impl Worker {
                         }
                         let _ = self
                             .reactor
-                            .blocking_send(Msg::ReloadCleaned { config, reply });
+                            .blocking_send(WorkerEvent::ReloadCleaned { config, reply });
                     }
                 }
             }
@@ -575,158 +451,5 @@ impl Worker {
             encode_fitting(cp, max)
         })?;
         Ok((published.checkpoint, published.generation))
-    }
-}
-
-/// A malformed id never reaches the store's directory.
-fn valid_id(id: &str) -> Result<(), StoreError> {
-    if vx_format::ids::is_checkpoint_id(id) {
-        Ok(())
-    } else {
-        Err(StoreError::invalid_id())
-    }
-}
-
-/// What a restore is given: the validated checkpoint (text already expired by the
-/// store where the clock, its stored expiry or the current config forbid it).
-pub type LoadedCheckpoint = Loaded;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use vx_format::{Pane, PaneState, Session, Shutdown, Window};
-
-    fn text(screen: &[&str], history: &[&str]) -> Capture {
-        Capture {
-            screen: screen.iter().map(|s| s.to_string()).collect(),
-            history: history.iter().map(|s| s.to_string()).collect(),
-        }
-    }
-
-    #[test]
-    fn history_is_capped_by_rows_and_bytes_oldest_first() {
-        let t = bounded_text(
-            text(&["s1", "s2"], &["h1", "h2", "h3"]),
-            2,
-            4,
-            100,
-            Timestamp(1),
-            Timestamp(2),
-        );
-        let Text::Plain(p) = t else { panic!() };
-        assert_eq!(p.history, vec!["h2", "h3"]);
-        let t = bounded_text(
-            text(&["s1", "s2"], &["h1", "hh2", "h3"]),
-            2,
-            100,
-            8,
-            Timestamp(1),
-            Timestamp(2),
-        );
-        let Text::Plain(p) = t else { panic!() };
-        assert_eq!(p.history, vec!["h3"], "bytes: 4 screen + 2 + 3 > 8");
-    }
-
-    #[test]
-    fn a_screen_over_budget_omits_the_whole_text() {
-        let t = bounded_text(
-            text(&["abc", "d"], &[]),
-            2,
-            1,
-            100,
-            Timestamp(1),
-            Timestamp(2),
-        );
-        assert_eq!(t, Text::Omitted);
-        let t = bounded_text(
-            text(&["abc", "d"], &[]),
-            2,
-            10,
-            3,
-            Timestamp(1),
-            Timestamp(2),
-        );
-        assert_eq!(t, Text::Omitted);
-        let t = bounded_text(text(&["a"], &[]), 3, 10, 3, Timestamp(1), Timestamp(2));
-        let Text::Plain(p) = t else { panic!() };
-        assert_eq!(p.screen, vec!["a", "", ""], "exactly rows rows");
-        let t = bounded_text(
-            text(&["s1", "s2", "s3"], &["h"]),
-            2,
-            10,
-            100,
-            Timestamp(1),
-            Timestamp(2),
-        );
-        let Text::Plain(p) = t else { panic!() };
-        assert_eq!(
-            (p.screen, p.history),
-            (
-                vec!["s2".to_string(), "s3".into()],
-                vec!["h".to_string(), "s1".into()]
-            )
-        );
-    }
-
-    fn checkpoint(panes: usize, row: &str) -> Checkpoint {
-        Checkpoint {
-            checkpoint: "c01234567-89ab-4cde-8fab-0123456789ab".into(),
-            generation: 1,
-            socket: "/s".into(),
-            uid: 0,
-            captured_at: Timestamp(1_700_000_000_000),
-            shutdown: Shutdown::Open,
-            sessions: vec![Session {
-                id: 0,
-                name: "s".into(),
-            }],
-            windows: vec![Window {
-                id: 0,
-                session: 0,
-                name: "w".into(),
-                revision: 1,
-                nodes: vec![],
-            }],
-            panes: (0..panes as u64)
-                .map(|id| Pane {
-                    id,
-                    window: 0,
-                    session: 0,
-                    cols: 10,
-                    rows: 1,
-                    state: PaneState::Running,
-                    previous_state: None,
-                    float: Some(vx_format::FloatSpec {
-                        z: id + 1,
-                        ..Default::default()
-                    }),
-                    tags: vec![],
-                    text: Text::Plain(PlainText {
-                        saved_at: Timestamp(1_700_000_000_000),
-                        expires_at: Timestamp(1_700_000_001_000),
-                        screen: vec![row.to_string()],
-                        history: vec![],
-                    }),
-                })
-                .collect(),
-        }
-    }
-
-    #[test]
-    fn text_is_omitted_in_reverse_pane_order_until_the_file_fits() {
-        let row = "x".repeat(1000);
-        let mut cp = checkpoint(4, &row);
-        let full = vx_format::write(&cp, Format::CURRENT).unwrap().len() as u64;
-        let bytes = encode_fitting(&mut cp, full - 500).unwrap();
-        assert!(bytes.len() as u64 <= full - 500);
-        let kept: Vec<bool> = cp
-            .panes
-            .iter()
-            .map(|p| matches!(p.text, Text::Plain(_)))
-            .collect();
-        assert_eq!(kept, vec![true, true, true, false]);
-        let mut cp = checkpoint(4, &row);
-        let e = encode_fitting(&mut cp, 200).unwrap_err();
-        assert_eq!(e.code, ErrorCode::CheckpointSize);
     }
 }

@@ -1,0 +1,566 @@
+//! Restore (RFC §5, §8): the worker loaded and validated the file; here, in one reactor
+//! turn, the checks are repeated, every resource, ID and event is prepared with
+//! nothing visible (ids, then windows, then panes, then events), and all of it is
+//! committed with no fallible step.
+
+use super::archive::{Archive, ArchiveText};
+use super::durable::{build_tree, from_format_spec, from_pane_state};
+use crate::auth::{Resource, Right};
+use crate::emulator::Emulator;
+use crate::errors::{ApiError, ApiResult, ErrorCode};
+use crate::ids::{PaneId, SessionId, WindowId};
+use crate::reactor::{Caller, State};
+use crate::topology::float;
+use crate::topology::{Layer, Pane, Session, Window};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use vx_format as fmt;
+use vx_format::{Checkpoint, PreviousState, Text};
+
+/// One event of a restore's commit (RFC §8).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RestoreEvent {
+    SessionCreated(SessionId),
+    WindowCreated(WindowId),
+    /// A restored float's carries layer, window, resolved geometry and new z: all in
+    /// its pane entity.
+    PaneCreated(PaneId),
+    /// Known exit code or signal included; interrupted archives have neither.
+    PaneExited(PaneId),
+    /// `{checkpoint, cleanup_unverified: true}` on `server:root`.
+    RecoveryRestored {
+        checkpoint: String,
+    },
+}
+
+/// Fresh ids for the file's ids, allocated in numeric source order.
+struct Ids {
+    sessions: BTreeMap<u64, SessionId>,
+    windows: BTreeMap<u64, WindowId>,
+    panes: BTreeMap<u64, PaneId>,
+}
+
+impl Ids {
+    // The reader checked every reference, so a miss cannot happen; the fallback
+    // keeps these total.
+    fn session(&self, n: u64) -> SessionId {
+        self.sessions.get(&n).copied().unwrap_or(SessionId(n))
+    }
+    fn window(&self, n: u64) -> WindowId {
+        self.windows.get(&n).copied().unwrap_or(WindowId(n))
+    }
+    fn pane(&self, n: u64) -> PaneId {
+        self.panes.get(&n).copied().unwrap_or(PaneId(n))
+    }
+
+    /// The `{previous, current}` mapping of the reply.
+    fn mapping(&self, checkpoint: &str) -> Value {
+        fn pairs<K: std::fmt::Display, V: std::fmt::Display>(
+            prefix: char,
+            m: &BTreeMap<K, V>,
+        ) -> Vec<Value> {
+            m.iter()
+                .map(|(k, v)| json!({"previous": format!("{prefix}{k}"), "current": v.to_string()}))
+                .collect()
+        }
+        json!({
+            "checkpoint": checkpoint,
+            "sessions": pairs('s', &self.sessions),
+            "windows": pairs('w', &self.windows),
+            "panes": pairs('p', &self.panes),
+        })
+    }
+}
+
+/// The prepared panes of a restore, with what each needs besides its record.
+#[derive(Default)]
+struct PreparedPanes {
+    panes: Vec<Pane>,
+    screens: Vec<(PaneId, Emulator)>,
+    archives: Vec<(PaneId, Archive)>,
+}
+
+/// A prepared restore: every resource built and every ID allocated, nothing visible.
+struct Prepared {
+    sessions: Vec<Session>,
+    windows: Vec<Window>,
+    panes: PreparedPanes,
+    mapping: Value,
+    /// RFC §8's events in commit order, published at the commit boundary
+    /// (`reactor/events.rs`). Their data is rendered from the committed state in the
+    /// same turn, so the records hold only IDs.
+    events: Vec<RestoreEvent>,
+}
+
+impl State {
+    /// Restore's checks that need no disk (the id was checked when the verb was
+    /// parsed): enabled, empty tree.
+    pub(super) fn restore_allowed(&self) -> ApiResult<()> {
+        if !self.config.recovery.enabled {
+            return Err(ApiError::code(ErrorCode::RecoveryDisabled));
+        }
+        if !self.topology.is_empty() {
+            return Err(ApiError::new(
+                ErrorCode::NotEmpty,
+                "restore needs an empty daemon",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Phase two of restore, in one turn: recheck, prepare everything, commit.
+    pub(in crate::reactor) fn restore_loaded(
+        &mut self,
+        loaded: vx_store::Loaded,
+        principal: &str,
+    ) -> ApiResult<Value> {
+        let Some(principal) = self.registry.get(principal).cloned() else {
+            return Err(ApiError::code(ErrorCode::DeniedToken));
+        };
+        let caller = Caller { principal };
+        self.require(&caller, Right::Admin, Resource::Server)?;
+        if self.stopping {
+            return Err(ApiError::shutdown());
+        }
+        self.restore_allowed()?;
+        let prepared = self.prepare_restore(&caller, &loaded.checkpoint)?;
+        Ok(self.commit_restore(prepared))
+    }
+
+    fn prepare_restore(&mut self, caller: &Caller, cp: &Checkpoint) -> ApiResult<Prepared> {
+        let ids = self.restore_ids(cp)?;
+        let sessions: Vec<Session> = cp
+            .sessions
+            .iter()
+            .map(|s| Session {
+                id: ids.session(s.id),
+                name: s.name.clone(),
+            })
+            .collect();
+        let mut windows = self.restore_windows(cp, &ids)?;
+        let panes = self.restore_panes(caller, cp, &ids, &windows);
+        for w in &mut windows {
+            w.floats = float_order(&panes.panes, w.id);
+        }
+        let events = restore_events(&sessions, &windows, &panes.panes, &cp.checkpoint);
+        Ok(Prepared {
+            sessions,
+            windows,
+            mapping: ids.mapping(&cp.checkpoint),
+            panes,
+            events,
+        })
+    }
+
+    /// Phase: ids, in numeric source order; consumed even if a later step fails.
+    fn restore_ids(&mut self, cp: &Checkpoint) -> ApiResult<Ids> {
+        let exhausted = || ApiError::code(ErrorCode::Ids);
+        let mut ids = Ids {
+            sessions: BTreeMap::new(),
+            windows: BTreeMap::new(),
+            panes: BTreeMap::new(),
+        };
+        for s in &cp.sessions {
+            let id = self.topology.allocate_session().ok_or_else(exhausted)?;
+            ids.sessions.insert(s.id, id);
+        }
+        for w in &cp.windows {
+            let id = self.topology.allocate_window().ok_or_else(exhausted)?;
+            ids.windows.insert(w.id, id);
+        }
+        for p in &cp.panes {
+            let id = self.topology.allocate_pane().ok_or_else(exhausted)?;
+            ids.panes.insert(p.id, id);
+        }
+        Ok(ids)
+    }
+
+    /// Phase: windows, revision 1, sized to hold their saved pane sizes (floats are
+    /// filled in after the panes).
+    fn restore_windows(&self, cp: &Checkpoint, ids: &Ids) -> ApiResult<Vec<Window>> {
+        let sizes: HashMap<PaneId, (u32, u32)> = cp
+            .panes
+            .iter()
+            .map(|p| (ids.pane(p.id), (u32::from(p.cols), u32::from(p.rows))))
+            .collect();
+        let defaults = (
+            self.config.panes.default_cols,
+            self.config.panes.default_rows,
+        );
+        let mut windows = Vec::with_capacity(cp.windows.len());
+        for w in &cp.windows {
+            let tree = if w.nodes.is_empty() {
+                None
+            } else {
+                Some(
+                    build_tree(&w.nodes, &ids.panes)
+                        .ok_or_else(|| ApiError::code(ErrorCode::CheckpointCorrupt))?,
+                )
+            };
+            let (cols, rows) = tree.as_ref().map_or(defaults, |t| {
+                let (c, r) = t.area_holding(|p| sizes.get(&p).copied().unwrap_or((1, 1)));
+                (c.clamp(1, 65535) as u16, r.clamp(1, 65535) as u16)
+            });
+            windows.push(Window {
+                id: ids.window(w.id),
+                session: ids.session(w.session),
+                name: w.name.clone(),
+                revision: 1,
+                cols,
+                rows,
+                tree,
+                floats: Vec::new(),
+            });
+        }
+        Ok(windows)
+    }
+
+    /// Phase: panes, as exited archives with their screens and RFC §5 metadata.
+    fn restore_panes(
+        &mut self,
+        caller: &Caller,
+        cp: &Checkpoint,
+        ids: &Ids,
+        windows: &[Window],
+    ) -> PreparedPanes {
+        let defaults = (
+            self.config.panes.default_cols,
+            self.config.panes.default_rows,
+        );
+        let areas: HashMap<WindowId, (u16, u16)> =
+            windows.iter().map(|w| (w.id, (w.cols, w.rows))).collect();
+        // Floats: fresh z above the counter in saved order (z, then source pane id).
+        let mut floats: Vec<(u64, u64)> = cp
+            .panes
+            .iter()
+            .filter_map(|p| p.float.as_ref().map(|f| (f.z, p.id)))
+            .collect();
+        floats.sort_unstable();
+        let fresh_z: HashMap<u64, u64> = floats
+            .iter()
+            .map(|(_, source)| (*source, self.topology.next_z()))
+            .collect();
+        let history_rows = self.config.panes.history_rows as usize;
+        let mut out = PreparedPanes::default();
+        for p in &cp.panes {
+            let id = ids.pane(p.id);
+            let window = ids.window(p.window);
+            let (state, known) = from_pane_state(&p.state);
+            let process_state = p.previous_state.unwrap_or(if known {
+                PreviousState::Exited
+            } else {
+                PreviousState::Interrupted
+            });
+            let unknown_preset = p
+                .float
+                .as_ref()
+                .and_then(|f| f.preset.as_ref())
+                .is_some_and(|name| !self.config.floats.presets.contains_key(name));
+            let (mut cols, mut rows) = (p.cols, p.rows);
+            let layer = match &p.float {
+                None => Layer::Tiled,
+                Some(f) => {
+                    let spec = from_format_spec(f);
+                    let area = areas.get(&window).copied().unwrap_or(defaults);
+                    let merged = crate::reactor::panes::merged_spec(&self.config, &spec);
+                    let geometry = float::resolve(&merged, area.0, area.1);
+                    (cols, rows) = (geometry.cols, geometry.rows);
+                    Layer::Float {
+                        spec,
+                        z: fresh_z.get(&p.id).copied().unwrap_or(0),
+                        geometry,
+                    }
+                }
+            };
+            let mut tags: BTreeMap<String, String> = p
+                .tags
+                .iter()
+                .map(|t| (t.key.clone(), t.value.clone()))
+                .collect();
+            if !tags.contains_key("owner") && tags.len() < vx_format::limits::MAX_TAGS {
+                tags.insert("owner".into(), caller.principal.namespace.clone());
+            }
+            let (text, emulator, cut_rows) = hydrate(p, cols, rows, history_rows);
+            out.archives.push((
+                id,
+                Archive {
+                    checkpoint: cp.checkpoint.clone(),
+                    previous_pane: format!("p{}", p.id),
+                    process_state,
+                    text,
+                    cut_rows,
+                    unknown_preset,
+                },
+            ));
+            out.screens.push((id, emulator));
+            out.panes.push(Pane {
+                id,
+                window,
+                session: ids.session(p.session),
+                cols,
+                rows,
+                layer,
+                state,
+                argv0: None,
+                tags,
+                principal: None,
+            });
+        }
+        out
+    }
+
+    /// Commit: nothing here can fail.
+    fn commit_restore(&mut self, prepared: Prepared) -> Value {
+        let Prepared {
+            sessions,
+            windows,
+            panes,
+            mapping,
+            events,
+        } = prepared;
+        self.topology
+            .insert_restored(sessions, windows, panes.panes);
+        for (id, e) in panes.screens {
+            self.screens.insert(id, Arc::new(Mutex::new(e)));
+        }
+        self.recovery.archives.extend(panes.archives);
+        self.recovery.restores += 1;
+        self.note_mutation();
+        self.publish_restore(events);
+        mapping
+    }
+}
+
+/// Literal hydration at the saved size, then fitted to the pane's size.
+fn hydrate(
+    p: &fmt::Pane,
+    cols: u16,
+    rows: u16,
+    history_rows: usize,
+) -> (ArchiveText, Emulator, u64) {
+    match &p.text {
+        Text::Plain(t) => {
+            let (mut e, cut) =
+                Emulator::literal(p.cols, p.rows, history_rows, &t.screen, &t.history);
+            e.resize(cols, rows);
+            let text = ArchiveText::Plain {
+                saved_at: t.saved_at,
+                expires_at: t.expires_at,
+            };
+            (text, e, cut)
+        }
+        Text::Expired => (
+            ArchiveText::Expired,
+            Emulator::literal(cols, rows, history_rows, &[], &[]).0,
+            0,
+        ),
+        Text::Omitted => (
+            ArchiveText::Omitted,
+            Emulator::literal(cols, rows, history_rows, &[], &[]).0,
+            0,
+        ),
+    }
+}
+
+/// A window's float panes, lowest z first.
+fn float_order(panes: &[Pane], window: WindowId) -> Vec<PaneId> {
+    let mut fl: Vec<(u64, PaneId)> = panes
+        .iter()
+        .filter(|p| p.window == window)
+        .filter_map(|p| match &p.layer {
+            Layer::Float { z, .. } => Some((*z, p.id)),
+            Layer::Tiled => None,
+        })
+        .collect();
+    fl.sort_unstable();
+    fl.into_iter().map(|(_, id)| id).collect()
+}
+
+/// Phase: events, in RFC §8's commit order.
+fn restore_events(
+    sessions: &[Session],
+    windows: &[Window],
+    panes: &[Pane],
+    checkpoint: &str,
+) -> Vec<RestoreEvent> {
+    let mut events = Vec::with_capacity(sessions.len() + windows.len() + 2 * panes.len() + 1);
+    events.extend(sessions.iter().map(|s| RestoreEvent::SessionCreated(s.id)));
+    events.extend(windows.iter().map(|w| RestoreEvent::WindowCreated(w.id)));
+    events.extend(panes.iter().map(|p| RestoreEvent::PaneCreated(p.id)));
+    events.extend(panes.iter().map(|p| RestoreEvent::PaneExited(p.id)));
+    events.push(RestoreEvent::RecoveryRestored {
+        checkpoint: checkpoint.to_string(),
+    });
+    events
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::tree::Entry;
+    use crate::topology::PaneState;
+    use vx_format::{Shutdown, Timestamp};
+
+    fn owner(state: &State) -> Caller {
+        Caller {
+            principal: state.registry.get(crate::auth::OWNER).cloned().unwrap(),
+        }
+    }
+
+    fn record(id: u64, window: u64, session: u64, state: fmt::PaneState) -> fmt::Pane {
+        fmt::Pane {
+            id,
+            window,
+            session,
+            cols: 20,
+            rows: 5,
+            state,
+            previous_state: None,
+            float: None,
+            tags: vec![],
+            text: Text::Omitted,
+        }
+    }
+
+    #[test]
+    fn prepare_restore_orders_events_and_maps_ids_without_touching_the_tree() {
+        let mut state = crate::reactor::test_state();
+        // Consume some numbers and z values first: restore takes the next ones.
+        state.topology.allocate_session();
+        state.topology.allocate_pane();
+        let z0 = state.topology.next_z();
+        let mut float = record(9, 3, 5, fmt::PaneState::Running);
+        float.float = Some(fmt::FloatSpec {
+            z: 40,
+            ..Default::default()
+        });
+        let mut exited = record(
+            4,
+            3,
+            5,
+            fmt::PaneState::Exited {
+                exit: Some(fmt::Exit::Code(2)),
+            },
+        );
+        exited.previous_state = Some(PreviousState::Interrupted);
+        let cp = Checkpoint {
+            checkpoint: "c01234567-89ab-4cde-8fab-0123456789ab".into(),
+            generation: 1,
+            socket: "/s".into(),
+            uid: 0,
+            captured_at: Timestamp(0),
+            shutdown: Shutdown::Open,
+            sessions: vec![
+                fmt::Session {
+                    id: 1,
+                    name: "empty".into(),
+                },
+                fmt::Session {
+                    id: 5,
+                    name: "work".into(),
+                },
+            ],
+            windows: vec![fmt::Window {
+                id: 3,
+                session: 5,
+                name: "w".into(),
+                revision: 9,
+                nodes: vec![
+                    fmt::Node::Split {
+                        axis: fmt::Axis::Cols,
+                        first: 1,
+                        second: 2,
+                        ratio: Some(3000),
+                    },
+                    fmt::Node::Pane { pane: 2 },
+                    fmt::Node::Pane { pane: 4 },
+                ],
+            }],
+            panes: vec![record(2, 3, 5, fmt::PaneState::Running), exited, float],
+        };
+        let caller = owner(&state);
+        let prepared = state.prepare_restore(&caller, &cp).unwrap();
+        assert!(
+            state.topology.is_empty(),
+            "nothing is visible before the commit"
+        );
+        assert_eq!(
+            prepared.events,
+            vec![
+                RestoreEvent::SessionCreated(SessionId(1)),
+                RestoreEvent::SessionCreated(SessionId(2)),
+                RestoreEvent::WindowCreated(WindowId(0)),
+                RestoreEvent::PaneCreated(PaneId(1)),
+                RestoreEvent::PaneCreated(PaneId(2)),
+                RestoreEvent::PaneCreated(PaneId(3)),
+                RestoreEvent::PaneExited(PaneId(1)),
+                RestoreEvent::PaneExited(PaneId(2)),
+                RestoreEvent::PaneExited(PaneId(3)),
+                RestoreEvent::RecoveryRestored {
+                    checkpoint: cp.checkpoint.clone()
+                },
+            ]
+        );
+        assert_eq!(
+            prepared.mapping["panes"],
+            json!([
+                {"previous": "p2", "current": "p1"},
+                {"previous": "p4", "current": "p2"},
+                {"previous": "p9", "current": "p3"},
+            ])
+        );
+        let w = &prepared.windows[0];
+        assert_eq!((w.revision, w.cols, w.rows), (1, 41, 5));
+        assert_eq!(w.floats, vec![PaneId(3)]);
+        assert!(matches!(
+            w.tree.as_ref().map(|t| t.entries()[0]),
+            Some(Entry::Split {
+                ratio: Some(3000),
+                ..
+            })
+        ));
+        let by_id = |id: u64| {
+            prepared
+                .panes
+                .panes
+                .iter()
+                .find(|p| p.id == PaneId(id))
+                .unwrap()
+        };
+        assert!(matches!(by_id(3).layer, Layer::Float { z, .. } if z == z0 + 1));
+        assert_eq!(
+            by_id(2).state,
+            PaneState::Exited {
+                exit_code: Some(2),
+                signal: None
+            }
+        );
+        let archive = |id: u64| {
+            &prepared
+                .panes
+                .archives
+                .iter()
+                .find(|a| a.0 == PaneId(id))
+                .unwrap()
+                .1
+        };
+        assert_eq!(
+            archive(2).process_state,
+            PreviousState::Interrupted,
+            "previous_state wins"
+        );
+        assert_eq!(archive(1).process_state, PreviousState::Interrupted);
+        assert_eq!(archive(1).previous_pane, "p2");
+        assert!(prepared
+            .panes
+            .panes
+            .iter()
+            .all(|p| p.principal.is_none() && p.argv0.is_none()));
+        assert!(prepared
+            .panes
+            .panes
+            .iter()
+            .all(|p| p.tags.get("owner").map(String::as_str) == Some("venomx")));
+    }
+}
