@@ -51,7 +51,7 @@ impl Contract {
         match self {
             Contract::Recovery => "rfc-",
             Contract::AgentRestore => "asr-",
-            Contract::SingleWriter => "swr-",
+            Contract::SingleWriter => "sw-",
             Contract::SessionPersist => "sp-",
         }
     }
@@ -78,7 +78,10 @@ impl Contract {
 
     /// Whether the kit has a World and steps for this contract yet.
     pub fn has_suite(self) -> bool {
-        matches!(self, Contract::Recovery | Contract::AgentRestore)
+        matches!(
+            self,
+            Contract::Recovery | Contract::AgentRestore | Contract::SingleWriter
+        )
     }
 }
 

@@ -13,6 +13,7 @@ mod drivers;
 mod profile;
 mod recovery;
 mod run;
+mod single_writer;
 #[cfg(test)]
 mod step_check;
 mod store_cmd;

@@ -1,11 +1,11 @@
 //! One agent-restore scenario's state: a sandbox for the inputs it writes, the
 //! profile's offline checkers, and the last verdict line one of them printed.
 
+use crate::drivers::checker::{self, Said};
 use crate::drivers::sandbox::{self, Placeholders};
 use crate::profile::context;
 use crate::verdict::OrHarness;
 use serde::Deserialize;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// The `[agent_restore]` profile table: command templates (`{file}` is the input).
@@ -48,18 +48,10 @@ pub fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
 }
 
-/// What one checker run printed, judged against the pinned line shape.
-#[derive(Debug, Clone)]
-pub struct Verdict {
-    pub line: Value,
-    pub exit: i32,
-    pub raw: String,
-}
-
 pub struct Checks {
     dir: tempfile::TempDir,
     ph: Placeholders,
-    pub last: Option<Verdict>,
+    pub last: Option<Said>,
 }
 
 impl Checks {
@@ -79,53 +71,28 @@ impl Checks {
         p
     }
 
-    /// Runs the checker `template` on `file` and keeps its verdict line.
+    /// Runs the checker `template` on `file` and keeps its verdict line, which must
+    /// have exactly `file`, `result`, `rule` and `reason`, `file` the input given.
     pub fn check(&mut self, template: &[String], file: &Path) {
-        if template.is_empty() {
-            crate::harness_error!("the profile names no checker for this input");
-        }
         let words: Vec<String> = template
             .iter()
             .map(|w| w.replace("{file}", &file.to_string_lossy()))
             .collect();
-        let mut cmd = sandbox::command(&self.ph, &words, &[], self.dir.path());
-        let out = cmd
-            .stdin(std::process::Stdio::null())
-            .output()
-            .or_harness("running the offline checker");
-        let raw = String::from_utf8_lossy(&out.stdout).into_owned();
-        let lines: Vec<&str> = raw.lines().collect();
+        let said = checker::run(&self.ph, &words, self.dir.path());
         assert_eq!(
-            lines.len(),
-            1,
-            "the checker must print exactly one line per file, printed {}",
-            lines.len()
-        );
-        let line: Value = serde_json::from_str(lines[0])
-            .unwrap_or_else(|_| panic!("the checker's line is not JSON: {:?}", lines[0]));
-        let mut keys: Vec<&str> = line
-            .as_object()
-            .map(|o| o.keys().map(String::as_str).collect())
-            .unwrap_or_default();
-        keys.sort_unstable();
-        assert_eq!(
-            keys,
+            checker::keys(&said.line),
             ["file", "reason", "result", "rule"],
             "the verdict line has exactly file, result, rule and reason"
         );
         assert_eq!(
-            line["file"].as_str(),
+            said.line["file"].as_str(),
             Some(file.to_string_lossy().as_ref()),
             "the verdict names the file it judged"
         );
-        self.last = Some(Verdict {
-            line,
-            exit: out.status.code().unwrap_or(-1),
-            raw,
-        });
+        self.last = Some(said);
     }
 
-    pub fn last(&self) -> &Verdict {
+    pub fn last(&self) -> &Said {
         self.last
             .as_ref()
             .or_harness("no checker ran in this scenario")

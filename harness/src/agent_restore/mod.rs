@@ -7,38 +7,12 @@
 pub(crate) mod checks;
 mod steps;
 
-use crate::contract::SuiteWorld;
-use crate::drivers::step::Caps;
-use crate::verdict::Verdict;
 use checks::Checks;
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 /// How long one step may take before it is a `timeout` (scaled).
 const STEP_DEADLINE_MS: u64 = 30_000;
 
-#[derive(cucumber::World)]
-#[world(init = Self::new)]
-pub struct World {
-    state: Arc<Mutex<Checks>>,
-    created: Instant,
-    failure: Option<Verdict>,
-}
-
-impl std::fmt::Debug for World {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("agent_restore::World")
-    }
-}
-
-impl SuiteWorld for World {
-    fn created(&self) -> Instant {
-        self.created
-    }
-    fn failure(&self) -> Option<Verdict> {
-        self.failure
-    }
-}
+crate::contract_world!(Checks, "agent_restore::World", STEP_DEADLINE_MS);
 
 /// The programs the profile's `[agent_restore]` table names, by key, for preflight.
 pub fn profile_programs(
@@ -64,34 +38,6 @@ pub fn profile_programs(
     .into_iter()
     .filter_map(|(k, v)| v.first().map(|p| (k, p.clone())))
     .collect())
-}
-
-impl World {
-    fn new() -> World {
-        World {
-            state: Arc::new(Mutex::new(Checks::new())),
-            created: Instant::now(),
-            failure: None,
-        }
-    }
-
-    /// Runs one step's body on a blocking thread, bounded by the step deadline.
-    pub async fn run(
-        &mut self,
-        caps: &[String],
-        doc: Option<&str>,
-        body: impl FnOnce(&mut Checks, Caps) + Send + 'static,
-    ) {
-        let mut all = vec![String::new()];
-        all.extend(caps.iter().cloned());
-        let caps = Caps::new(all, doc.map(|d| d.trim_start().to_string()));
-        let limit = crate::drivers::scaled(STEP_DEADLINE_MS);
-        let failure =
-            crate::drivers::step::blocking(&self.state, limit, move |s| body(s, caps)).await;
-        if let Some(f) = failure {
-            crate::drivers::step::fail(f, &mut self.failure);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -38,7 +38,10 @@ pub fn run(ph: &Placeholders, words: &[String], cwd: &Path) -> Said {
     );
     let line: Value = serde_json::from_str(lines[0])
         .unwrap_or_else(|_| panic!("the checker's line is not JSON: {:?}", lines[0]));
-    assert!(line.is_object(), "the checker's line is not an object: {line}");
+    assert!(
+        line.is_object(),
+        "the checker's line is not an object: {line}"
+    );
     Said {
         line,
         exit: out.status.code().unwrap_or(-1),
@@ -59,13 +62,22 @@ pub fn keys(line: &Value) -> Vec<&str> {
 /// A valid verdict: `"result":"valid"`, no rule, exit 0.
 pub fn assert_valid(s: &Said) {
     assert_eq!(s.line["result"], "valid", "the checker said {}", s.line);
-    assert!(s.line["rule"].is_null(), "a valid input names no rule: {}", s.line);
+    assert!(
+        s.line["rule"].is_null(),
+        "a valid input names no rule: {}",
+        s.line
+    );
     assert_eq!(s.exit, 0, "exit status of a valid input");
 }
 
 /// A refusal with this code and rule, a reason, exit 1.
 pub fn assert_refused(s: &Said, code: &str, rule: &str) {
-    assert_eq!(s.line["result"].as_str(), Some(code), "result of {}", s.line);
+    assert_eq!(
+        s.line["result"].as_str(),
+        Some(code),
+        "result of {}",
+        s.line
+    );
     assert_eq!(s.line["rule"].as_str(), Some(rule), "rule of {}", s.line);
     assert!(
         s.line["reason"].as_str().is_some_and(|r| !r.is_empty()),

@@ -5,6 +5,7 @@
 //! Invariant: no driver imports a contract module.
 
 pub mod attach;
+pub mod checker;
 pub mod cli;
 pub mod clock;
 pub mod collected;

@@ -89,3 +89,65 @@ impl std::ops::Index<usize> for Caps {
             .or_harness("the step has no such capture")
     }
 }
+
+/// Declares a contract's cucumber `World` over a state type `$state` (built by
+/// `$state::new()`), with the runner's [`crate::contract::SuiteWorld`] and a `run`
+/// that executes a step body on a blocking thread bounded by `$deadline_ms` (scaled).
+/// Captures are passed as they matched (1-based), the docstring trimmed.
+#[macro_export]
+macro_rules! contract_world {
+    ($state:ty, $name:literal, $deadline_ms:expr) => {
+        #[derive(cucumber::World)]
+        #[world(init = Self::new)]
+        pub struct World {
+            state: std::sync::Arc<std::sync::Mutex<$state>>,
+            created: std::time::Instant,
+            failure: Option<$crate::verdict::Verdict>,
+        }
+
+        impl std::fmt::Debug for World {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str($name)
+            }
+        }
+
+        impl $crate::contract::SuiteWorld for World {
+            fn created(&self) -> std::time::Instant {
+                self.created
+            }
+            fn failure(&self) -> Option<$crate::verdict::Verdict> {
+                self.failure
+            }
+        }
+
+        impl World {
+            fn new() -> World {
+                World {
+                    state: std::sync::Arc::new(std::sync::Mutex::new(<$state>::new())),
+                    created: std::time::Instant::now(),
+                    failure: None,
+                }
+            }
+
+            /// Runs one step's body on a blocking thread, bounded by the step deadline.
+            pub async fn run(
+                &mut self,
+                caps: &[String],
+                doc: Option<&str>,
+                body: impl FnOnce(&mut $state, $crate::drivers::step::Caps) + Send + 'static,
+            ) {
+                let mut all = vec![String::new()];
+                all.extend(caps.iter().cloned());
+                let caps =
+                    $crate::drivers::step::Caps::new(all, doc.map(|d| d.trim_start().to_string()));
+                let limit = $crate::drivers::scaled($deadline_ms);
+                let failure =
+                    $crate::drivers::step::blocking(&self.state, limit, move |s| body(s, caps))
+                        .await;
+                if let Some(f) = failure {
+                    $crate::drivers::step::fail(f, &mut self.failure);
+                }
+            }
+        }
+    };
+}

@@ -186,7 +186,10 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
             Contract::AgentRestore => {
                 runtime.block_on(run_suite::<crate::agent_restore::World>(setup))?
             }
-            Contract::SingleWriter | Contract::SessionPersist => {
+            Contract::SingleWriter => {
+                runtime.block_on(run_suite::<crate::single_writer::World>(setup))?
+            }
+            Contract::SessionPersist => {
                 unreachable!("choose_contracts refuses contracts without a suite")
             }
         }

@@ -83,6 +83,12 @@ pub fn check(i: &Inputs<'_>) -> Result<Checked, String> {
             Err(e) => problems.push(e),
         }
     }
+    if i.contracts.contains(&Contract::SingleWriter) {
+        match crate::single_writer::profile_programs(p) {
+            Ok(programs) => wanted.extend(programs),
+            Err(e) => problems.push(e),
+        }
+    }
     let mut programs: Vec<(String, Vec<&str>)> = Vec::new();
     for (what, program) in wanted {
         match programs.iter_mut().find(|(prog, _)| *prog == program) {

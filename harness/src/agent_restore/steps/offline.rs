@@ -3,6 +3,7 @@
 
 use crate::agent_restore::checks::{corpus_dir, templates};
 use crate::agent_restore::World;
+use crate::drivers::checker;
 use crate::verdict::OrHarness;
 use cucumber::gherkin::Step;
 use cucumber::{then, when};
@@ -83,36 +84,14 @@ async fn template_checker_reads_doc(w: &mut World, c: &[String], #[step] step: &
 
 #[then(regex = r"^the checker accepts it$")]
 async fn checker_accepts(w: &mut World) {
-    w.run(&[], None, |s, _| {
-        let v = s.last();
-        assert_eq!(v.line["result"], "valid", "the checker said {}", v.line);
-        assert!(
-            v.line["rule"].is_null(),
-            "a valid input names no rule: {}",
-            v.line
-        );
-        assert_eq!(v.exit, 0, "exit status of a valid input");
-    })
-    .await;
+    w.run(&[], None, |s, _| checker::assert_valid(s.last()))
+        .await;
 }
 
 #[then(regex = r#"^the checker refuses it with "([a-z_.]+)" by rule "([a-z0-9_.]+)"$"#)]
 async fn checker_refuses(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
-        let v = s.last();
-        assert_eq!(
-            v.line["result"].as_str(),
-            Some(&c[1]),
-            "result of {}",
-            v.line
-        );
-        assert_eq!(v.line["rule"].as_str(), Some(&c[2]), "rule of {}", v.line);
-        assert!(
-            v.line["reason"].as_str().is_some_and(|r| !r.is_empty()),
-            "a refusal gives a reason: {}",
-            v.line
-        );
-        assert_eq!(v.exit, 1, "exit status of an invalid input");
+        checker::assert_refused(s.last(), &c[1], &c[2])
     })
     .await;
 }

@@ -1,0 +1,126 @@
+//! One single-writer scenario's state: the profile's offline checkers and what the
+//! last one said.
+
+use crate::drivers::checker::{self, Said};
+use crate::drivers::sandbox::{self, Placeholders};
+use crate::profile::{context, Profile};
+use crate::verdict::OrHarness;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// The `[single_writer]` profile table: command templates.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Templates {
+    /// One session key's verdict (`{key}`), as an existing session.
+    pub key_check: Vec<String>,
+    /// The same for a new session (placeholder ids allowed), e.g. with `--new`.
+    #[serde(default)]
+    pub key_check_new: Vec<String>,
+    /// The resume plan; the suite appends `--have N --gen G --total T --ring-len L
+    /// --master-gen M`, leaving out `--have`/`--gen` when absent.
+    pub resume_plan: Vec<String>,
+    /// One alias sidecar's or owner file's verdict (`{file}`).
+    pub sidecar_check: Vec<String>,
+    /// The broker (`{socket}`, `{runtime_dir}`, …): preflight checks its program now;
+    /// its rows come with the suite's broker driver.
+    #[serde(default)]
+    pub broker: Vec<String>,
+}
+
+impl Templates {
+    pub fn of(profile: &Profile) -> Result<Templates, String> {
+        let table = profile
+            .single_writer
+            .clone()
+            .ok_or("the profile has no [single_writer] table")?;
+        toml::Value::Table(table)
+            .try_into()
+            .map_err(|e| format!("the profile's [single_writer] table: {e}"))
+    }
+}
+
+pub fn templates() -> Templates {
+    Templates::of(&context().profile).or_harness("the profile's [single_writer] table")
+}
+
+/// The kit's corpus of this contract (verdicts from an independent generator).
+pub fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/broker")
+}
+
+pub struct Checks {
+    dir: tempfile::TempDir,
+    ph: Placeholders,
+    pub last: Option<Said>,
+}
+
+impl Checks {
+    pub fn new() -> Checks {
+        let (dir, ph) = sandbox::create(context().bin_dir.clone());
+        Checks {
+            dir,
+            ph,
+            last: None,
+        }
+    }
+
+    fn run(&mut self, words: Vec<String>) -> &Said {
+        self.last = Some(checker::run(&self.ph, &words, self.dir.path()));
+        self.last()
+    }
+
+    /// Judges one session key; the line must be about that key.
+    pub fn check_key(&mut self, key: &str, new: bool) {
+        let t = templates();
+        let template = if new { t.key_check_new } else { t.key_check };
+        let words = template.iter().map(|w| w.replace("{key}", key)).collect();
+        let said = self.run(words);
+        assert_eq!(
+            said.line["key"].as_str(),
+            Some(key),
+            "the verdict names the key it judged: {}",
+            said.line
+        );
+    }
+
+    /// Asks for a resume plan; `None` counters are absent.
+    pub fn plan(&mut self, have: Option<&str>, gen: Option<&str>, rest: [&str; 3]) {
+        let mut words = templates().resume_plan;
+        for (flag, v) in [("--have", have), ("--gen", gen)] {
+            if let Some(v) = v {
+                words.extend([flag.to_string(), v.to_string()]);
+            }
+        }
+        for (flag, v) in ["--total", "--ring-len", "--master-gen"].iter().zip(rest) {
+            words.extend([flag.to_string(), v.to_string()]);
+        }
+        self.run(words);
+    }
+
+    /// Judges one sidecar file; the line must be about that file.
+    pub fn check_sidecar(&mut self, file: &Path) {
+        let words = templates()
+            .sidecar_check
+            .iter()
+            .map(|w| w.replace("{file}", &file.to_string_lossy()))
+            .collect();
+        let said = self.run(words);
+        assert_eq!(
+            checker::keys(&said.line),
+            ["file", "reason", "result", "rule"],
+            "the verdict line has exactly file, result, rule and reason"
+        );
+        assert_eq!(
+            said.line["file"].as_str(),
+            Some(file.to_string_lossy().as_ref()),
+            "the verdict names the file it judged"
+        );
+    }
+
+    pub fn last(&self) -> &Said {
+        self.last
+            .as_ref()
+            .or_harness("no checker ran in this scenario")
+    }
+}

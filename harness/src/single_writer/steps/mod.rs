@@ -1,0 +1,3 @@
+//! The single-writer suite's steps.
+
+mod offline;
