@@ -26,7 +26,7 @@ fn run(swap: &[(&str, String)]) -> (i32, BTreeSet<String>, BTreeSet<String>) {
     let vxbroker = bin_dir().join("vxbroker");
     assert!(vxbroker.is_file(), "cargo build -p vx-broker first");
     let b = vxbroker.display();
-    let mut table = vec![
+    let mut table = [
         (
             "key_check",
             format!("[\"{b}\", \"key\", \"check\", \"--json\", \"{{key}}\"]"),
