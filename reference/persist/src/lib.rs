@@ -11,6 +11,7 @@
 //! docs/spec/persist-blob.md and never content, paths or ids.
 
 pub mod blob;
+pub mod check;
 pub mod error;
 pub mod header;
 pub mod layout;

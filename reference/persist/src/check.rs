@@ -1,0 +1,100 @@
+//! The offline checker behind `vxpersist blob check`: one verdict per file, the
+//! length judged on fstat before a byte is read.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::Path;
+
+use nix::errno::Errno;
+use nix::fcntl::{open, OFlag};
+use nix::sys::stat::{fstat, Mode, SFlag};
+
+use crate::blob::{check_length, read, ReadOptions};
+use crate::error::{ErrorCode, PersistError};
+use crate::limits::MAX_BLOB_BYTES;
+
+/// One file's verdict: `valid`, or an error code with its rule id and reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    pub result: &'static str,
+    pub rule: Option<&'static str>,
+    pub reason: Option<String>,
+}
+
+impl Verdict {
+    pub fn is_valid(&self) -> bool {
+        self.result == "valid"
+    }
+
+    fn of_error(e: &PersistError) -> Verdict {
+        let reason = match e.errno {
+            Some(errno) => format!("{} ({})", e.reason, errno.desc()),
+            None => e.reason.to_owned(),
+        };
+        Verdict {
+            result: e.code.as_str(),
+            rule: e.rule,
+            reason: Some(reason),
+        }
+    }
+}
+
+/// Reads a blob file: not following a final symlink, a regular file only, its
+/// length judged (`blob.size`) before reading, at most the limit + 1 bytes read.
+pub fn read_blob_file(path: &Path) -> Result<Vec<u8>, PersistError> {
+    let flags = OFlag::O_RDONLY
+        | OFlag::O_NOFOLLOW
+        | OFlag::O_NONBLOCK
+        | OFlag::O_NOCTTY
+        | OFlag::O_CLOEXEC;
+    let fd = match open(path, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::ELOOP) => {
+            return Err(PersistError::new(
+                ErrorCode::PersistIo,
+                "blob file is a symbolic link",
+            ))
+        }
+        Err(e) => return Err(PersistError::os("open of the blob file", e)),
+    };
+    // SAFETY: `fd` was just returned by a successful open and is owned by nobody else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let st = fstat(fd.as_raw_fd()).map_err(|e| PersistError::os("fstat of the blob file", e))?;
+    if SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT != SFlag::S_IFREG {
+        return Err(PersistError::new(
+            ErrorCode::PersistIo,
+            "blob file is not a regular file",
+        ));
+    }
+    check_length(st.st_size.max(0) as u64)?;
+    let cap = MAX_BLOB_BYTES as usize + 1;
+    let mut buf = Vec::with_capacity((st.st_size.max(0) as usize).min(cap));
+    let mut chunk = vec![0u8; 64 * 1024];
+    while buf.len() < cap {
+        let want = chunk.len().min(cap - buf.len());
+        match nix::unistd::read(fd.as_raw_fd(), &mut chunk[..want]) {
+            Ok(0) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(Errno::EINTR) => continue,
+            Err(e) => return Err(PersistError::os("read of the blob file", e)),
+        }
+    }
+    // A file that grew since fstat is judged on what was read: over the limit is size.
+    check_length(buf.len() as u64)?;
+    Ok(buf)
+}
+
+/// The verdict on one blob file.
+pub fn check_file(path: &Path, opts: &ReadOptions<'_>) -> Verdict {
+    let bytes = match read_blob_file(path) {
+        Ok(b) => b,
+        Err(e) => return Verdict::of_error(&e),
+    };
+    match read(&bytes, opts) {
+        Ok(_) => Verdict {
+            result: "valid",
+            rule: None,
+            reason: None,
+        },
+        Err(e) => Verdict::of_error(&e.into()),
+    }
+}
