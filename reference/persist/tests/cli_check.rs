@@ -45,7 +45,7 @@ fn one_line_per_file_in_pinned_key_order() {
     assert_eq!(l[1]["rule"], "blob.path");
     assert_eq!(l[1]["file"], bad.display().to_string());
     assert!(
-        !l[1]["reason"].as_str().unwrap().contains(".."),
+        !l[1]["reason"].as_str().unwrap().contains("../x"),
         "no path content in reasons"
     );
     assert_eq!(check(&["--json"], &[&valid]).status.code(), Some(0));
