@@ -13,10 +13,15 @@
 pub mod blob;
 pub mod check;
 pub mod error;
+mod fs;
 pub mod header;
 pub mod layout;
 pub mod limits;
+pub mod packer;
+pub mod unpack;
 
 pub use error::{BlobError, BlobRule, ErrorCode, PersistError, Result};
 pub use header::SessionHeader;
 pub use layout::{FileKind, Layouts};
+pub use packer::SessionPacker;
+pub use unpack::UnpackStep;

@@ -2,16 +2,22 @@
 //!
 //! - `vxpersist blob check [--json] [--header-member NAME] [--backend B --session-id ID] FILE…`
 //!   (pinned in surface.md): one line per file, exit 0 all valid, 1 otherwise, 2 usage.
+//! - `vxpersist pack|unpack|has-session --backend B --root DIR --session-id ID [FILE]`:
+//!   pack writes the blob to FILE (stdout without one), unpack reads FILE (stdin
+//!   without one), has-session prints `true` or `false`. Errors go to stderr as
+//!   `code (rule): reason` and exit with the code's class (docs/spec/errors.md).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use serde_json::json;
-use vx_persist::blob::{valid_header_member, ReadOptions};
-use vx_persist::check::check_file;
-use vx_persist::limits::DEFAULT_HEADER_MEMBER;
-use vx_persist::Layouts;
+use std::io::{Read, Write};
+
+use vx_persist::blob::{check_length, valid_header_member, ReadOptions};
+use vx_persist::check::{check_file, read_blob_file};
+use vx_persist::limits::{DEFAULT_HEADER_MEMBER, MAX_BLOB_BYTES};
+use vx_persist::{ErrorCode, Layouts, PersistError, SessionPacker};
 
 #[derive(Parser)]
 #[command(
@@ -30,6 +36,28 @@ enum Command {
         #[command(subcommand)]
         command: BlobCommand,
     },
+    /// Pack a session from a backend's root into a blob.
+    Pack(SessionArgs),
+    /// Validate a blob whole, then unpack it into a backend's root.
+    Unpack(SessionArgs),
+    /// Whether the root holds exactly one key file of the session.
+    HasSession(SessionArgs),
+}
+
+#[derive(Args)]
+struct SessionArgs {
+    #[arg(long, value_name = "B")]
+    backend: String,
+    #[arg(long, value_name = "DIR")]
+    root: PathBuf,
+    #[arg(long, value_name = "ID")]
+    session_id: String,
+    /// The header member's name (a profile may rename it).
+    #[arg(long, value_name = "NAME", default_value = DEFAULT_HEADER_MEMBER)]
+    header_member: String,
+    /// The blob: written by pack, read by unpack (stdout/stdin without one).
+    #[arg(value_name = "FILE")]
+    file: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -96,11 +124,72 @@ fn run_check(args: &CheckArgs) -> ExitCode {
     ExitCode::from(if all_valid { 0 } else { 1 })
 }
 
+fn fail(e: &PersistError) -> ExitCode {
+    eprintln!("vxpersist: {e}");
+    ExitCode::from(u8::try_from(e.code.exit_code()).unwrap_or(1))
+}
+
+fn run_session(command: &Command, args: &SessionArgs) -> Result<ExitCode, PersistError> {
+    let packer = SessionPacker::new(Layouts::builtin(), &args.backend, &args.root)?
+        .with_header_member(&args.header_member)?;
+    match command {
+        Command::Pack(_) => {
+            let blob = packer.pack(&args.session_id)?;
+            match &args.file {
+                Some(path) => write_new_file(path, &blob)?,
+                None => std::io::stdout().write_all(&blob).map_err(|_| {
+                    PersistError::new(ErrorCode::PersistIo, "write of the blob to stdout")
+                })?,
+            }
+        }
+        Command::Unpack(_) => {
+            let blob = match &args.file {
+                Some(path) => read_blob_file(path)?,
+                None => read_stdin()?,
+            };
+            packer.unpack(&args.session_id, &blob)?;
+        }
+        Command::HasSession(_) => println!("{}", packer.has_session(&args.session_id)),
+        Command::Blob { .. } => unreachable!("dispatched in main"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The blob file is created 0600 (replacing an existing one, never through a
+/// symlink) and synced.
+fn write_new_file(path: &std::path::Path, blob: &[u8]) -> Result<(), PersistError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let io = |_| PersistError::new(ErrorCode::PersistIo, "write of the blob file");
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(io)?;
+    f.write_all(blob).map_err(io)?;
+    f.sync_all().map_err(io)
+}
+
+fn read_stdin() -> Result<Vec<u8>, PersistError> {
+    let mut buf = Vec::new();
+    std::io::stdin()
+        .take(MAX_BLOB_BYTES + 1)
+        .read_to_end(&mut buf)
+        .map_err(|_| PersistError::new(ErrorCode::PersistIo, "read of the blob from stdin"))?;
+    check_length(buf.len() as u64)?;
+    Ok(buf)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match &cli.command {
         Command::Blob {
             command: BlobCommand::Check(args),
         } => run_check(args),
+        Command::Pack(args) | Command::Unpack(args) | Command::HasSession(args) => {
+            run_session(&cli.command, args).unwrap_or_else(|e| fail(&e))
+        }
     }
 }

@@ -1,0 +1,103 @@
+//! `vxpersist pack|unpack|has-session`: the commands a profile's `[persist]` table
+//! runs, through the binary, with exit codes by error class.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn run(verb: &str, backend: &str, root: &Path, id: &str, file: Option<&Path>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_vxpersist"));
+    cmd.args([verb, "--backend", backend, "--root"])
+        .arg(root)
+        .args(["--session-id", id]);
+    if let Some(f) = file {
+        cmd.arg(f);
+    }
+    cmd.output().unwrap()
+}
+
+fn has(root: &Path, id: &str) -> String {
+    let out = run("has-session", "codex", root, id, None);
+    assert_eq!(out.status.code(), Some(0));
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+#[test]
+fn pack_then_unpack_into_a_wiped_root() {
+    let src = tempfile::tempdir().unwrap();
+    let rel = "sessions/2025/05/07/rollout-2025-05-07T17-24-21-abc.jsonl";
+    std::fs::create_dir_all(src.path().join("sessions/2025/05/07")).unwrap();
+    std::fs::write(src.path().join(rel), b"turn\n").unwrap();
+    std::fs::write(src.path().join("auth.json"), b"secret").unwrap();
+    let blob_dir = tempfile::tempdir().unwrap();
+    let blob = blob_dir.path().join("abc.tar");
+    let out = run("pack", "codex", src.path(), "abc", Some(&blob));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let check = Command::new(env!("CARGO_BIN_EXE_vxpersist"))
+        .args(["blob", "check", "--backend", "codex", "--session-id", "abc"])
+        .arg(&blob)
+        .output()
+        .unwrap();
+    assert_eq!(check.status.code(), Some(0));
+
+    let dst = tempfile::tempdir().unwrap();
+    assert_eq!(has(dst.path(), "abc"), "false");
+    let out = run("unpack", "codex", dst.path(), "zq9", Some(&blob));
+    assert_eq!(out.status.code(), Some(5), "header mismatch is a conflict");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("blob.header") && !stderr.contains("abc") && !stderr.contains("zq9"),
+        "{stderr}"
+    );
+    assert_eq!(
+        run("unpack", "codex", dst.path(), "abc", Some(&blob))
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(has(dst.path(), "abc"), "true");
+    assert_eq!(std::fs::read(dst.path().join(rel)).unwrap(), b"turn\n");
+    assert!(!dst.path().join("auth.json").exists());
+}
+
+#[test]
+fn bad_input_exits_by_class() {
+    let dir = tempfile::tempdir().unwrap();
+    let blob = dir.path().join("b.tar");
+    assert_eq!(
+        run("pack", "nope", dir.path(), "a", Some(&blob))
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run("pack", "kimi", dir.path(), "a", Some(&blob))
+            .status
+            .code(),
+        Some(10)
+    );
+    assert_eq!(
+        run("pack", "codex", dir.path(), "../a", Some(&blob))
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run("pack", "codex", dir.path(), "a", Some(&blob))
+            .status
+            .code(),
+        Some(3)
+    );
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+    assert_eq!(
+        run("pack", "codex", &link, "a", Some(&blob)).status.code(),
+        Some(6),
+        "symlinked root"
+    );
+    assert!(!blob.exists());
+}
