@@ -26,6 +26,7 @@ pub enum ErrorCode {
     InvalidBackend,
     InvalidSessionId,
     InvalidRef,
+    InvalidRun,
     InvalidHeaderMember,
     /// A known backend without the persist capability (kimi, grok).
     NoCapability,
@@ -49,6 +50,7 @@ impl ErrorCode {
             ErrorCode::InvalidBackend => "invalid_params.backend",
             ErrorCode::InvalidSessionId => "invalid_params.session_id",
             ErrorCode::InvalidRef => "invalid_params.ref",
+            ErrorCode::InvalidRun => "invalid_params.run",
             ErrorCode::InvalidHeaderMember => "invalid_params.header_member",
             ErrorCode::NoCapability => "unsupported.persist_capability",
             ErrorCode::PersistIo => "unavailable.persist_io",

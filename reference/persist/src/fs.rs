@@ -156,7 +156,12 @@ impl Dir {
     /// Reads a session file: opened no-follow and non-blocking (a FIFO swapped in
     /// never blocks), judged regular with one link on the handle, at most `cap + 1`
     /// bytes read so a file over the cap is refused, never truncated.
-    pub(crate) fn read_file(&self, name: &str, cap: u64) -> Result<Vec<u8>> {
+    pub(crate) fn read_file(
+        &self,
+        name: &str,
+        cap: u64,
+        over: fn() -> PersistError,
+    ) -> Result<Vec<u8>> {
         let flags = OFlag::O_RDONLY
             | OFlag::O_NOFOLLOW
             | OFlag::O_NONBLOCK
@@ -172,7 +177,7 @@ impl Dir {
             fstat(fd.as_raw_fd()).map_err(|e| PersistError::os("fstat of a session file", e))?;
         check_session_file(&st)?;
         if st.st_size.max(0) as u64 > cap {
-            return Err(over_cap());
+            return Err(over());
         }
         let limit = cap as usize + 1;
         let mut buf = Vec::with_capacity(st.st_size.max(0) as usize);
@@ -187,7 +192,7 @@ impl Dir {
             }
         }
         if buf.len() as u64 > cap {
-            return Err(over_cap());
+            return Err(over());
         }
         Ok(buf)
     }
@@ -221,6 +226,14 @@ impl Dir {
             Ok(()) | Err(Errno::ENOENT) => Ok(()),
             Err(e) => Err(PersistError::os("unlink under the root", e)),
         }
+    }
+
+    pub(crate) fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    pub(crate) fn stat(&self) -> Result<FileStat> {
+        fstat(self.raw()).map_err(|e| PersistError::os("fstat of a directory", e))
     }
 
     pub(crate) fn fsync(&self) -> Result<()> {

@@ -18,10 +18,13 @@ pub mod header;
 pub mod layout;
 pub mod limits;
 pub mod packer;
+pub mod store;
+pub mod store_suite;
 pub mod unpack;
 
 pub use error::{BlobError, BlobRule, ErrorCode, PersistError, Result};
 pub use header::SessionHeader;
 pub use layout::{FileKind, Layouts};
 pub use packer::SessionPacker;
+pub use store::{BackendSessionStore, FsStore, StateRef};
 pub use unpack::UnpackStep;

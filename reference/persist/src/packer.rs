@@ -181,7 +181,7 @@ impl Walk<'_> {
         }
         let body = match self.mode {
             Mode::Probe => Vec::new(),
-            Mode::Read => dir.read_file(name, MAX_MEMBER_BYTES)?,
+            Mode::Read => dir.read_file(name, MAX_MEMBER_BYTES, over_cap)?,
         };
         self.total += body.len() as u64;
         if self.total > MAX_TOTAL_BODY_BYTES - MAX_HEADER_BYTES {

@@ -101,3 +101,31 @@ fn bad_input_exits_by_class() {
     );
     assert!(!blob.exists());
 }
+
+#[test]
+fn store_suite_passes_on_fs_and_refuses_other_stores() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("fs:{}", dir.path().join("persist").display());
+    let out = Command::new(env!("CARGO_BIN_EXE_vxpersist"))
+        .args(["store-suite", "--json", "--store", &store])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 6);
+    assert!(lines.iter().all(|l| l["verdict"] == "pass"));
+    let out = Command::new(env!("CARGO_BIN_EXE_vxpersist"))
+        .args(["store-suite", "--store", "s3:http://127.0.0.1:1/b"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -6,6 +6,7 @@
 //!   pack writes the blob to FILE (stdout without one), unpack reads FILE (stdin
 //!   without one), has-session prints `true` or `false`. Errors go to stderr as
 //!   `code (rule): reason` and exit with the code's class (docs/spec/errors.md).
+//! - `vxpersist store-suite --store fs:DIR [--json]`: the store conformance suite.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -17,7 +18,8 @@ use std::io::{Read, Write};
 use vx_persist::blob::{check_length, valid_header_member, ReadOptions};
 use vx_persist::check::{check_file, read_blob_file};
 use vx_persist::limits::{DEFAULT_HEADER_MEMBER, MAX_BLOB_BYTES};
-use vx_persist::{ErrorCode, Layouts, PersistError, SessionPacker};
+use vx_persist::store_suite::run_suite;
+use vx_persist::{ErrorCode, FsStore, Layouts, PersistError, SessionPacker};
 
 #[derive(Parser)]
 #[command(
@@ -42,6 +44,18 @@ enum Command {
     Unpack(SessionArgs),
     /// Whether the root holds exactly one key file of the session.
     HasSession(SessionArgs),
+    /// Run the BackendSessionStore conformance suite on a store (`fs:DIR`).
+    StoreSuite(StoreSuiteArgs),
+}
+
+#[derive(Args)]
+struct StoreSuiteArgs {
+    /// `fs:DIR` (the S3 twin is not in this build).
+    #[arg(long, value_name = "STORE")]
+    store: String,
+    /// Print one JSON object per check: {"check","verdict","reason"}.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -150,7 +164,7 @@ fn run_session(command: &Command, args: &SessionArgs) -> Result<ExitCode, Persis
             packer.unpack(&args.session_id, &blob)?;
         }
         Command::HasSession(_) => println!("{}", packer.has_session(&args.session_id)),
-        Command::Blob { .. } => unreachable!("dispatched in main"),
+        Command::Blob { .. } | Command::StoreSuite(_) => unreachable!("dispatched in main"),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -182,12 +196,51 @@ fn read_stdin() -> Result<Vec<u8>, PersistError> {
     Ok(buf)
 }
 
+fn run_store_suite(args: &StoreSuiteArgs) -> ExitCode {
+    let Some(dir) = args.store.strip_prefix("fs:") else {
+        return usage("--store must be fs:DIR (the S3 twin is not in this build)");
+    };
+    let store = match FsStore::open(std::path::Path::new(dir)) {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let prefix = format!("suite-{}", std::process::id());
+    let mut all = true;
+    for outcome in run_suite(&store, &prefix) {
+        all &= outcome.failure.is_none();
+        let verdict = if outcome.failure.is_none() {
+            "pass"
+        } else {
+            "fail"
+        };
+        if args.json {
+            println!(
+                "{{\"check\":{},\"verdict\":{},\"reason\":{}}}",
+                json!(outcome.name),
+                json!(verdict),
+                json!(outcome.failure)
+            );
+        } else {
+            println!(
+                "{verdict}: {}{}",
+                outcome.name,
+                outcome
+                    .failure
+                    .map(|f| format!(" ({f})"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    ExitCode::from(if all { 0 } else { 1 })
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match &cli.command {
         Command::Blob {
             command: BlobCommand::Check(args),
         } => run_check(args),
+        Command::StoreSuite(args) => run_store_suite(args),
         Command::Pack(args) | Command::Unpack(args) | Command::HasSession(args) => {
             run_session(&cli.command, args).unwrap_or_else(|e| fail(&e))
         }
