@@ -66,18 +66,7 @@ pub fn read_blob_file(path: &Path) -> Result<Vec<u8>, PersistError> {
         ));
     }
     check_length(st.st_size.max(0) as u64)?;
-    let cap = MAX_BLOB_BYTES as usize + 1;
-    let mut buf = Vec::with_capacity((st.st_size.max(0) as usize).min(cap));
-    let mut chunk = vec![0u8; 64 * 1024];
-    while buf.len() < cap {
-        let want = chunk.len().min(cap - buf.len());
-        match nix::unistd::read(fd.as_raw_fd(), &mut chunk[..want]) {
-            Ok(0) => break,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(Errno::EINTR) => continue,
-            Err(e) => return Err(PersistError::os("read of the blob file", e)),
-        }
-    }
+    let buf = crate::fs::read_capped(fd, st, MAX_BLOB_BYTES)?;
     // A file that grew since fstat is judged on what was read: over the limit is size.
     check_length(buf.len() as u64)?;
     Ok(buf)

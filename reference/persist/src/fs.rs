@@ -179,18 +179,7 @@ impl Dir {
         if st.st_size.max(0) as u64 > cap {
             return Err(over());
         }
-        let limit = cap as usize + 1;
-        let mut buf = Vec::with_capacity(st.st_size.max(0) as usize);
-        let mut chunk = vec![0u8; 64 * 1024];
-        while buf.len() < limit {
-            let want = chunk.len().min(limit - buf.len());
-            match nix::unistd::read(fd.as_raw_fd(), &mut chunk[..want]) {
-                Ok(0) => break,
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                Err(Errno::EINTR) => continue,
-                Err(e) => return Err(PersistError::os("read of a session file", e)),
-            }
-        }
+        let buf = read_capped(fd, st, cap)?;
         if buf.len() as u64 > cap {
             return Err(over());
         }
@@ -239,6 +228,14 @@ impl Dir {
     pub(crate) fn fsync(&self) -> Result<()> {
         fsync_retrying(self.fd.as_fd()).map_err(|e| PersistError::os("fsync of a directory", e))
     }
+}
+
+/// Reads at most `cap + 1` bytes from an opened, already judged file (vx-store's
+/// bounded reader), so growth past the cap shows instead of being cut off.
+pub(crate) fn read_capped(fd: OwnedFd, stat: FileStat, cap: u64) -> Result<Vec<u8>> {
+    vx_store::safe_fs::CheckedFile { fd, stat }
+        .read_all(cap)
+        .map_err(|_| PersistError::new(ErrorCode::PersistIo, "read of a file failed"))
 }
 
 pub(crate) fn over_cap() -> PersistError {
