@@ -88,7 +88,7 @@ case("valid-64-members", archive(hdr(), KEY, *[member(f"projects/-home-u-p/s1/f{
 # slash goes into the ustar prefix field; one that cannot gets a PAX `path` record
 # under a PaxHeaders.0/ name, the ustar name truncated.
 split_path = "projects/" + "d" * 95 + "/s1/" + "n" * 60
-pax_path = "projects/-home-u-p/s1/" + "x" * 300
+pax_path = "projects/-home-u-p/s1/" + "x" * 200 + "/" + "y" * 150
 case("valid-go-writer-long-paths", archive(
     hdr(), KEY, member(split_path, b"split"),
     pax_member("PaxHeaders.0/" + "x" * 80, pax_records(path=pax_path)),
@@ -101,6 +101,9 @@ case("path-dotdot", archive(hdr(), KEY, member("../x")), CORRUPT, "blob.path")
 case("path-absolute", archive(hdr(), KEY, member("/etc/x")), CORRUPT, "blob.path")
 case("path-empty-component", archive(hdr(), KEY, member("projects//s1.jsonl")), CORRUPT, "blob.path")
 case("path-dot-component", archive(hdr(), KEY, member("projects/./p/s1.jsonl")), CORRUPT, "blob.path")
+case("path-component-256", archive(hdr(), KEY, pax_member("././@PaxHeader",
+     pax_records(path="projects/-home-u-p/s1/" + "c" * 256)), member("projects/-home-u-p/s1/c")),
+     CORRUPT, "blob.path")
 case("path-backslash", archive(hdr(), KEY, member("projects\\p\\s1.jsonl")), CORRUPT, "blob.path")
 case("path-depth-17", archive(hdr(), KEY, member("projects/-home-u-p/s1/" + "/".join("d" * 14))),
      CORRUPT, "blob.path")

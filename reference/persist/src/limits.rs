@@ -15,6 +15,8 @@ pub const MAX_HEADER_BYTES: u64 = 4 * 1024;
 /// A member path, in bytes and in components.
 pub const MAX_PATH_BYTES: usize = 4096;
 pub const MAX_PATH_DEPTH: usize = 16;
+/// One path component: Linux's NAME_MAX, so every accepted member can be unpacked.
+pub const MAX_COMPONENT_BYTES: usize = 255;
 /// The ustar `name` field; longer paths get a PAX `path` record.
 pub const USTAR_NAME_BYTES: usize = 100;
 /// A PAX `x` record set: one path of at most 4096 bytes and two numbers fit easily.

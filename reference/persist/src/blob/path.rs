@@ -1,7 +1,8 @@
 //! The member-path rule (`blob.path`): UTF-8, relative, no `\` or NUL, no empty,
-//! `.` or `..` component, at most 4096 bytes and 16 components.
+//! `.` or `..` component, components of at most 255 bytes (NAME_MAX), at most 4096
+//! bytes and 16 components.
 
-use crate::limits::{MAX_PATH_BYTES, MAX_PATH_DEPTH};
+use crate::limits::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, MAX_PATH_DEPTH};
 
 /// The path as text when it passes the rule, else the reason it does not.
 pub fn check_path(bytes: &[u8]) -> Result<&str, &'static str> {
@@ -26,6 +27,9 @@ pub fn check_path(bytes: &[u8]) -> Result<&str, &'static str> {
         match component {
             "" => return Err("member path has an empty component"),
             "." | ".." => return Err("member path has a . or .. component"),
+            c if c.len() > MAX_COMPONENT_BYTES => {
+                return Err("member path has a component longer than 255 bytes")
+            }
             _ => depth += 1,
         }
     }
@@ -57,7 +61,13 @@ mod tests {
         ] {
             assert!(check_path(bad).is_err(), "{bad:?}");
         }
+        let long = |n: usize| vec!["a".repeat(255); 16].join("/")[..n].to_owned();
         assert!(check_path(&[b'a'; 4097]).is_err());
-        assert!(check_path(&[b'a'; 4096]).is_ok());
+        assert!(
+            check_path(long(4095).as_bytes()).is_ok(),
+            "16 components of 255 bytes"
+        );
+        assert!(check_path(&[b'a'; 256]).is_err(), "NAME_MAX");
+        assert!(check_path(&[b'a'; 255]).is_ok());
     }
 }
