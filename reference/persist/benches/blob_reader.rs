@@ -87,7 +87,8 @@ fn main() {
         ("session-16mib", blob(8 << 20, 63, 128 << 10)),
         ("small-64", blob(1024, 63, 1024)),
     ];
-    let floors: [(&str, fn(&[u8]) -> usize); 2] = [
+    type Reader = fn(&[u8]) -> usize;
+    let floors: [(&str, Reader); 2] = [
         ("bare-entries-read", bare_read),
         ("bare-entries-seek", bare_seek),
     ];
