@@ -33,6 +33,8 @@ seed_corpus() {
     wire_*) [ -d ../corpus/wire ] && cp -r ../corpus/wire/. "$dir" ;;
     attach_*) [ -d ../corpus/attach ] && cp -r ../corpus/attach/. "$dir" ;;
     zon_*) [ -d ../corpus/config ] && cp -r ../corpus/config/. "$dir" ;;
+    persist_*)
+      find ../corpus/persist/blobs -name '*.tar' -size -64k -exec cp {} "$dir" \; ;;
   esac
   return 0
 }
