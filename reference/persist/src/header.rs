@@ -4,7 +4,7 @@
 use vx_format::json::{check_document, Cursor, Kind};
 use vx_format::Doc;
 
-use crate::limits::{MAX_HEADER_BYTES, MAX_SESSION_ID_BYTES};
+use crate::limits::{MAX_BACKEND_BYTES, MAX_HEADER_BYTES, MAX_SESSION_ID_BYTES};
 
 /// Which session a blob holds.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -28,7 +28,7 @@ pub fn valid_session_id(id: &str) -> bool {
 pub fn valid_backend_name(name: &str) -> bool {
     let b = name.as_bytes();
     !b.is_empty()
-        && b.len() <= 32
+        && b.len() <= MAX_BACKEND_BYTES
         && b[0].is_ascii_lowercase()
         && b.iter()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')

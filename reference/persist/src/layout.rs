@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use crate::error::{ErrorCode, PersistError, Result};
 use crate::header::valid_backend_name;
-use crate::limits::MAX_PATH_DEPTH;
+use crate::limits::{MAX_PATH_DEPTH, MAX_TS_BYTES};
 
 /// The document shipped with the kit.
 pub const BUILTIN_LAYOUTS: &str = include_str!("../../../persist/layouts.toml");
@@ -319,22 +319,40 @@ pub(crate) fn template_literal(parts: &[Part], id: &str) -> Option<String> {
     Some(out)
 }
 
+/// Whether one component `name` fits the template for session `id`. Literal parts
+/// before the placeholder are stripped from the front, those after it from the back,
+/// and what is left must fit the placeholder (or be empty without one). No
+/// allocation: the reader calls this for every member and pattern.
 pub(crate) fn template_matches(parts: &[Part], name: &str, id: &str) -> bool {
-    let Some(v) = parts.iter().position(|p| matches!(p, Part::Var(_))) else {
-        return template_literal(parts, id).is_some_and(|lit| lit == name);
-    };
-    let prefix = template_literal(&parts[..v], id).unwrap_or_default();
-    let suffix = template_literal(&parts[v + 1..], id).unwrap_or_default();
-    if name.len() < prefix.len() + suffix.len()
-        || !name.starts_with(&prefix)
-        || !name.ends_with(&suffix)
-    {
-        return false;
+    fn text<'t>(p: &'t Part, id: &'t str) -> &'t str {
+        match p {
+            Part::Lit(s) => s,
+            Part::Id => id,
+            Part::Var(_) => "",
+        }
     }
-    let Part::Var(var) = parts[v] else {
-        return false;
+    let var = parts.iter().position(|p| matches!(p, Part::Var(_)));
+    let (head, tail) = match var {
+        Some(v) => (&parts[..v], &parts[v + 1..]),
+        None => (parts, &[][..]),
     };
-    var_matches(var, &name[prefix.len()..name.len() - suffix.len()])
+    let mut rest = name;
+    for p in head {
+        match rest.strip_prefix(text(p, id)) {
+            Some(r) => rest = r,
+            None => return false,
+        }
+    }
+    for p in tail.iter().rev() {
+        match rest.strip_suffix(text(p, id)) {
+            Some(r) => rest = r,
+            None => return false,
+        }
+    }
+    match var.map(|v| &parts[v]) {
+        Some(Part::Var(v)) => var_matches(*v, rest),
+        _ => rest.is_empty(),
+    }
 }
 
 fn var_matches(var: Var, s: &str) -> bool {
@@ -343,7 +361,7 @@ fn var_matches(var: Var, s: &str) -> bool {
         Var::Dir | Var::Any => !s.is_empty(),
         Var::Ts => {
             !s.is_empty()
-                && s.len() <= 64
+                && s.len() <= MAX_TS_BYTES
                 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
         }
         Var::Year => digits(4),

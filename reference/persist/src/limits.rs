@@ -23,6 +23,10 @@ pub const USTAR_NAME_BYTES: usize = 100;
 pub const MAX_PAX_BYTES: u64 = 8 * 1024;
 /// A session id: `[A-Za-z0-9._-]`, not starting with `.`.
 pub const MAX_SESSION_ID_BYTES: usize = 128;
+/// A backend name: `[a-z][a-z0-9_]{0,31}`.
+pub const MAX_BACKEND_BYTES: usize = 32;
+/// The `{ts}` placeholder of a layout (Codex's rollout timestamp).
+pub const MAX_TS_BYTES: usize = 64;
 /// A store ref's node part: `[A-Za-z0-9_-]`.
 pub const MAX_NODE_BYTES: usize = 128;
 /// A header-member name a profile may choose (one path component).

@@ -59,7 +59,11 @@ fn unpack_crashed_or_failed_at_every_rename_and_fsync_leaves_no_session_or_all_o
     let packer = SessionPacker::new(Layouts::builtin(), "claude_code", &root).unwrap();
     assert!(packer.has_session("s1"));
 
-    eprintln!("injection points: {} renames, {} fsyncs under the root", count("rename"), count("fsync"));
+    eprintln!(
+        "injection points: {} renames, {} fsyncs under the root",
+        count("rename"),
+        count("fsync")
+    );
     let mut without_session = 0;
     for op in ["rename", "fsync"] {
         for k in 1..=count(op) {
