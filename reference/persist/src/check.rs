@@ -1,15 +1,16 @@
 //! The offline checker behind `vxpersist blob check`: one verdict per file, the
 //! length judged on fstat before a byte is read.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::path::Path;
 
 use nix::errno::Errno;
-use nix::fcntl::{open, OFlag};
+use nix::fcntl::open;
 use nix::sys::stat::{fstat, Mode, SFlag};
 
 use crate::blob::{check_length, read, ReadOptions};
 use crate::error::{ErrorCode, PersistError};
+use crate::fs::{owned, READ_FLAGS};
 use crate::limits::MAX_BLOB_BYTES;
 
 /// One file's verdict: `valid`, or an error code with its rule id and reason.
@@ -41,12 +42,7 @@ impl Verdict {
 /// Reads a blob file: not following a final symlink, a regular file only, its
 /// length judged (`blob.size`) before reading, at most the limit + 1 bytes read.
 pub fn read_blob_file(path: &Path) -> Result<Vec<u8>, PersistError> {
-    let flags = OFlag::O_RDONLY
-        | OFlag::O_NOFOLLOW
-        | OFlag::O_NONBLOCK
-        | OFlag::O_NOCTTY
-        | OFlag::O_CLOEXEC;
-    let fd = match open(path, flags, Mode::empty()) {
+    let fd = match open(path, READ_FLAGS, Mode::empty()) {
         Ok(fd) => fd,
         Err(Errno::ELOOP) => {
             return Err(PersistError::new(
@@ -56,8 +52,7 @@ pub fn read_blob_file(path: &Path) -> Result<Vec<u8>, PersistError> {
         }
         Err(e) => return Err(PersistError::os("open of the blob file", e)),
     };
-    // SAFETY: `fd` was just returned by a successful open and is owned by nobody else.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let fd = owned(fd);
     let st = fstat(fd.as_raw_fd()).map_err(|e| PersistError::os("fstat of the blob file", e))?;
     if SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT != SFlag::S_IFREG {
         return Err(PersistError::new(

@@ -46,7 +46,15 @@ pub(crate) fn entry_type(st: &FileStat) -> EntryType {
     }
 }
 
-fn owned(fd: RawFd) -> OwnedFd {
+/// Opening a file to read: never through a final symlink, never blocking on a FIFO
+/// or becoming a controlling terminal.
+pub(crate) const READ_FLAGS: OFlag = OFlag::O_RDONLY
+    .union(OFlag::O_NOFOLLOW)
+    .union(OFlag::O_NONBLOCK)
+    .union(OFlag::O_NOCTTY)
+    .union(OFlag::O_CLOEXEC);
+
+pub(crate) fn owned(fd: RawFd) -> OwnedFd {
     // SAFETY: `fd` was just returned by a successful open and is owned by nobody else.
     unsafe { OwnedFd::from_raw_fd(fd) }
 }
@@ -162,12 +170,7 @@ impl Dir {
         cap: u64,
         over: fn() -> PersistError,
     ) -> Result<Vec<u8>> {
-        let flags = OFlag::O_RDONLY
-            | OFlag::O_NOFOLLOW
-            | OFlag::O_NONBLOCK
-            | OFlag::O_NOCTTY
-            | OFlag::O_CLOEXEC;
-        let fd = match openat(Some(self.raw()), name, flags, Mode::empty()) {
+        let fd = match openat(Some(self.raw()), name, READ_FLAGS, Mode::empty()) {
             Ok(fd) => owned(fd),
             Err(Errno::ELOOP) => return Err(unsafe_entry("a session file is a symbolic link")),
             Err(Errno::ENXIO) => return Err(unsafe_entry("a session file is a socket")),
