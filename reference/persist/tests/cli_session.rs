@@ -129,3 +129,51 @@ fn store_suite_passes_on_fs_and_refuses_other_stores() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_profile_layouts_file_replaces_the_builtin_whitelist() {
+    let dir = tempfile::tempdir().unwrap();
+    let layouts = dir.path().join("layouts.toml");
+    std::fs::write(&layouts, "[auth]\nnever = [\"auth.json\"]\n[backend.codex]\ncapability = true\nkey = \"s/{id}.jsonl\"\nfiles = [\"s/{id}.jsonl\"]\n").unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir_all(root.join("s")).unwrap();
+    std::fs::write(root.join("s/abc.jsonl"), b"t\n").unwrap();
+    let blob = dir.path().join("b.tar");
+    let with = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_vxpersist"))
+            .arg("--layouts")
+            .arg(&layouts)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let root_s = root.to_str().unwrap();
+    let blob_s = blob.to_str().unwrap();
+    assert!(with(&[
+        "pack",
+        "--backend",
+        "codex",
+        "--root",
+        root_s,
+        "--session-id",
+        "abc",
+        blob_s
+    ])
+    .status
+    .success());
+    assert!(with(&["blob", "check", blob_s]).status.success());
+    // The builtin codex layout does not whitelist s/abc.jsonl.
+    assert_eq!(
+        run("has-session", "codex", &root, "abc", None).stdout,
+        b"false\n"
+    );
+    let check = Command::new(env!("CARGO_BIN_EXE_vxpersist"))
+        .args(["blob", "check", "--json", blob_s])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8(check.stdout)
+        .unwrap()
+        .contains("blob.not_session_file"));
+    std::fs::write(&layouts, "not toml [").unwrap();
+    assert_eq!(with(&["blob", "check", blob_s]).status.code(), Some(2));
+}

@@ -7,6 +7,8 @@
 //!   without one), has-session prints `true` or `false`. Errors go to stderr as
 //!   `code (rule): reason` and exit with the code's class (docs/spec/errors.md).
 //! - `vxpersist store-suite --store fs:DIR [--json]`: the store conformance suite.
+//!
+//! `--layouts FILE` (any command) replaces persist/layouts.toml, as a profile may.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,6 +29,9 @@ use vx_persist::{ErrorCode, FsStore, Layouts, PersistError, SessionPacker};
     about = "ADR-089 session persist: packed session blobs"
 )]
 struct Cli {
+    /// A layouts document replacing persist/layouts.toml (a profile's override).
+    #[arg(long, global = true, value_name = "FILE")]
+    layouts: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -103,11 +108,11 @@ fn usage(message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn run_check(args: &CheckArgs) -> ExitCode {
+fn run_check(layouts: &Layouts, args: &CheckArgs) -> ExitCode {
     if !valid_header_member(&args.header_member) {
         return usage("--header-member must be one path component of at most 100 bytes");
     }
-    let mut opts = ReadOptions::new(Layouts::builtin()).header_member(&args.header_member);
+    let mut opts = ReadOptions::new(layouts).header_member(&args.header_member);
     if let (Some(b), Some(id)) = (&args.backend, &args.session_id) {
         opts = opts.expecting(b, id);
     }
@@ -143,8 +148,12 @@ fn fail(e: &PersistError) -> ExitCode {
     ExitCode::from(u8::try_from(e.code.exit_code()).unwrap_or(1))
 }
 
-fn run_session(command: &Command, args: &SessionArgs) -> Result<ExitCode, PersistError> {
-    let packer = SessionPacker::new(Layouts::builtin(), &args.backend, &args.root)?
+fn run_session(
+    layouts: &Layouts,
+    command: &Command,
+    args: &SessionArgs,
+) -> Result<ExitCode, PersistError> {
+    let packer = SessionPacker::new(layouts, &args.backend, &args.root)?
         .with_header_member(&args.header_member)?;
     match command {
         Command::Pack(_) => {
@@ -234,15 +243,34 @@ fn run_store_suite(args: &StoreSuiteArgs) -> ExitCode {
     ExitCode::from(if all { 0 } else { 1 })
 }
 
+/// The builtin layouts, or the document `--layouts` names (an invalid one is a usage
+/// error: nothing runs against a whitelist that did not parse).
+fn load_layouts(path: Option<&std::path::Path>) -> Result<Layouts, PersistError> {
+    match path {
+        None => Ok(Layouts::builtin().clone()),
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|_| {
+                PersistError::new(ErrorCode::InvalidLayouts, "layouts file cannot be read")
+            })?;
+            Layouts::parse(&text)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let layouts = match load_layouts(cli.layouts.as_deref()) {
+        Ok(l) => l,
+        Err(e) => return fail(&e),
+    };
+    let layouts = &layouts;
     match &cli.command {
         Command::Blob {
             command: BlobCommand::Check(args),
-        } => run_check(args),
+        } => run_check(layouts, args),
         Command::StoreSuite(args) => run_store_suite(args),
         Command::Pack(args) | Command::Unpack(args) | Command::HasSession(args) => {
-            run_session(&cli.command, args).unwrap_or_else(|e| fail(&e))
+            run_session(layouts, &cli.command, args).unwrap_or_else(|e| fail(&e))
         }
     }
 }
