@@ -50,6 +50,8 @@ seed_corpus() {
         while IFS= read -r -d '' f; do
           cp "$f" "$dir/$(basename "$(dirname "$f")")"
         done ;;
+    persist_*)
+      find ../corpus/persist/blobs -name '*.tar' -size -64k -exec cp {} "$dir" \; ;;
   esac
   return 0
 }

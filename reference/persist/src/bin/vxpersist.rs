@@ -1,0 +1,276 @@
+//! `vxpersist`: the session-persist reference's command line (issue 17).
+//!
+//! - `vxpersist blob check [--json] [--header-member NAME] [--backend B --session-id ID] FILE…`
+//!   (pinned in surface.md): one line per file, exit 0 all valid, 1 otherwise, 2 usage.
+//! - `vxpersist pack|unpack|has-session --backend B --root DIR --session-id ID [FILE]`:
+//!   pack writes the blob to FILE (stdout without one), unpack reads FILE (stdin
+//!   without one), has-session prints `true` or `false`. Errors go to stderr as
+//!   `code (rule): reason` and exit with the code's class (docs/spec/errors.md).
+//! - `vxpersist store-suite --store fs:DIR [--json]`: the store conformance suite.
+//!
+//! `--layouts FILE` (any command) replaces persist/layouts.toml, as a profile may.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use serde_json::json;
+use std::io::{Read, Write};
+
+use vx_persist::blob::{check_length, valid_header_member, ReadOptions};
+use vx_persist::check::{check_file, read_blob_file};
+use vx_persist::limits::{DEFAULT_HEADER_MEMBER, MAX_BLOB_BYTES};
+use vx_persist::store_suite::run_suite;
+use vx_persist::{ErrorCode, FsStore, Layouts, PersistError, SessionPacker};
+
+#[derive(Parser)]
+#[command(
+    name = "vxpersist",
+    about = "ADR-089 session persist: packed session blobs"
+)]
+struct Cli {
+    /// A layouts document replacing persist/layouts.toml (a profile's override).
+    #[arg(long, global = true, value_name = "FILE")]
+    layouts: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Packed session blobs.
+    Blob {
+        #[command(subcommand)]
+        command: BlobCommand,
+    },
+    /// Pack a session from a backend's root into a blob.
+    Pack(SessionArgs),
+    /// Validate a blob whole, then unpack it into a backend's root.
+    Unpack(SessionArgs),
+    /// Whether the root holds exactly one key file of the session.
+    HasSession(SessionArgs),
+    /// Run the BackendSessionStore conformance suite on a store (`fs:DIR`).
+    StoreSuite(StoreSuiteArgs),
+}
+
+#[derive(Args)]
+struct StoreSuiteArgs {
+    /// `fs:DIR` (the S3 twin is not in this build).
+    #[arg(long, value_name = "STORE")]
+    store: String,
+    /// Print one JSON object per check: {"check","verdict","reason"}.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct SessionArgs {
+    #[arg(long, value_name = "B")]
+    backend: String,
+    #[arg(long, value_name = "DIR")]
+    root: PathBuf,
+    #[arg(long, value_name = "ID")]
+    session_id: String,
+    /// The header member's name (a profile may rename it).
+    #[arg(long, value_name = "NAME", default_value = DEFAULT_HEADER_MEMBER)]
+    header_member: String,
+    /// The blob: written by pack, read by unpack (stdout/stdin without one).
+    #[arg(value_name = "FILE")]
+    file: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum BlobCommand {
+    /// Is this blob valid, and if not, which rule does it break?
+    Check(CheckArgs),
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    /// Print one JSON object per file: {"file","result","rule","reason"}.
+    #[arg(long)]
+    json: bool,
+    /// The header member's name (a profile may rename it).
+    #[arg(long, value_name = "NAME", default_value = DEFAULT_HEADER_MEMBER)]
+    header_member: String,
+    /// The backend the header must name (with --session-id).
+    #[arg(long, value_name = "B", requires = "session_id")]
+    backend: Option<String>,
+    /// The session id the header must name (with --backend).
+    #[arg(long, value_name = "ID", requires = "backend")]
+    session_id: Option<String>,
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+}
+
+fn usage(message: &str) -> ExitCode {
+    eprintln!("vxpersist: {message}");
+    ExitCode::from(2)
+}
+
+fn run_check(layouts: &Layouts, args: &CheckArgs) -> ExitCode {
+    if !valid_header_member(&args.header_member) {
+        return usage("--header-member must be one path component of at most 100 bytes");
+    }
+    let mut opts = ReadOptions::new(layouts).header_member(&args.header_member);
+    if let (Some(b), Some(id)) = (&args.backend, &args.session_id) {
+        opts = opts.expecting(b, id);
+    }
+    let mut all_valid = true;
+    for path in &args.files {
+        let verdict = check_file(path, &opts);
+        all_valid &= verdict.is_valid();
+        let shown = path.display().to_string();
+        if args.json {
+            // Written field by field: the pinned line's key order is file, result, rule, reason.
+            println!(
+                "{{\"file\":{},\"result\":{},\"rule\":{},\"reason\":{}}}",
+                json!(shown),
+                json!(verdict.result),
+                json!(verdict.rule),
+                json!(verdict.reason)
+            );
+        } else {
+            match (&verdict.rule, &verdict.reason) {
+                (_, None) => println!("{shown}: valid"),
+                (Some(rule), Some(reason)) => {
+                    println!("{shown}: {} ({rule}): {reason}", verdict.result)
+                }
+                (None, Some(reason)) => println!("{shown}: {}: {reason}", verdict.result),
+            }
+        }
+    }
+    ExitCode::from(if all_valid { 0 } else { 1 })
+}
+
+fn fail(e: &PersistError) -> ExitCode {
+    eprintln!("vxpersist: {e}");
+    ExitCode::from(u8::try_from(e.code.exit_code()).unwrap_or(1))
+}
+
+fn run_session(
+    layouts: &Layouts,
+    command: &Command,
+    args: &SessionArgs,
+) -> Result<ExitCode, PersistError> {
+    let packer = SessionPacker::new(layouts, &args.backend, &args.root)?
+        .with_header_member(&args.header_member)?;
+    match command {
+        Command::Pack(_) => {
+            let blob = packer.pack(&args.session_id)?;
+            match &args.file {
+                Some(path) => write_new_file(path, &blob)?,
+                None => std::io::stdout().write_all(&blob).map_err(|_| {
+                    PersistError::new(ErrorCode::PersistIo, "write of the blob to stdout")
+                })?,
+            }
+        }
+        Command::Unpack(_) => {
+            let blob = match &args.file {
+                Some(path) => read_blob_file(path)?,
+                None => read_stdin()?,
+            };
+            packer.unpack(&args.session_id, &blob)?;
+        }
+        Command::HasSession(_) => println!("{}", packer.has_session(&args.session_id)),
+        Command::Blob { .. } | Command::StoreSuite(_) => unreachable!("dispatched in main"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The blob file is created 0600 (replacing an existing one, never through a
+/// symlink) and synced.
+fn write_new_file(path: &std::path::Path, blob: &[u8]) -> Result<(), PersistError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let io = |_| PersistError::new(ErrorCode::PersistIo, "write of the blob file");
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(io)?;
+    f.write_all(blob).map_err(io)?;
+    f.sync_all().map_err(io)
+}
+
+fn read_stdin() -> Result<Vec<u8>, PersistError> {
+    let mut buf = Vec::new();
+    std::io::stdin()
+        .take(MAX_BLOB_BYTES + 1)
+        .read_to_end(&mut buf)
+        .map_err(|_| PersistError::new(ErrorCode::PersistIo, "read of the blob from stdin"))?;
+    check_length(buf.len() as u64)?;
+    Ok(buf)
+}
+
+fn run_store_suite(args: &StoreSuiteArgs) -> ExitCode {
+    let Some(dir) = args.store.strip_prefix("fs:") else {
+        return usage("--store must be fs:DIR (the S3 twin is not in this build)");
+    };
+    let store = match FsStore::open(std::path::Path::new(dir)) {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let prefix = format!("suite-{}", std::process::id());
+    let mut all = true;
+    for outcome in run_suite(&store, &prefix) {
+        all &= outcome.failure.is_none();
+        let verdict = if outcome.failure.is_none() {
+            "pass"
+        } else {
+            "fail"
+        };
+        if args.json {
+            println!(
+                "{{\"check\":{},\"verdict\":{},\"reason\":{}}}",
+                json!(outcome.name),
+                json!(verdict),
+                json!(outcome.failure)
+            );
+        } else {
+            println!(
+                "{verdict}: {}{}",
+                outcome.name,
+                outcome
+                    .failure
+                    .map(|f| format!(" ({f})"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    ExitCode::from(if all { 0 } else { 1 })
+}
+
+/// The builtin layouts, or the document `--layouts` names (an invalid one is a usage
+/// error: nothing runs against a whitelist that did not parse).
+fn load_layouts(path: Option<&std::path::Path>) -> Result<Layouts, PersistError> {
+    match path {
+        None => Ok(Layouts::builtin().clone()),
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|_| {
+                PersistError::new(ErrorCode::InvalidLayouts, "layouts file cannot be read")
+            })?;
+            Layouts::parse(&text)
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let layouts = match load_layouts(cli.layouts.as_deref()) {
+        Ok(l) => l,
+        Err(e) => return fail(&e),
+    };
+    let layouts = &layouts;
+    match &cli.command {
+        Command::Blob {
+            command: BlobCommand::Check(args),
+        } => run_check(layouts, args),
+        Command::StoreSuite(args) => run_store_suite(args),
+        Command::Pack(args) | Command::Unpack(args) | Command::HasSession(args) => {
+            run_session(layouts, &cli.command, args).unwrap_or_else(|e| fail(&e))
+        }
+    }
+}

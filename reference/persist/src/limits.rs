@@ -1,0 +1,41 @@
+//! The session-persist contract's limits (ADR-089 and issue 17), in one place.
+//! Nothing else in the crate spells these numbers.
+
+/// A blob longer than this is refused before parsing (`blob.size`): the body cap plus
+/// room for the framing of 65 members.
+pub const MAX_BLOB_BYTES: u64 = MAX_TOTAL_BODY_BYTES + 64 * 1024;
+/// Session members after the header member.
+pub const MAX_MEMBERS: usize = 64;
+/// One member's body.
+pub const MAX_MEMBER_BYTES: u64 = 16 * 1024 * 1024;
+/// All bodies together, the header member's included.
+pub const MAX_TOTAL_BODY_BYTES: u64 = 32 * 1024 * 1024;
+/// The header member's body.
+pub const MAX_HEADER_BYTES: u64 = 4 * 1024;
+/// A member path, in bytes and in components.
+pub const MAX_PATH_BYTES: usize = 4096;
+pub const MAX_PATH_DEPTH: usize = 16;
+/// One path component: Linux's NAME_MAX, so every accepted member can be unpacked.
+pub const MAX_COMPONENT_BYTES: usize = 255;
+/// The ustar `name` field; longer paths get a PAX `path` record.
+pub const USTAR_NAME_BYTES: usize = 100;
+/// A PAX `x` record set: one path of at most 4096 bytes and two numbers fit easily.
+pub const MAX_PAX_BYTES: u64 = 8 * 1024;
+/// A session id: `[A-Za-z0-9._-]`, not starting with `.`.
+pub const MAX_SESSION_ID_BYTES: usize = 128;
+/// A backend name: `[a-z][a-z0-9_]{0,31}`.
+pub const MAX_BACKEND_BYTES: usize = 32;
+/// The `{ts}` placeholder of a layout (Codex's rollout timestamp).
+pub const MAX_TS_BYTES: usize = 64;
+/// A store ref's node part: `[A-Za-z0-9_-]`.
+pub const MAX_NODE_BYTES: usize = 128;
+/// A header-member name a profile may choose (one path component).
+pub const MAX_HEADER_MEMBER_BYTES: usize = USTAR_NAME_BYTES;
+/// Mode bits of every file and directory the kit writes.
+pub const FILE_MODE: u32 = 0o600;
+pub const DIR_MODE: u32 = 0o700;
+/// The tar block.
+pub const BLOCK: usize = 512;
+/// The default header member (a profile may rename it; the peer's is
+/// `.iterion-session.json`).
+pub const DEFAULT_HEADER_MEMBER: &str = ".session-header.json";
