@@ -41,6 +41,7 @@ pub enum Command {
     /// A session master (dtach-like): owns the PTY, ring and total; multiplexes viewers.
     Master(crate::master::MasterArgs),
     /// The broker: HTTP + WebSocket routes over masters.
+    #[cfg(feature = "server")]
     Serve(crate::serve::ServeArgs),
 }
 
@@ -125,6 +126,7 @@ pub fn run<I: IntoIterator<Item = OsString>>(args: I, out: &mut dyn Write) -> i3
             verb: SidecarVerb::Check(a),
         } => sidecar_check(&a, out),
         Command::Master(a) => crate::master::run(&a),
+        #[cfg(feature = "server")]
         Command::Serve(a) => crate::serve::run(&a),
     }
 }

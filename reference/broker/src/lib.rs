@@ -15,6 +15,7 @@
 pub mod alias;
 pub mod claims;
 pub mod cli;
+#[cfg(feature = "server")]
 pub mod client;
 pub mod engines;
 pub mod error;
@@ -28,6 +29,7 @@ pub mod master;
 pub mod open;
 pub mod owner;
 pub mod resume;
+#[cfg(feature = "server")]
 pub mod serve;
 
 pub use error::{BrokerError, Code, Param, Rule};
