@@ -205,8 +205,9 @@ impl SessionLock {
         drop(self.fd);
     }
 
-    /// Only on the lost race (a master appeared between probe and acquire), when no
-    /// process inherited the descriptor: unlock, then close.
+    /// Only where no master serves the key: the lost race (a master appeared
+    /// between probe and acquire) and a launch that failed before its master was
+    /// ready. Unlock, then close.
     pub fn release(self) -> Result<()> {
         let unlocked = flock(self.fd.as_fd(), FlockArg::Unlock);
         drop(self.fd);

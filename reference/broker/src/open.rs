@@ -184,11 +184,17 @@ impl Opener {
                 Ok(())
             });
         }
-        // On any failure below `lock` drops: closed without LOCK_UN, and since no
-        // master holds a copy any more, the lock is free at once.
-        let mut child = cmd
-            .spawn()
-            .map_err(|_| BrokerError::new(Rule::LaunchFailed))?;
+        // A launch that fails before the master is ready unlocks explicitly: a child
+        // of a failed spawn (or a master still exiting) may hold a copy of the
+        // descriptor for a moment, and closing ours alone would leave the key BUSY
+        // until it is gone. No master serves the key on these paths.
+        let mut child = match cmd.spawn() {
+            Ok(child) => child,
+            Err(_) => {
+                let _ = lock.release();
+                return Err(Rule::LaunchFailed.into());
+            }
+        };
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
             if probe(&sock) == Liveness::Live {
@@ -197,6 +203,7 @@ impl Opener {
             if matches!(child.try_wait(), Ok(Some(_))) || Instant::now() >= deadline {
                 let _ = child.kill();
                 let _ = child.wait();
+                let _ = lock.release();
                 return Err(Rule::LaunchFailed.into());
             }
             std::thread::sleep(Duration::from_millis(2));
