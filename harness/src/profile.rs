@@ -238,6 +238,21 @@ impl Profile {
         }
     }
 
+    /// Every command template of a contract's table (an array whose first word is a
+    /// program): `("<table>.<key>", program)`, in the table's order, for preflight.
+    pub fn table_programs(&self, c: crate::contract::Contract) -> Vec<(String, String)> {
+        let Some(table) = self.contract_table(c) else {
+            return Vec::new();
+        };
+        table
+            .iter()
+            .filter_map(|(k, v)| {
+                let program = v.as_array()?.first()?.as_str()?;
+                Some((format!("{}.{k}", c.profile_table()), program.to_string()))
+            })
+            .collect()
+    }
+
     /// Whether the profile claims the contract named `name`.
     pub fn claims(&self, name: &str) -> bool {
         self.contracts.iter().any(|c| c == name)

@@ -13,6 +13,9 @@ fn features_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../features")
 }
 
+/// The reference profile's claims line, which the tests below rewrite.
+const REFERENCE_CLAIMS: &str = "contracts = [\"recovery\", \"agent-restore\", \"single-writer\"]";
+
 fn reference_profile() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../profiles/reference.toml")
 }
@@ -48,7 +51,10 @@ fn a_contract_without_a_suite_is_a_usage_error_not_an_empty_pass() {
     assert_eq!(out.status.code(), Some(2));
     let lines = stderr_lines(&out);
     assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(lines[0].contains("session-persist"), "{lines:?}");
+    assert!(
+        lines[0].contains("does not claim the session-persist"),
+        "{lines:?}"
+    );
     assert!(!r.join("report.json").exists());
 
     // Claimed by the profile, with its table: still no suite, still exit 2.
@@ -57,10 +63,10 @@ fn a_contract_without_a_suite_is_a_usage_error_not_an_empty_pass() {
     std::fs::write(
         &profile,
         format!(
-            "{}\n[single_writer]\nserve = [\"x\"]\n",
+            "{}\n[persist]\ndrive = [\"x\"]\n",
             base.replace(
-                "contracts = [\"recovery\", \"agent-restore\"]",
-                "contracts = [\"recovery\", \"single-writer\"]"
+                REFERENCE_CLAIMS,
+                "contracts = [\"recovery\", \"session-persist\"]"
             )
         ),
     )
@@ -70,14 +76,14 @@ fn a_contract_without_a_suite_is_a_usage_error_not_an_empty_pass() {
             "--profile",
             profile.to_str().unwrap(),
             "--contract",
-            "single-writer",
+            "session-persist",
         ],
         &r,
     );
     assert_eq!(out.status.code(), Some(2));
     let lines = stderr_lines(&out);
     assert!(
-        lines.len() == 1 && lines[0].contains("single-writer suite does not exist"),
+        lines.len() == 1 && lines[0].contains("session-persist suite does not exist"),
         "{lines:?}"
     );
     // Without --contract the profile's claims run: one of them has no suite.
@@ -94,10 +100,7 @@ fn a_claimed_contract_needs_its_profile_table() {
     let dir = tempfile::tempdir().unwrap();
     let profile = dir.path().join("p.toml");
     let base = std::fs::read_to_string(reference_profile()).unwrap();
-    let claims = base.replace(
-        "contracts = [\"recovery\", \"agent-restore\"]",
-        "contracts = [\"session-persist\"]",
-    );
+    let claims = base.replace(REFERENCE_CLAIMS, "contracts = [\"session-persist\"]");
     assert_ne!(claims, base, "the reference profile's claims line moved");
     std::fs::write(&profile, claims).unwrap();
     let out = run(
@@ -114,12 +117,10 @@ fn a_missing_reference_is_one_line_naming_the_path() {
     common::ensure_reference(&[]);
     let bins = tempfile::tempdir().unwrap();
     let r = bins.path().join("r");
-    // The injector is there, vxref is not.
-    std::fs::copy(
-        bin_dir().join("libvxfault.so"),
-        bins.path().join("libvxfault.so"),
-    )
-    .unwrap();
+    // The injector and the broker are there, vxref is not.
+    for kept in ["libvxfault.so", "vxbroker"] {
+        std::fs::copy(bin_dir().join(kept), bins.path().join(kept)).unwrap();
+    }
     let out = run(&["--bin-dir", bins.path().to_str().unwrap()], &r);
     assert_eq!(out.status.code(), Some(2));
     let lines = stderr_lines(&out);
@@ -131,7 +132,7 @@ fn a_missing_reference_is_one_line_naming_the_path() {
     );
     assert!(!r.join("report.json").exists(), "nothing may run");
 
-    // Both missing: one line each.
+    // Two missing: one line each.
     std::fs::remove_file(bins.path().join("libvxfault.so")).unwrap();
     let out = run(&["--bin-dir", bins.path().to_str().unwrap()], &r);
     assert_eq!(out.status.code(), Some(2));
@@ -181,7 +182,7 @@ fn plain_run_and_contract_recovery_agree_and_reports_carry_the_contract() {
     // The reference claims both contracts; the tag selects recovery scenarios only.
     assert_eq!(
         ra["run"]["contracts"],
-        serde_json::json!(["recovery", "agent-restore"])
+        serde_json::json!(["recovery", "agent-restore", "single-writer"])
     );
     assert_eq!(rb["run"]["contracts"], serde_json::json!(["recovery"]));
     for key in ["rows", "scenarios"] {

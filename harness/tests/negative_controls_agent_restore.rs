@@ -4,12 +4,9 @@
 
 mod common;
 
-use common::vxcert;
-use serde_json::Value;
+use common::script;
 use std::collections::BTreeSet;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Command;
 
 /// Scenarios whose every step expects the checker to accept its input.
 const ACCEPTING: [&str; 3] = [
@@ -24,50 +21,21 @@ const NO_CONTENT: [&str; 2] = [
     "A refusal names the rule and the field, never the identity",
 ];
 
-fn script(dir: &Path, name: &str, body: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    p.to_string_lossy().into_owned()
-}
-
 /// Runs the agent-restore suite with these two checkers: (exit code, the names of
 /// the scenarios that did not pass, and of all scenarios).
 fn run(archive: &str, template: &str) -> (i32, BTreeSet<String>, BTreeSet<String>) {
     common::ensure_reference(&[]);
-    let dir = tempfile::tempdir().unwrap();
-    let profile = dir.path().join("control.toml");
-    std::fs::write(
-        &profile,
-        format!(
+    let (code, report) = common::run_profile(
+        &format!(
             "name = \"negative-control\"\ncontracts = [\"agent-restore\"]\nfeatures = [\"template-check\"]\n\
              [agent_restore]\narchive_check = [{archive:?}, \"{{file}}\"]\ntemplate_check = [{template:?}, \"{{file}}\"]\n"
         ),
-    )
-    .unwrap();
-    let report = dir.path().join("report");
-    let out = Command::new(vxcert())
-        .args(["run", "--quiet", "--profile"])
-        .arg(&profile)
-        .arg("--report")
-        .arg(&report)
-        .output()
-        .unwrap();
-    let json: Value =
-        serde_json::from_str(&std::fs::read_to_string(report.join("report.json")).unwrap())
-            .unwrap();
-    let scenarios = json["scenarios"].as_array().unwrap();
-    let names = |pass: Option<bool>| -> BTreeSet<String> {
-        scenarios
-            .iter()
-            .filter(|s| pass.is_none_or(|p| (s["verdict"] == "pass") == p))
-            .map(|s| s["name"].as_str().unwrap().to_string())
-            .collect()
-    };
+        &[],
+    );
     (
-        out.status.code().unwrap_or(-1),
-        names(Some(false)),
-        names(None),
+        code,
+        common::scenario_names(&report, true),
+        common::scenario_names(&report, false),
     )
 }
 

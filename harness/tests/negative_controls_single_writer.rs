@@ -4,19 +4,8 @@
 
 mod common;
 
-use common::{bin_dir, vxcert};
-use serde_json::Value;
+use common::bin_dir;
 use std::collections::BTreeSet;
-use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
-use std::process::Command;
-
-fn script(dir: &Path, name: &str, body: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    p.to_string_lossy().into_owned()
-}
 
 /// Runs the single-writer suite with the reference's checkers, `swap` replacing
 /// `key = [...]` lines of the table: the names of the scenarios that did not pass, and
@@ -47,37 +36,19 @@ fn run(swap: &[(&str, String)]) -> (i32, BTreeSet<String>, BTreeSet<String>) {
     for (k, v) in swap {
         table.iter_mut().find(|(key, _)| key == k).unwrap().1 = v.clone();
     }
-    let dir = tempfile::tempdir().unwrap();
-    let profile = dir.path().join("control.toml");
     let lines: Vec<String> = table.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-    std::fs::write(
-        &profile,
-        format!(
+    let (code, report) = common::run_profile(
+        &format!(
             "name = \"negative-control\"\ncontracts = [\"single-writer\"]\n[single_writer]\n{}\n",
             lines.join("\n")
         ),
+        &[],
+    );
+    (
+        code,
+        common::scenario_names(&report, true),
+        common::scenario_names(&report, false),
     )
-    .unwrap();
-    let report = dir.path().join("report");
-    let out = Command::new(vxcert())
-        .args(["run", "--quiet", "--profile"])
-        .arg(&profile)
-        .arg("--report")
-        .arg(&report)
-        .output()
-        .unwrap();
-    let json: Value =
-        serde_json::from_str(&std::fs::read_to_string(report.join("report.json")).unwrap())
-            .unwrap();
-    let scenarios = json["scenarios"].as_array().unwrap();
-    let names = |failing: bool| -> BTreeSet<String> {
-        scenarios
-            .iter()
-            .filter(|s| !failing || s["verdict"] != "pass")
-            .map(|s| s["name"].as_str().unwrap().to_string())
-            .collect()
-    };
-    (out.status.code().unwrap_or(-1), names(true), names(false))
 }
 
 #[test]
@@ -91,7 +62,7 @@ fn the_reference_checkers_pass_every_scenario() {
 #[test]
 fn a_planner_that_trusts_have_fails_the_non_delta_scenarios_only() {
     let dir = tempfile::tempdir().unwrap();
-    let blind = script(
+    let blind = common::script(
         dir.path(),
         "plan",
         r#"have=""
@@ -117,7 +88,7 @@ if [ -n "$have" ]; then printf '{"plan":"delta","from":%s}\n' "$have"; else echo
 #[test]
 fn an_accept_all_sidecar_reader_fails_the_malformed_sidecar_scenario_only() {
     let dir = tempfile::tempdir().unwrap();
-    let accept = script(
+    let accept = common::script(
         dir.path(),
         "sidecar",
         r#"printf '{"file":"%s","result":"valid","rule":null,"reason":null}\n' "$1""#,

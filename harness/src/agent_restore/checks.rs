@@ -1,9 +1,8 @@
 //! One agent-restore scenario's state: a sandbox for the inputs it writes, the
 //! profile's offline checkers, and the last verdict line one of them printed.
 
-use crate::drivers::checker::{self, Said};
-use crate::drivers::sandbox::{self, Placeholders};
-use crate::profile::context;
+use crate::drivers::checker::CheckerScenario;
+use crate::profile::{context, Profile};
 use crate::verdict::OrHarness;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -24,23 +23,31 @@ pub struct Templates {
     #[allow(dead_code)]
     pub plugins_dir: Option<String>,
     #[serde(default)]
+    #[allow(dead_code)] // type-checked now, read by the server rows
     pub workspace_save: Vec<String>,
     #[serde(default)]
+    #[allow(dead_code)] // type-checked now, read by the server rows
     pub workspace_restore: Vec<String>,
     #[serde(default)]
+    #[allow(dead_code)] // type-checked now, read by the server rows
     pub legacy_serve: Vec<String>,
 }
 
-/// The profile's table, which preflight has required for a claimed contract.
+impl Templates {
+    pub fn of(profile: &Profile) -> Result<Templates, String> {
+        let table = profile
+            .agent_restore
+            .clone()
+            .ok_or("the profile has no [agent_restore] table")?;
+        toml::Value::Table(table)
+            .try_into()
+            .map_err(|e| format!("the profile's [agent_restore] table: {e}"))
+    }
+}
+
+/// The profile's table, which preflight has checked for a claimed contract.
 pub fn templates() -> Templates {
-    let table = context()
-        .profile
-        .agent_restore
-        .clone()
-        .or_harness("the profile has no [agent_restore] table");
-    toml::Value::Table(table)
-        .try_into()
-        .or_harness("the profile's [agent_restore] table")
+    Templates::of(&context().profile).or_harness("the profile's [agent_restore] table")
 }
 
 /// The kit's corpus directory (inputs with verdicts fixed by an independent generator).
@@ -48,53 +55,5 @@ pub fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
 }
 
-pub struct Checks {
-    dir: tempfile::TempDir,
-    ph: Placeholders,
-    pub last: Option<Said>,
-}
-
-impl Checks {
-    pub fn new() -> Checks {
-        let (dir, ph) = sandbox::create(context().bin_dir.clone());
-        Checks {
-            dir,
-            ph,
-            last: None,
-        }
-    }
-
-    /// A file in the scenario's sandbox.
-    pub fn write_input(&self, name: &str, bytes: &[u8]) -> PathBuf {
-        let p = self.dir.path().join(name);
-        std::fs::write(&p, bytes).or_harness("writing the scenario's input");
-        p
-    }
-
-    /// Runs the checker `template` on `file` and keeps its verdict line, which must
-    /// have exactly `file`, `result`, `rule` and `reason`, `file` the input given.
-    pub fn check(&mut self, template: &[String], file: &Path) {
-        let words: Vec<String> = template
-            .iter()
-            .map(|w| w.replace("{file}", &file.to_string_lossy()))
-            .collect();
-        let said = checker::run(&self.ph, &words, self.dir.path());
-        assert_eq!(
-            checker::keys(&said.line),
-            ["file", "reason", "result", "rule"],
-            "the verdict line has exactly file, result, rule and reason"
-        );
-        assert_eq!(
-            said.line["file"].as_str(),
-            Some(file.to_string_lossy().as_ref()),
-            "the verdict names the file it judged"
-        );
-        self.last = Some(said);
-    }
-
-    pub fn last(&self) -> &Said {
-        self.last
-            .as_ref()
-            .or_harness("no checker ran in this scenario")
-    }
-}
+/// One agent-restore scenario: the offline checkers' sandbox.
+pub type Checks = CheckerScenario;

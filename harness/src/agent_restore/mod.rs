@@ -12,32 +12,20 @@ use checks::Checks;
 /// How long one step may take before it is a `timeout` (scaled).
 const STEP_DEADLINE_MS: u64 = 30_000;
 
-crate::contract_world!(Checks, "agent_restore::World", STEP_DEADLINE_MS);
+crate::contract_world!(Checks, new_checks, "agent_restore::World", STEP_DEADLINE_MS);
 
-/// The programs the profile's `[agent_restore]` table names, by key, for preflight.
-pub fn profile_programs(
-    profile: &crate::profile::Profile,
-) -> Result<Vec<(&'static str, String)>, String> {
-    let table = profile
-        .agent_restore
-        .clone()
-        .ok_or("the profile has no [agent_restore] table")?;
-    let t: checks::Templates = toml::Value::Table(table)
-        .try_into()
-        .map_err(|e| format!("the profile's [agent_restore] table: {e}"))?;
+fn new_checks() -> Checks {
+    Checks::new(crate::profile::context().bin_dir.clone())
+}
+
+/// Whether the profile's `[agent_restore]` table reads (its programs are checked
+/// by preflight from the table itself).
+pub fn check_profile(profile: &crate::profile::Profile) -> Result<(), String> {
+    let t = checks::Templates::of(profile)?;
     if t.archive_check.is_empty() {
         return Err("the profile's [agent_restore] table needs archive_check".into());
     }
-    Ok([
-        ("agent_restore.archive_check", &t.archive_check),
-        ("agent_restore.template_check", &t.template_check),
-        ("agent_restore.workspace_save", &t.workspace_save),
-        ("agent_restore.workspace_restore", &t.workspace_restore),
-        ("agent_restore.legacy_serve", &t.legacy_serve),
-    ]
-    .into_iter()
-    .filter_map(|(k, v)| v.first().map(|p| (k, p.clone())))
-    .collect())
+    Ok(())
 }
 
 #[cfg(test)]

@@ -86,3 +86,61 @@ pub fn assert_refused(s: &Said, code: &str, rule: &str) {
     );
     assert_eq!(s.exit, 1, "exit status of an invalid input");
 }
+
+/// A scenario that runs offline checkers: its sandbox, and what the last one said.
+pub struct CheckerScenario {
+    dir: tempfile::TempDir,
+    ph: Placeholders,
+    last: Option<Said>,
+}
+
+impl CheckerScenario {
+    pub fn new(bin_dir: std::path::PathBuf) -> CheckerScenario {
+        let (dir, ph) = sandbox::create(bin_dir);
+        CheckerScenario {
+            dir,
+            ph,
+            last: None,
+        }
+    }
+
+    /// A file in the scenario's sandbox.
+    pub fn write_input(&self, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+        let p = self.dir.path().join(name);
+        std::fs::write(&p, bytes).or_harness("writing the scenario's input");
+        p
+    }
+
+    /// Runs `words` and keeps what it said.
+    pub fn run(&mut self, words: Vec<String>) -> &Said {
+        self.last = Some(run(&self.ph, &words, self.dir.path()));
+        self.last()
+    }
+
+    /// Runs `template` with `{file}` → `file`; the line must be exactly
+    /// `{file, result, rule, reason}` about that file (the pinned file verdict).
+    pub fn check_file(&mut self, template: &[String], file: &Path) -> &Said {
+        let words = template
+            .iter()
+            .map(|w| w.replace("{file}", &file.to_string_lossy()))
+            .collect();
+        let said = self.run(words);
+        assert_eq!(
+            keys(&said.line),
+            ["file", "reason", "result", "rule"],
+            "the verdict line has exactly file, result, rule and reason"
+        );
+        assert_eq!(
+            said.line["file"].as_str(),
+            Some(file.to_string_lossy().as_ref()),
+            "the verdict names the file it judged"
+        );
+        said
+    }
+
+    pub fn last(&self) -> &Said {
+        self.last
+            .as_ref()
+            .or_harness("no checker ran in this scenario")
+    }
+}

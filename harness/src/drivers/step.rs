@@ -91,12 +91,12 @@ impl std::ops::Index<usize> for Caps {
 }
 
 /// Declares a contract's cucumber `World` over a state type `$state` (built by
-/// `$state::new()`), with the runner's [`crate::contract::SuiteWorld`] and a `run`
+/// `$init()`), with the runner's [`crate::contract::SuiteWorld`] and a `run`
 /// that executes a step body on a blocking thread bounded by `$deadline_ms` (scaled).
 /// Captures are passed as they matched (1-based), the docstring trimmed.
 #[macro_export]
 macro_rules! contract_world {
-    ($state:ty, $name:literal, $deadline_ms:expr) => {
+    ($state:ty, $init:path, $name:literal, $deadline_ms:expr) => {
         #[derive(cucumber::World)]
         #[world(init = Self::new)]
         pub struct World {
@@ -123,7 +123,7 @@ macro_rules! contract_world {
         impl World {
             fn new() -> World {
                 World {
-                    state: std::sync::Arc::new(std::sync::Mutex::new(<$state>::new())),
+                    state: std::sync::Arc::new(std::sync::Mutex::new($init())),
                     created: std::time::Instant::now(),
                     failure: None,
                 }

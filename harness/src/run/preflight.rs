@@ -50,7 +50,7 @@ pub fn check(i: &Inputs<'_>) -> Result<Checked, String> {
     }
     // Every program a chosen contract's templates name; one line per missing
     // program, naming every profile key that uses it.
-    let mut wanted: Vec<(&str, String)> = Vec::new();
+    let mut wanted: Vec<(String, String)> = Vec::new();
     let p = i.profile;
     if i.contracts.contains(&Contract::Recovery) {
         for (what, template) in [
@@ -60,7 +60,7 @@ pub fn check(i: &Inputs<'_>) -> Result<Checked, String> {
             ("version", &p.version),
         ] {
             if let Some(program) = template.first() {
-                wanted.push((what, program.clone()));
+                wanted.push((what.to_string(), program.clone()));
             }
         }
         let fault = p
@@ -77,19 +77,19 @@ pub fn check(i: &Inputs<'_>) -> Result<Checked, String> {
             }
         }
     }
-    if i.contracts.contains(&Contract::AgentRestore) {
-        match crate::agent_restore::profile_programs(p) {
-            Ok(programs) => wanted.extend(programs),
+    for &c in i.contracts {
+        let table = match c {
+            Contract::Recovery => continue,
+            Contract::AgentRestore => crate::agent_restore::check_profile(p),
+            Contract::SingleWriter => crate::single_writer::check_profile(p),
+            Contract::SessionPersist => Ok(()),
+        };
+        match table {
+            Ok(()) => wanted.extend(p.table_programs(c)),
             Err(e) => problems.push(e),
         }
     }
-    if i.contracts.contains(&Contract::SingleWriter) {
-        match crate::single_writer::profile_programs(p) {
-            Ok(programs) => wanted.extend(programs),
-            Err(e) => problems.push(e),
-        }
-    }
-    let mut programs: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut programs: Vec<(String, Vec<String>)> = Vec::new();
     for (what, program) in wanted {
         match programs.iter_mut().find(|(prog, _)| *prog == program) {
             Some((_, keys)) => keys.push(what),

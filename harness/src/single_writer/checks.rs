@@ -1,8 +1,7 @@
 //! One single-writer scenario's state: the profile's offline checkers and what the
 //! last one said.
 
-use crate::drivers::checker::{self, Said};
-use crate::drivers::sandbox::{self, Placeholders};
+use crate::drivers::checker::{CheckerScenario, Said};
 use crate::profile::{context, Profile};
 use crate::verdict::OrHarness;
 use serde::Deserialize;
@@ -25,6 +24,7 @@ pub struct Templates {
     /// The broker (`{socket}`, `{runtime_dir}`, …): preflight checks its program now;
     /// its rows come with the suite's broker driver.
     #[serde(default)]
+    #[allow(dead_code)] // type-checked now, read by the broker rows
     pub broker: Vec<String>,
 }
 
@@ -49,25 +49,20 @@ pub fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/broker")
 }
 
+/// One single-writer scenario: the offline checkers' sandbox.
 pub struct Checks {
-    dir: tempfile::TempDir,
-    ph: Placeholders,
-    pub last: Option<Said>,
+    pub bench: CheckerScenario,
 }
 
 impl Checks {
     pub fn new() -> Checks {
-        let (dir, ph) = sandbox::create(context().bin_dir.clone());
         Checks {
-            dir,
-            ph,
-            last: None,
+            bench: CheckerScenario::new(context().bin_dir.clone()),
         }
     }
 
     fn run(&mut self, words: Vec<String>) -> &Said {
-        self.last = Some(checker::run(&self.ph, &words, self.dir.path()));
-        self.last()
+        self.bench.run(words)
     }
 
     /// Judges one session key; the line must be about that key.
@@ -98,29 +93,13 @@ impl Checks {
         self.run(words);
     }
 
-    /// Judges one sidecar file; the line must be about that file.
+    /// Judges one sidecar file (the pinned file verdict).
     pub fn check_sidecar(&mut self, file: &Path) {
-        let words = templates()
-            .sidecar_check
-            .iter()
-            .map(|w| w.replace("{file}", &file.to_string_lossy()))
-            .collect();
-        let said = self.run(words);
-        assert_eq!(
-            checker::keys(&said.line),
-            ["file", "reason", "result", "rule"],
-            "the verdict line has exactly file, result, rule and reason"
-        );
-        assert_eq!(
-            said.line["file"].as_str(),
-            Some(file.to_string_lossy().as_ref()),
-            "the verdict names the file it judged"
-        );
+        let template = templates().sidecar_check;
+        self.bench.check_file(&template, file);
     }
 
     pub fn last(&self) -> &Said {
-        self.last
-            .as_ref()
-            .or_harness("no checker ran in this scenario")
+        self.bench.last()
     }
 }

@@ -12,23 +12,17 @@ use checks::Checks;
 /// How long one step may take before it is a `timeout` (scaled).
 const STEP_DEADLINE_MS: u64 = 30_000;
 
-crate::contract_world!(Checks, "single_writer::World", STEP_DEADLINE_MS);
+crate::contract_world!(
+    Checks,
+    Checks::new,
+    "single_writer::World",
+    STEP_DEADLINE_MS
+);
 
-/// The programs the profile's `[single_writer]` table names, by key, for preflight.
-pub fn profile_programs(
-    profile: &crate::profile::Profile,
-) -> Result<Vec<(&'static str, String)>, String> {
-    let t = checks::Templates::of(profile)?;
-    Ok([
-        ("single_writer.key_check", &t.key_check),
-        ("single_writer.key_check_new", &t.key_check_new),
-        ("single_writer.resume_plan", &t.resume_plan),
-        ("single_writer.sidecar_check", &t.sidecar_check),
-        ("single_writer.broker", &t.broker),
-    ]
-    .into_iter()
-    .filter_map(|(k, v)| v.first().map(|p| (k, p.clone())))
-    .collect())
+/// Whether the profile's `[single_writer]` table reads (its programs are checked
+/// by preflight from the table itself).
+pub fn check_profile(profile: &crate::profile::Profile) -> Result<(), String> {
+    checks::Templates::of(profile).map(|_| ())
 }
 
 #[cfg(test)]

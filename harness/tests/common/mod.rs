@@ -14,13 +14,14 @@ pub fn bin_dir() -> PathBuf {
     vxcert().parent().expect("bin dir").to_path_buf()
 }
 
-/// Builds the reference daemon, the injector and (with `examples`) the relay
+/// Builds the reference daemon, the injector, the broker and (with `examples`) the relay
 /// examples into vxcert's target directory, unless they are there: `cargo test
 /// --workspace` builds them, `cargo test -p vxcert` may not.
 pub fn ensure_reference(examples: &[&str]) {
     let dir = bin_dir();
     let present = dir.join("vxref").is_file()
         && dir.join("libvxfault.so").is_file()
+        && dir.join("vxbroker").is_file()
         && examples
             .iter()
             .all(|e| dir.join("examples").join(e).is_file());
@@ -47,4 +48,54 @@ pub fn ensure_reference(examples: &[&str]) {
         .status()
         .expect("cargo build the reference");
     assert!(status.success(), "building the reference failed");
+}
+
+/// Runs `vxcert run --quiet` with a profile of this text (and `args`): the exit code
+/// and the report.
+pub fn run_profile(profile_text: &str, args: &[&str]) -> (i32, serde_json::Value) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let profile = dir.path().join("control.toml");
+    std::fs::write(&profile, profile_text).expect("write the profile");
+    let report = dir.path().join("report");
+    let out = Command::new(vxcert())
+        .args(["run", "--quiet", "--profile"])
+        .arg(&profile)
+        .arg("--report")
+        .arg(&report)
+        .args(args)
+        .output()
+        .expect("run vxcert");
+    let text = std::fs::read_to_string(report.join("report.json")).unwrap_or_else(|_| {
+        panic!(
+            "no report.json; stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (
+        out.status.code().unwrap_or(-1),
+        serde_json::from_str(&text).expect("report.json is JSON"),
+    )
+}
+
+/// The names of a report's scenarios (only those that did not pass, with `failing`).
+pub fn scenario_names(
+    report: &serde_json::Value,
+    failing: bool,
+) -> std::collections::BTreeSet<String> {
+    report["scenarios"]
+        .as_array()
+        .expect("scenarios")
+        .iter()
+        .filter(|s| !failing || s["verdict"] != "pass")
+        .map(|s| s["name"].as_str().expect("name").to_string())
+        .collect()
+}
+
+/// An executable shell script in `dir`.
+pub fn script(dir: &std::path::Path, name: &str, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).expect("write the script");
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    p.to_string_lossy().into_owned()
 }

@@ -12,7 +12,7 @@ use cucumber::{then, when};
 async fn archive_checker_reads_corpus(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let file = corpus_dir().join("workspace").join(&c[1]);
-        s.check(&templates().archive_check, &file);
+        s.check_file(&templates().archive_check, &file);
     })
     .await;
 }
@@ -28,7 +28,7 @@ async fn archive_checker_reads_sized(w: &mut World, c: &[String]) {
         }
         bytes.resize(n, b' ');
         let file = s.write_input("sized.json", &bytes);
-        s.check(&templates().archive_check, &file);
+        s.check_file(&templates().archive_check, &file);
     })
     .await;
 }
@@ -38,7 +38,7 @@ async fn archive_checker_reads_doc(w: &mut World, #[step] step: &Step) {
     w.run(&[], step.docstring.as_deref(), |s, c| {
         let doc = c.doc().or_harness("the step needs a docstring");
         let file = s.write_input("archive.json", doc.as_bytes());
-        s.check(&templates().archive_check, &file);
+        s.check_file(&templates().archive_check, &file);
     })
     .await;
 }
@@ -47,7 +47,7 @@ async fn archive_checker_reads_doc(w: &mut World, #[step] step: &Step) {
 async fn template_checker_reads_corpus(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let file = corpus_dir().join("integrations").join(&c[1]);
-        s.check(&templates().template_check, &file);
+        s.check_file(&templates().template_check, &file);
     })
     .await;
 }
@@ -67,7 +67,7 @@ async fn template_checker_reads_padded(w: &mut World, c: &[String]) {
         }
         bytes.resize(n, b' ');
         let file = s.write_input(&c[1], &bytes);
-        s.check(&templates().template_check, &file);
+        s.check_file(&templates().template_check, &file);
     })
     .await;
 }
@@ -77,7 +77,7 @@ async fn template_checker_reads_doc(w: &mut World, c: &[String], #[step] step: &
     w.run(c, step.docstring.as_deref(), |s, c| {
         let doc = c.doc().or_harness("the step needs a docstring");
         let file = s.write_input(&c[1], doc.as_bytes());
-        s.check(&templates().template_check, &file);
+        s.check_file(&templates().template_check, &file);
     })
     .await;
 }
