@@ -36,7 +36,7 @@ async fn owner_has_created_session_with_empty_window(w: &mut World, c: &[String]
 }
 
 #[given(regex = r#"^the owner has created session "([^"]+)" with a pane running argv (\[.*\])$"#)]
-async fn owner_has_created_session_with_pane_running_2(w: &mut World, c: &[String]) {
+async fn owner_has_created_session_with_pane_running_argv(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let name = c[1].to_string();
         let argv: Vec<String> =
@@ -50,7 +50,7 @@ async fn owner_has_created_session_with_pane_running_2(w: &mut World, c: &[Strin
 #[when(
     regex = r#"^(the owner|an unauthenticated client|a client with token "([^"]*)") calls "([a-z_.]+)"(?: with (\{.*\}))?$"#
 )]
-async fn owner_unauthenticated_client_client_with_token_calls(w: &mut World, c: &[String]) {
+async fn client_calls_verb(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let token = match &c[1] {
             "the owner" => Some(w.owner_token()),
@@ -168,7 +168,7 @@ async fn restoring_either_fails_with_or_gives_archives(w: &mut World, c: &[Strin
 }
 
 #[when(regex = r#"^(the owner|an unauthenticated client) runs the CLI "([^"]*)"$"#)]
-async fn runs_cli(w: &mut World, c: &[String]) {
+async fn client_runs_cli(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let token = (&c[1] == "the owner").then(|| "@owner".to_string());
         let words: Vec<String> = c[2].split_whitespace().map(String::from).collect();

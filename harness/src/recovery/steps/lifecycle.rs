@@ -250,7 +250,7 @@ async fn daemon_clock_runs(w: &mut World, c: &[String]) {
 }
 
 #[given(regex = r"^a daemon started with recovery enabled and its file calls traced$")]
-async fn daemon_started_with_recovery_enabled_its_file(w: &mut World) {
+async fn daemon_started_with_file_calls_traced(w: &mut World) {
     w.run(&[], None, |w, _| {
         let lib = fault_preload(w);
         let trace = w.dir.path().join("trace.jsonl");

@@ -136,7 +136,7 @@ async fn result_has_exactly_keys(w: &mut World, c: &[String]) {
 }
 
 #[then(regex = r#"^the result "([^"]*)" is not (.+)$"#)]
-async fn result_not(w: &mut World, c: &[String]) {
+async fn result_is_not(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let unwanted: Value = serde_json::from_str(&c[2])
             .unwrap_or_else(|_| crate::harness_error!("value is not JSON: {}", &c[2]));
@@ -148,7 +148,7 @@ async fn result_not(w: &mut World, c: &[String]) {
 }
 
 #[then(regex = r#"^the result "([^"]*)" is (\[.*\]|\{.*\}|".*"|-?[0-9]+|true|false|null)$"#)]
-async fn result(w: &mut World, c: &[String]) {
+async fn result_is_json_value(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let want: Value = serde_json::from_str(&c[2])
             .unwrap_or_else(|_| crate::harness_error!("expected value is not JSON: {}", &c[2]));
@@ -500,7 +500,7 @@ async fn newest_checkpoint_store_has_split_with_ratio(w: &mut World, c: &[String
 }
 
 #[then(regex = r#"^the result field of the error "([^"]*)" is (.+)$"#)]
-async fn result_field_error(w: &mut World, c: &[String]) {
+async fn error_result_field_is(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let want: Value = serde_json::from_str(&c[2])
             .unwrap_or_else(|_| crate::harness_error!("expected value is not JSON: {}", &c[2]));

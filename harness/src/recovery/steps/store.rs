@@ -5,7 +5,7 @@ use super::prelude::*;
 #[given(
     regex = r#"^checkpoint "(\w+)" of format (\d) with generation (\d+)(?: captured (\d+) s ago| captured (\d+) s in the future)? is planted in the store(?: as "([^"]+)")?$"#
 )]
-async fn checkpoint_format_with_generation_captured_ago_captured(w: &mut World, c: &[String]) {
+async fn checkpoint_is_planted_in_store(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let name = c[1].to_string();
         let format: u32 = c[2].parse().or_harness("a number in the step");
@@ -31,7 +31,7 @@ async fn checkpoint_format_with_generation_captured_ago_captured(w: &mut World, 
 #[given(
     regex = r#"^checkpoint "(\w+)" of format (\d) with generation (\d+) is planted in the store of another socket$"#
 )]
-async fn checkpoint_format_with_generation_planted_store_another(w: &mut World, c: &[String]) {
+async fn checkpoint_is_planted_in_store_of_another_socket(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let other = w.ph.runtime_dir.join("venomx/other.sock");
         let store =

@@ -158,7 +158,7 @@ async fn floats_restored_from_then_carry_restored_window(w: &mut World, c: &[Str
 #[then(
     regex = r#"^in "(\w+)", the pane restored from "(\w+)" (exited with code (\d+)|exited with no code|was created with layer "(\w+)")$"#
 )]
-async fn pane_restored_from_exited_with_code_exited(w: &mut World, c: &[String]) {
+async fn restored_pane_exited_or_was_created_as(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let r = w.streams.restored();
         let pane = r.current_of(&c[2]);
@@ -330,7 +330,7 @@ async fn exit_has_exit_code(w: &mut World, c: &[String]) {
 }
 
 #[then(regex = r#"^the snapshot of "(\w+)" (contains|does not contain) (?:the bytes )?"([^"]+)"$"#)]
-async fn snapshot(w: &mut World, c: &[String]) {
+async fn snapshot_contains_or_not(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let needle = unescape(&c[3]);
         let snap = w.streams.viewer(&c[1]).wait(
