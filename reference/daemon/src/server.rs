@@ -18,6 +18,7 @@ use std::fs::File;
 use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt as _, FileTypeExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncWriteExt as _, BufReader};
 use tokio::net::{UnixListener, UnixStream};
@@ -192,11 +193,17 @@ async fn run(
         });
     }
     let accept_handle = handle.clone();
+    let streams = Arc::new(LiveStreams::default());
+    let accept_streams = streams.clone();
     tokio::spawn(async move {
         loop {
             match listener.accept().await {
                 Ok((stream, _)) => {
-                    tokio::spawn(serve_connection(stream, accept_handle.clone()));
+                    tokio::spawn(serve_connection(
+                        stream,
+                        accept_handle.clone(),
+                        accept_streams.clone(),
+                    ));
                 }
                 Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
             }
@@ -211,7 +218,58 @@ async fn run(
     if !shut_down(&handle).await {
         return Ok(false);
     }
-    Ok(final_checkpoint(&handle).await)
+    let clean = final_checkpoint(&handle).await;
+    // Shutdown closed every stream; let each write its `closed` line before the
+    // runtime (and with it the stream tasks) goes away.
+    streams.drained(STREAM_DRAIN).await;
+    Ok(clean)
+}
+
+/// How long shutdown waits for open streams to write their final line.
+const STREAM_DRAIN: Duration = Duration::from_millis(1000);
+
+/// The streaming connections (`events.subscribe`, `pane.attach`) still running.
+#[derive(Default)]
+struct LiveStreams {
+    running: std::sync::atomic::AtomicUsize,
+    idle: tokio::sync::Notify,
+}
+
+impl LiveStreams {
+    /// Waits until no stream runs, at most `limit`.
+    async fn drained(&self, limit: Duration) {
+        let wait = async {
+            loop {
+                let idle = self.idle.notified();
+                if self.running.load(std::sync::atomic::Ordering::Acquire) == 0 {
+                    return;
+                }
+                idle.await;
+            }
+        };
+        let _ = tokio::time::timeout(limit, wait).await;
+    }
+}
+
+/// Counts one running stream for as long as it lives.
+struct StreamGuard(Arc<LiveStreams>);
+
+impl StreamGuard {
+    fn new(streams: Arc<LiveStreams>) -> StreamGuard {
+        streams
+            .running
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        StreamGuard(streams)
+    }
+}
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        self.0
+            .running
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        self.0.idle.notify_waiters();
+    }
 }
 
 /// RFC §3: after every child is reaped, the final `shutdown="clean"` checkpoint
@@ -292,7 +350,7 @@ async fn wait_reaped(supervised: &mut tokio::sync::watch::Receiver<usize>, until
     tokio::time::timeout_at(until, wait).await.unwrap_or(false)
 }
 
-async fn serve_connection(stream: UnixStream, handle: ReactorHandle) {
+async fn serve_connection(stream: UnixStream, handle: ReactorHandle, streams: Arc<LiveStreams>) {
     let (read_half, mut write_half) = stream.into_split();
     let mut reader = BufReader::new(read_half);
     let mut principal = crate::auth::UNKNOWN.to_string();
@@ -358,6 +416,7 @@ async fn serve_connection(stream: UnixStream, handle: ReactorHandle) {
             break;
         }
         if let Some(stream) = stream {
+            let _running = StreamGuard::new(streams);
             stream.run(reader, write_half).await;
             return;
         }

@@ -91,15 +91,21 @@ fn cat_echoes_sent_input() {
     let d = Daemon::start();
     let pane = d.pane(r#"["cat"]"#);
     d.ok(&["pane", "send", "--pane", &pane, "--text", "hello cat\n"]);
-    let c = d.wait_text(&pane, |r| r == "hello cat");
-    // The tty echoes the line and cat writes it back.
-    assert_eq!(
-        rows(&c, "screen")
+    // The tty echoes the line and cat writes it back: wait for both, since the echo
+    // can be on screen before cat's copy is.
+    let start = std::time::Instant::now();
+    let count = loop {
+        let c = d.wait_text(&pane, |r| r == "hello cat");
+        let n = rows(&c, "screen")
             .iter()
             .filter(|r| *r == "hello cat")
-            .count(),
-        2
-    );
+            .count();
+        if n >= 2 || start.elapsed() > std::time::Duration::from_secs(10) {
+            break n;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(count, 2);
 }
 
 #[test]
