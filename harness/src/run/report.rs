@@ -414,14 +414,27 @@ pub fn write(dir: &Path, r: &Report) -> Result<(), String> {
 pub fn summary(r: &Report) -> String {
     let mut out = String::new();
     let multi = r.json.run.contracts.len() > 1;
-    for row in &r.json.rows {
+    let names: Vec<String> = r
+        .json
+        .rows
+        .iter()
+        .map(|row| {
+            if multi {
+                format!("{}: {}", row.contract, row.row)
+            } else {
+                row.row.clone()
+            }
+        })
+        .collect();
+    let width = names
+        .iter()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(24);
+    for (row, name) in r.json.rows.iter().zip(&names) {
         let counts = serde_json::to_string(&row.counts).unwrap_or_default();
-        let name = if multi {
-            format!("{}: {}", row.contract, row.row)
-        } else {
-            row.row.clone()
-        };
-        out += &format!("{name:<24} {:<14} {counts}\n", row.verdict.as_str());
+        out += &format!("{name:<width$} {:<14} {counts}\n", row.verdict.as_str());
     }
     for p in &r.json.run.problems {
         out += &format!("PROBLEM: {p}\n");
