@@ -2,58 +2,39 @@
 
 use super::*;
 
+/// `pane relaunch` of `pane` with `argv` (JSON text) and the orphan acknowledgement.
+fn relaunch<'a>(pane: &'a str, argv: &'a str, ack: &'a str) -> [&'a str; 7] {
+    ["pane", "relaunch", "--pane", pane, "--argv", argv, ack]
+}
+
 #[test]
 fn relaunch_replaces_an_archive_leaf_with_a_fresh_pane() {
     let mut d = Daemon::start_with_config(Some(ENABLED));
     let (tiled, float, w) = restored_archives(&mut d);
     // Checks, in order: ack, then archive lookup.
-    let (code, v) = d.owner(&[
-        "pane",
-        "relaunch",
-        "--pane",
-        &tiled,
-        "--argv",
-        r#"["/bin/sh"]"#,
-        "--ack-orphans=false",
-    ]);
+    let (code, v) = d.owner(&relaunch(&tiled, r#"["/bin/sh"]"#, "--ack-orphans=false"));
     assert_eq!((code, err_code(&v)), (2, "invalid_params.ack_orphans"));
     assert_eq!(v["error"]["data"], json!({"param": "ack_orphans"}));
-    let (code, v) = d.owner(&[
-        "pane",
-        "relaunch",
-        "--pane",
-        "p999",
-        "--argv",
-        r#"["/bin/sh"]"#,
-        "--ack-orphans=true",
-    ]);
+    let (code, v) = d.owner(&relaunch("p999", r#"["/bin/sh"]"#, "--ack-orphans=true"));
     assert_eq!((code, err_code(&v)), (3, "not_found.pane"));
 
     // A vanished executable fails without touching the archive.
-    let (code, v) = d.owner(&[
-        "pane",
-        "relaunch",
-        "--pane",
+    let (code, v) = d.owner(&relaunch(
         &tiled,
-        "--argv",
         r#"["/missing/program"]"#,
         "--ack-orphans=true",
-    ]);
+    ));
     assert_eq!((code, err_code(&v)), (6, "unavailable.spawn"), "{v}");
     assert_eq!(v["error"]["message"], "executable unavailable");
     assert_eq!(d.capture(&tiled)["recovery"]["process_state"], "exited");
     let before = d.ok(&["session", "list"]);
     assert_eq!(before["sessions"][0]["windows"][0]["revision"], 1);
 
-    let r = d.ok(&[
-        "pane",
-        "relaunch",
-        "--pane",
+    let r = d.ok(&relaunch(
         &tiled,
-        "--argv",
         r#"["/bin/sh","-c","echo relaunched; exec sleep 600"]"#,
         "--ack-orphans=true",
-    ]);
+    ));
     let new = r["pane"].as_str().unwrap().to_string();
     assert_ne!(new, tiled, "a fresh pane id");
     assert_eq!(r["window"], w.as_str());
@@ -83,26 +64,10 @@ fn relaunch_replaces_an_archive_leaf_with_a_fresh_pane() {
     assert_eq!(entry["tags"], json!([{"key": "owner", "value": "venomx"}]));
 
     // A retry names the removed archive: it cannot launch again.
-    let (code, v) = d.owner(&[
-        "pane",
-        "relaunch",
-        "--pane",
-        &tiled,
-        "--argv",
-        r#"["/bin/sh"]"#,
-        "--ack-orphans=true",
-    ]);
+    let (code, v) = d.owner(&relaunch(&tiled, r#"["/bin/sh"]"#, "--ack-orphans=true"));
     assert_eq!((code, err_code(&v)), (3, "not_found.pane"));
     // A live (or ordinary exited) pane is not an archive.
-    let (code, v) = d.owner(&[
-        "pane",
-        "relaunch",
-        "--pane",
-        &new,
-        "--argv",
-        r#"["/bin/sh"]"#,
-        "--ack-orphans=true",
-    ]);
+    let (code, v) = d.owner(&relaunch(&new, r#"["/bin/sh"]"#, "--ack-orphans=true"));
     assert_eq!((code, err_code(&v)), (5, "conflict.not_archive"));
 
     // A float archive keeps its layer, spec and z; the tree and revision do not change.
@@ -116,15 +81,11 @@ fn relaunch_replaces_an_archive_leaf_with_a_fresh_pane() {
             .unwrap()
     };
     let old_z = z(&listed, &float);
-    let r = d.ok(&[
-        "pane",
-        "relaunch",
-        "--pane",
+    let r = d.ok(&relaunch(
         &float,
-        "--argv",
         r#"["/bin/sh","-c","exec sleep 600"]"#,
         "--ack-orphans=true",
-    ]);
+    ));
     let new_float = r["pane"].as_str().unwrap().to_string();
     let listed = d.ok(&["pane", "list"]);
     assert_eq!(z(&listed, &new_float), old_z);
@@ -137,15 +98,7 @@ fn relaunch_replaces_an_archive_leaf_with_a_fresh_pane() {
 fn relaunch_needs_spawn_and_write_before_any_lookup() {
     let mut d = Daemon::start_with_config(Some(ENABLED));
     let (tiled, _, w) = restored_archives(&mut d);
-    let args = [
-        "pane",
-        "relaunch",
-        "--pane",
-        &tiled,
-        "--argv",
-        r#"["/bin/sh"]"#,
-        "--ack-orphans=true",
-    ];
+    let args = relaunch(&tiled, r#"["/bin/sh"]"#, "--ack-orphans=true");
     let (code, v) = d.anon(&args);
     assert_eq!((code, err_code(&v)), (4, "denied.spawn"));
     let spawn_only = d.ok(&[
@@ -160,15 +113,7 @@ fn relaunch_needs_spawn_and_write_before_any_lookup() {
     // Missing panes are denied the same way: no existence disclosure.
     let (code, v) = parse(d.cli_as(
         Some(token),
-        &[
-            "pane",
-            "relaunch",
-            "--pane",
-            "p999",
-            "--argv",
-            r#"["/bin/sh"]"#,
-            "--ack-orphans=true",
-        ],
+        &relaunch("p999", r#"["/bin/sh"]"#, "--ack-orphans=true"),
     ));
     assert_eq!(code, 4, "{v}");
     // The archive is still there.
