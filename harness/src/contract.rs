@@ -1,6 +1,5 @@
 //! The contracts the kit certifies. Each has a suite directory under `features/`
-//! with its own clause registry, a profile table, and (once its suite exists) a
-//! World whose steps drive it.
+//! with its own clause registry, a profile table, and a World whose steps drive it.
 
 /// One certified contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -74,14 +73,6 @@ impl Contract {
             Contract::SingleWriter => "single_writer",
             Contract::SessionPersist => "persist",
         }
-    }
-
-    /// Whether the kit has a World and steps for this contract yet.
-    pub fn has_suite(self) -> bool {
-        matches!(
-            self,
-            Contract::Recovery | Contract::AgentRestore | Contract::SingleWriter
-        )
     }
 }
 

@@ -13,6 +13,7 @@ mod drivers;
 mod profile;
 mod recovery;
 mod run;
+mod session_persist;
 mod single_writer;
 #[cfg(test)]
 mod step_check;

@@ -158,6 +158,9 @@ pub struct ExpectedFailure {
     pub reason: String,
 }
 
+/// Keys of a contract table that hold lists of names, not commands.
+const NOT_COMMANDS: [&str; 1] = ["s3_twins"];
+
 impl Profile {
     pub fn load(path: &Path) -> Result<Profile, String> {
         let text = std::fs::read_to_string(path)
@@ -246,6 +249,7 @@ impl Profile {
         };
         table
             .iter()
+            .filter(|(k, _)| !NOT_COMMANDS.contains(&k.as_str()))
             .filter_map(|(k, v)| {
                 let program = v.as_array()?.first()?.as_str()?;
                 Some((format!("{}.{k}", c.profile_table()), program.to_string()))

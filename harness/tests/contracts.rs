@@ -14,7 +14,8 @@ fn features_root() -> PathBuf {
 }
 
 /// The reference profile's claims line, which the tests below rewrite.
-const REFERENCE_CLAIMS: &str = "contracts = [\"recovery\", \"agent-restore\", \"single-writer\"]";
+const REFERENCE_CLAIMS: &str =
+    "contracts = [\"recovery\", \"agent-restore\", \"single-writer\", \"session-persist\"]";
 
 fn reference_profile() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../profiles/reference.toml")
@@ -43,34 +44,14 @@ fn stderr_lines(out: &Output) -> Vec<String> {
 }
 
 #[test]
-fn a_contract_without_a_suite_is_a_usage_error_not_an_empty_pass() {
+fn a_contract_the_profile_does_not_claim_is_a_usage_error_not_an_empty_pass() {
     let dir = tempfile::tempdir().unwrap();
     let r = dir.path().join("r");
-    // Not claimed by the reference's profile.
-    let out = run(&["--contract", "session-persist"], &r);
-    assert_eq!(out.status.code(), Some(2));
-    let lines = stderr_lines(&out);
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(
-        lines[0].contains("does not claim the session-persist"),
-        "{lines:?}"
-    );
-    assert!(!r.join("report.json").exists());
-
-    // Claimed by the profile, with its table: still no suite, still exit 2.
     let profile = dir.path().join("p.toml");
     let base = std::fs::read_to_string(reference_profile()).unwrap();
-    std::fs::write(
-        &profile,
-        format!(
-            "{}\n[persist]\ndrive = [\"x\"]\n",
-            base.replace(
-                REFERENCE_CLAIMS,
-                "contracts = [\"recovery\", \"session-persist\"]"
-            )
-        ),
-    )
-    .unwrap();
+    let claims = base.replace(REFERENCE_CLAIMS, "contracts = [\"recovery\"]");
+    assert_ne!(claims, base, "the reference profile's claims line moved");
+    std::fs::write(&profile, claims).unwrap();
     let out = run(
         &[
             "--profile",
@@ -82,13 +63,12 @@ fn a_contract_without_a_suite_is_a_usage_error_not_an_empty_pass() {
     );
     assert_eq!(out.status.code(), Some(2));
     let lines = stderr_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(
-        lines.len() == 1 && lines[0].contains("session-persist suite does not exist"),
+        lines[0].contains("does not claim the session-persist"),
         "{lines:?}"
     );
-    // Without --contract the profile's claims run: one of them has no suite.
-    let out = run(&["--profile", profile.to_str().unwrap()], &r);
-    assert_eq!(out.status.code(), Some(2));
+    assert!(!r.join("report.json").exists());
 
     let out = run(&["--contract", "recovery-rfc"], &r);
     assert_eq!(out.status.code(), Some(2));
@@ -102,7 +82,11 @@ fn a_claimed_contract_needs_its_profile_table() {
     let base = std::fs::read_to_string(reference_profile()).unwrap();
     let claims = base.replace(REFERENCE_CLAIMS, "contracts = [\"session-persist\"]");
     assert_ne!(claims, base, "the reference profile's claims line moved");
-    std::fs::write(&profile, claims).unwrap();
+    let (head, tail) = claims
+        .split_once("\n[persist]\n")
+        .expect("a [persist] table");
+    let rest = &tail[tail.find("\n[").expect("a table after [persist]")..];
+    std::fs::write(&profile, format!("{head}{rest}")).unwrap();
     let out = run(
         &["--profile", profile.to_str().unwrap()],
         &dir.path().join("r"),
@@ -118,7 +102,7 @@ fn a_missing_reference_is_one_line_naming_the_path() {
     let bins = tempfile::tempdir().unwrap();
     let r = bins.path().join("r");
     // The injector and the broker are there, vxref is not.
-    for kept in ["libvxfault.so", "vxbroker"] {
+    for kept in ["libvxfault.so", "vxbroker", "vxpersist"] {
         std::fs::copy(bin_dir().join(kept), bins.path().join(kept)).unwrap();
     }
     let out = run(&["--bin-dir", bins.path().to_str().unwrap()], &r);
@@ -179,10 +163,15 @@ fn plain_run_and_contract_recovery_agree_and_reports_carry_the_contract() {
             .collect()
     };
     assert_eq!(verdicts(&ra), verdicts(&rb));
-    // The reference claims both contracts; the tag selects recovery scenarios only.
+    // The reference claims every contract; the tag selects recovery scenarios only.
     assert_eq!(
         ra["run"]["contracts"],
-        serde_json::json!(["recovery", "agent-restore", "single-writer"])
+        serde_json::json!([
+            "recovery",
+            "agent-restore",
+            "single-writer",
+            "session-persist"
+        ])
     );
     assert_eq!(rb["run"]["contracts"], serde_json::json!(["recovery"]));
     for key in ["rows", "scenarios"] {

@@ -2,7 +2,7 @@
 //! command.
 //!
 //! `certify [VXCERT-RUN-ARGS…]` builds the kit's own programs (the reference daemon
-//! `vxref`, the broker `vxbroker`, the fault injector `libvxfault.so`, the harness
+//! `vxref`, the broker `vxbroker`, the session packer `vxpersist`, the fault injector `libvxfault.so`, the harness
 //! `vxcert` and its stand-in `vxstub`) with the same profile as this task, then runs `vxcert run` with the
 //! arguments given, so a fresh clone certifies the reference in one command.
 
@@ -10,7 +10,13 @@ use std::path::PathBuf;
 use std::process::{exit, Command};
 
 /// The packages whose programs `vxcert run` expects next to itself.
-const KIT_PACKAGES: [&str; 4] = ["vxref", "vxcert", "vxfault-preload", "vx-broker"];
+const KIT_PACKAGES: [&str; 5] = [
+    "vxref",
+    "vxcert",
+    "vxfault-preload",
+    "vx-broker",
+    "vx-persist",
+];
 
 fn main() {
     let mut args = std::env::args().skip(1);

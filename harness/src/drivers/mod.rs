@@ -14,6 +14,7 @@ pub mod fault;
 pub mod lifecycle;
 pub mod probe;
 pub mod process;
+pub mod reply_loss;
 pub mod sandbox;
 pub mod step;
 pub mod wire;

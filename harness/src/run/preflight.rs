@@ -82,7 +82,7 @@ pub fn check(i: &Inputs<'_>) -> Result<Checked, String> {
             Contract::Recovery => continue,
             Contract::AgentRestore => crate::agent_restore::check_profile(p),
             Contract::SingleWriter => crate::single_writer::check_profile(p),
-            Contract::SessionPersist => Ok(()),
+            Contract::SessionPersist => crate::session_persist::check_profile(p),
         };
         match table {
             Ok(()) => wanted.extend(p.table_programs(c)),

@@ -22,6 +22,7 @@ pub fn ensure_reference(examples: &[&str]) {
     let present = dir.join("vxref").is_file()
         && dir.join("libvxfault.so").is_file()
         && dir.join("vxbroker").is_file()
+        && dir.join("vxpersist").is_file()
         && examples
             .iter()
             .all(|e| dir.join("examples").join(e).is_file());
@@ -35,6 +36,8 @@ pub fn ensure_reference(examples: &[&str]) {
         "vxref",
         "-p",
         "vxfault-preload",
+        "-p",
+        "vx-persist",
         "-p",
         "vxcert",
     ]);

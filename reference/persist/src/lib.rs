@@ -19,6 +19,7 @@ pub mod layout;
 pub mod limits;
 pub mod packer;
 pub mod store;
+pub mod store_lines;
 pub mod store_suite;
 pub mod unpack;
 

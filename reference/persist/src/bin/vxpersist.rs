@@ -7,6 +7,8 @@
 //!   without one), has-session prints `true` or `false`. Errors go to stderr as
 //!   `code (rule): reason` and exit with the code's class (docs/spec/errors.md).
 //! - `vxpersist store-suite --store fs:DIR [--json]`: the store conformance suite.
+//! - `vxpersist store serve --store fs:DIR`: the store adapter, JSON lines on
+//!   stdin/stdout (docs/spec/persist-store-adapter.md), for a kit that judges the store.
 //!
 //! `--layouts FILE` (any command) replaces persist/layouts.toml, as a profile may.
 
@@ -20,6 +22,7 @@ use std::io::{Read, Write};
 use vx_persist::blob::{check_length, valid_header_member, ReadOptions};
 use vx_persist::check::{check_file, read_blob_file};
 use vx_persist::limits::{DEFAULT_HEADER_MEMBER, MAX_BLOB_BYTES};
+use vx_persist::store_lines;
 use vx_persist::store_suite::run_suite;
 use vx_persist::{ErrorCode, FsStore, Layouts, PersistError, SessionPacker};
 
@@ -51,6 +54,24 @@ enum Command {
     HasSession(SessionArgs),
     /// Run the BackendSessionStore conformance suite on a store (`fs:DIR`).
     StoreSuite(StoreSuiteArgs),
+    /// A store driven from outside.
+    Store {
+        #[command(subcommand)]
+        command: StoreCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum StoreCommand {
+    /// Serve put/get/delete/delete_run requests as JSON lines on stdin/stdout.
+    Serve(StoreServeArgs),
+}
+
+#[derive(Args)]
+struct StoreServeArgs {
+    /// `fs:DIR`.
+    #[arg(long, value_name = "STORE")]
+    store: String,
 }
 
 #[derive(Args)]
@@ -173,7 +194,9 @@ fn run_session(
             packer.unpack(&args.session_id, &blob)?;
         }
         Command::HasSession(_) => println!("{}", packer.has_session(&args.session_id)),
-        Command::Blob { .. } | Command::StoreSuite(_) => unreachable!("dispatched in main"),
+        Command::Blob { .. } | Command::StoreSuite(_) | Command::Store { .. } => {
+            unreachable!("dispatched in main")
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -243,6 +266,22 @@ fn run_store_suite(args: &StoreSuiteArgs) -> ExitCode {
     ExitCode::from(if all { 0 } else { 1 })
 }
 
+fn serve_store(args: &StoreServeArgs) -> ExitCode {
+    let Some(dir) = args.store.strip_prefix("fs:") else {
+        return usage("--store must be fs:DIR");
+    };
+    let store = match FsStore::open(std::path::Path::new(dir)) {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    match store_lines::serve(&store, &mut stdin.lock(), &mut stdout.lock()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(_) => ExitCode::from(1),
+    }
+}
+
 /// The builtin layouts, or the document `--layouts` names (an invalid one is a usage
 /// error: nothing runs against a whitelist that did not parse).
 fn load_layouts(path: Option<&std::path::Path>) -> Result<Layouts, PersistError> {
@@ -269,6 +308,9 @@ fn main() -> ExitCode {
             command: BlobCommand::Check(args),
         } => run_check(layouts, args),
         Command::StoreSuite(args) => run_store_suite(args),
+        Command::Store {
+            command: StoreCommand::Serve(args),
+        } => serve_store(args),
         Command::Pack(args) | Command::Unpack(args) | Command::HasSession(args) => {
             run_session(layouts, &cli.command, args).unwrap_or_else(|e| fail(&e))
         }

@@ -1,0 +1,213 @@
+@must
+Feature: The session packer
+  A CLI agent's session lives in files under its backend root (CLAUDE_CONFIG_DIR,
+  CODEX_HOME, pi's StateDir). The packer turns exactly those files into a blob and
+  back, on another pod, whose root is wiped between visits (ADR-089 "Security (v4)",
+  "Packer interface"). The kit plants the sessions, runs the implementation's
+  pack, unpack and has-session commands, and reads blobs and trees itself. No row
+  can pass because a root still held the transcript: every unpack lands in a pod
+  that never held it.
+
+  @sp-whitelist @sp-hassession-root
+  Scenario Outline: A <backend> session moves to a new pod whole
+    Given pod "A" holds a <backend> session "<id>"
+    And pod "A" holds the unlisted file "<unlisted>"
+    When pod "A" packs its session
+    Then the pack succeeds
+    And the blob holds exactly the files of pod "A"'s session
+    And the blob checker accepts the blob
+    When pod "B" unpacks the blob as <backend> session "<id>"
+    Then the unpack succeeds
+    And pod "B" holds exactly the files of pod "A"'s session
+    And pod "B" has <backend> session "<id>"
+    And pod "C" has no <backend> session "<id>"
+
+    Examples:
+      | backend | id | unlisted |
+      | claude_code | 6a73c0de-1234-4abc-8def-0123456789ab | projects/-work-demo/other-session.jsonl |
+      | codex | 0b1c2d3e-4f50-4a6b-9c7d-8e9fa0b1c2d3 | sessions/2026/11/30/notes.txt |
+      | pi | 5d41402abc4b2a76b9719d911017c592 | settings.json |
+
+  @sp-canonical
+  Scenario: Packing one session twice gives the same bytes
+    Given pod "A" holds a claude_code session "6a73c0de-1234-4abc-8def-0123456789ab"
+    When pod "A" packs its session
+    Then the pack succeeds
+    And packing pod "A" again gives the same bytes
+
+  @sp-no-auth
+  Scenario Outline: Auth files not packed; ../ refused (<backend>)
+    Given pod "A" holds a <backend> session "<id>"
+    And pod "A" also holds the credential files
+    When pod "A" packs its session
+    Then the pack succeeds
+    And the blob holds no credential file
+    And the blob holds exactly the files of pod "A"'s session
+
+    Examples:
+      | backend | id |
+      | claude_code | 6a73c0de-1234-4abc-8def-0123456789ab |
+      | codex | 0b1c2d3e-4f50-4a6b-9c7d-8e9fa0b1c2d3 |
+      | pi | 5d41402abc4b2a76b9719d911017c592 |
+
+  @sp-no-auth @sp-whitelist
+  Scenario Outline: A blob carrying a credential or an unlisted file is never unpacked (<case>)
+    When pod "B" unpacks the corpus blob "<blob>" as claude_code session "s1"
+    Then the unpack is refused
+    And pod "B" is unchanged
+    And nothing outside pod "B" changed
+    And pod "B" has no claude_code session "s1"
+
+    Examples:
+      | case | blob |
+      | auth.json | auth-json.tar |
+      | .credentials.json | auth-credentials.tar |
+      | .claude.json | auth-claude-json.tar |
+      | unlisted file | not-whitelisted.tar |
+      | another backend's file | other-backend-layout.tar |
+
+  @sp-path-safety
+  Scenario Outline: A session file that is <kind> is refused on pack
+    Given pod "A" holds a claude_code session "6a73c0de-1234-4abc-8def-0123456789ab"
+    And pod "A"'s session file "<file>" is <kind>
+    When pod "A" packs its session
+    Then the pack is refused and no blob is left
+
+    Examples:
+      | kind | file |
+      | a symlink to a file outside the pod | key |
+      | a symlink to a file outside the pod | subagent |
+      | a hard link | key |
+      | a hard link | subagent |
+      | a FIFO | subagent |
+      | a socket | subagent |
+
+  @sp-path-safety @needs-root
+  Scenario: A session file that is a device is refused on pack
+    Given pod "A" holds a claude_code session "6a73c0de-1234-4abc-8def-0123456789ab"
+    And pod "A"'s session file "subagent" is a device
+    When pod "A" packs its session
+    Then the pack is refused and no blob is left
+
+  @sp-path-safety
+  Scenario Outline: A blob whose member is <case> is refused on unpack and creates nothing
+    When pod "B" unpacks the corpus blob "<blob>" as claude_code session "s1"
+    Then the unpack is refused
+    And pod "B" is unchanged
+    And nothing outside pod "B" changed
+
+    Examples:
+      | case | blob |
+      | ../x | path-dotdot.tar |
+      | /etc/x | path-absolute.tar |
+      | a//b | path-empty-component.tar |
+      | ./x | path-dot-component.tar |
+      | a\\b | path-backslash.tar |
+      | a symlink | type-symlink.tar |
+      | a hard link | type-hardlink.tar |
+      | a FIFO | type-fifo.tar |
+      | a device | type-device.tar |
+      | a directory | type-directory.tar |
+      | a file and a directory of one name | file-and-directory.tar |
+      | a GNU long name | type-gnu-longname-ustar-magic.tar |
+      | a PAX global header | type-pax-global.tar |
+      | a GNU sparse file | type-gnu-sparse.tar |
+      | setuid | setuid.tar |
+
+  @sp-caps @sp-no-truncate
+  Scenario Outline: A session over a cap is refused whole (<case>)
+    Given pod "A" holds a claude_code session "6a73c0de-1234-4abc-8def-0123456789ab"
+    And pod "A"'s session has <more> more files of <size>
+    When pod "A" packs its session
+    Then the pack is refused and no blob is left
+
+    Examples:
+      | case | more | size |
+      | 65 files | 62 | 1 bytes |
+      | a file of 16 MiB + 1 | 1 | 16777217 bytes |
+      | 32 MiB + 1 in all | 3 | 11184811 bytes |
+
+  @sp-caps
+  Scenario: A session at the caps packs and moves whole
+    Given pod "A" holds a claude_code session "6a73c0de-1234-4abc-8def-0123456789ab"
+    And pod "A"'s session has 61 more files of 1 KiB
+    When pod "A" packs its session
+    Then the pack succeeds
+    And the blob holds exactly the files of pod "A"'s session
+    When pod "B" unpacks the blob as claude_code session "6a73c0de-1234-4abc-8def-0123456789ab"
+    Then the unpack succeeds
+    And pod "B" holds exactly the files of pod "A"'s session
+
+  @sp-caps
+  Scenario Outline: A blob over a cap is refused on unpack (<case>)
+    When pod "B" unpacks the corpus blob "<blob>" as claude_code session "s1"
+    Then the unpack is refused
+    And pod "B" is unchanged
+    And nothing outside pod "B" changed
+
+    Examples:
+      | case | blob |
+      | 65 members | members-65.tar |
+      | a member of 16 MiB + 1 | member-16mib-plus-1.tar |
+      | a size past the end | size-past-end.tar |
+      | a PAX size lie | pax-size-lie.tar |
+
+  @sp-header
+  Scenario Outline: A blob for another session leaves the root unchanged (<case>)
+    Given pod "A" holds a claude_code session "6a73c0de-1234-4abc-8def-0123456789ab"
+    And pod "B" holds a claude_code session "<other>"
+    When pod "A" packs its session
+    Then the pack succeeds
+    When pod "B" unpacks the blob as <backend> session "<other>"
+    Then the unpack is refused
+    And pod "B" is unchanged
+    And pod "B" has <backend> session "<other>"
+
+    Examples:
+      | case | backend | other |
+      | another id | claude_code | 9f8e7d6c-1234-4abc-8def-0123456789ab |
+
+  @sp-header
+  Scenario Outline: A blob whose header is wrong is refused (<case>)
+    When pod "B" unpacks the corpus blob "<blob>" as <backend> session "<id>"
+    Then the unpack is refused
+    And pod "B" is unchanged
+    And pod "B" has no <backend> session "<id>"
+
+    Examples:
+      | case | blob | backend | id |
+      | header missing | header-missing.tar | claude_code | s1 |
+      | header second | header-second.tar | claude_code | s1 |
+      | header twice | header-twice.tar | claude_code | s1 |
+      | header for another id | header-mismatched.tar | claude_code | s2 |
+      | header for another backend | header-other-backend.tar | codex | s1 |
+      | header with an extra key | header-extra-key.tar | claude_code | s1 |
+      | header with a duplicate key | header-duplicate-key.tar | claude_code | s1 |
+
+  @sp-temp-rename
+  Scenario: Unpack crashed at each rename leaves no HasSession or the whole session
+    Given pod "A" holds a claude_code session "6a73c0de-1234-4abc-8def-0123456789ab"
+    When pod "A" packs its session
+    Then the pack succeeds
+    When pod "B" unpacks the blob as claude_code session "6a73c0de-1234-4abc-8def-0123456789ab" crashing at each rename in turn
+    Then the unpack was crashed at 1 rename at least
+    And every crash left the pod without the session or with all of it
+    And the unpack that was not crashed left the whole session
+
+  @sp-hassession-root
+  Scenario Outline: HasSession is false when the key file is not a plain file (<kind>)
+    Given pod "B" holds a claude_code session "6a73c0de-1234-4abc-8def-0123456789ab"
+    And pod "B"'s session file "key" is <kind>
+    Then pod "B" has no claude_code session "6a73c0de-1234-4abc-8def-0123456789ab"
+
+    Examples:
+      | kind |
+      | a symlink to a file outside the pod |
+      | a hard link |
+      | a FIFO |
+
+  @sp-hassession-root
+  Scenario: A wiped root has no session
+    Given pod "B" holds a codex session "0b1c2d3e-4f50-4a6b-9c7d-8e9fa0b1c2d3"
+    And pod "B" is wiped
+    Then pod "B" has no codex session "0b1c2d3e-4f50-4a6b-9c7d-8e9fa0b1c2d3"

@@ -1,0 +1,5 @@
+//! The session-persist suite's steps.
+
+mod packer;
+mod store;
+mod unpack;

@@ -1,0 +1,259 @@
+//! Packing: sessions planted in a pod, the implementation's packer run on it, and
+//! the blob it wrote read back by the kit (with the `tar` crate, not the
+//! implementation's reader).
+
+use crate::session_persist::bench::Planted;
+use crate::session_persist::pods::{self, AUTH_FILES};
+use crate::session_persist::World;
+use crate::verdict::OrHarness;
+use cucumber::{given, then, when};
+use std::collections::BTreeMap;
+
+#[given(regex = r#"^pod "([A-Z])" holds a (claude_code|codex|pi) session "([A-Za-z0-9-]+)"$"#)]
+async fn pod_holds_session(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let root = s.pod(&c[1]);
+        let planted = pods::session_files(&c[2], &c[3]);
+        let key = planted[0].0.clone();
+        let files: BTreeMap<String, Vec<u8>> = planted.into_iter().collect();
+        for (rel, bytes) in &files {
+            pods::plant(&root, rel, bytes);
+        }
+        s.planted.insert(
+            c[1].to_string(),
+            Planted {
+                backend: c[2].to_string(),
+                id: c[3].to_string(),
+                key,
+                files,
+            },
+        );
+    })
+    .await;
+}
+
+#[given(regex = r#"^pod "([A-Z])" also holds the credential files$"#)]
+async fn pod_holds_credentials(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let root = s.pod(&c[1]);
+        let p = s.planted(&c[1]).clone();
+        // At the root, and beside and inside the session's own files, where a
+        // pattern like `<id>/**` would sweep them in.
+        let key_dir = p.key.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+        let mut dirs = vec![String::new(), format!("{key_dir}/")];
+        if p.backend == "claude_code" {
+            dirs.push(format!("{key_dir}/{}/", p.id));
+        }
+        for dir in dirs {
+            for name in AUTH_FILES {
+                pods::plant(&root, &format!("{dir}{name}"), b"{\"token\":\"secret\"}\n");
+            }
+        }
+    })
+    .await;
+}
+
+#[given(regex = r#"^pod "([A-Z])" holds the unlisted file "([A-Za-z0-9_./-]+)"$"#)]
+async fn pod_holds_unlisted(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        if c[2].contains("..") {
+            crate::harness_error!("a planted path stays inside its pod");
+        }
+        pods::plant(&s.pod(&c[1]), &c[2], b"not a session file\n");
+    })
+    .await;
+}
+
+#[given(
+    regex = r#"^pod "([A-Z])"'s session file "(key|subagent)" is (a symlink to a file outside the pod|a hard link|a FIFO|a socket|a device)$"#
+)]
+async fn session_file_replaced(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let root = s.pod(&c[1]);
+        let p = s.planted(&c[1]).clone();
+        let rel = match &c[2] {
+            "key" => Some(&p.key),
+            _ => p.files.keys().find(|k| k.contains("/subagents/")),
+        }
+        .or_harness("the planted session has no such file")
+        .clone();
+        let path = root.join(&rel);
+        let bytes = p.files[&rel].clone();
+        std::fs::remove_file(&path).or_harness("removing a planted file");
+        let outside = s.sandbox().join("outside-the-pod.jsonl");
+        match &c[3] {
+            "a symlink to a file outside the pod" => {
+                std::fs::write(&outside, &bytes).or_harness("writing the outside file");
+                std::os::unix::fs::symlink(&outside, &path).or_harness("symlink");
+            }
+            "a hard link" => {
+                std::fs::write(&outside, &bytes).or_harness("writing the outside file");
+                std::fs::hard_link(&outside, &path).or_harness("link");
+            }
+            "a FIFO" => {
+                nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRUSR).or_harness("mkfifo")
+            }
+            "a socket" => {
+                std::os::unix::net::UnixListener::bind(&path).or_harness("bind a socket");
+            }
+            _ => nix::sys::stat::mknod(
+                &path,
+                nix::sys::stat::SFlag::S_IFCHR,
+                nix::sys::stat::Mode::S_IRUSR,
+                nix::sys::stat::makedev(1, 3),
+            )
+            .or_harness("mknod (the row needs root)"),
+        }
+    })
+    .await;
+}
+
+#[given(regex = r#"^pod "([A-Z])"'s session has (\d+) more files? of (\d+) (bytes|KiB|MiB)$"#)]
+async fn session_has_more_files(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let n: usize = c[2].parse().or_harness("a count");
+        let unit: usize = match &c[4] {
+            "bytes" => 1,
+            "KiB" => 1024,
+            _ => 1024 * 1024,
+        };
+        let size = c[3].parse::<usize>().or_harness("a size") * unit;
+        let root = s.pod(&c[1]);
+        let p = s.planted(&c[1]).clone();
+        let start = p.files.len();
+        let mut added = Vec::new();
+        for i in 0..n {
+            let rel = pods::extra_file(&p.backend, &p.id, start + i);
+            let bytes = vec![b'a' + (i % 26) as u8; size];
+            pods::plant(&root, &rel, &bytes);
+            added.push((rel, bytes));
+        }
+        s.planted
+            .get_mut(&c[1])
+            .or_harness("a planted session")
+            .files
+            .extend(added);
+    })
+    .await;
+}
+
+#[when(regex = r#"^pod "([A-Z])" packs its session$"#)]
+async fn pod_packs(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| pack(s, &c[1])).await;
+}
+
+fn pack(s: &mut crate::session_persist::bench::Persist, pod: &str) {
+    let p = s.planted(pod).clone();
+    let root = s.pod(pod).to_string_lossy().into_owned();
+    let file = s.new_blob_path();
+    let t = s.t.pack.clone();
+    s.run(
+        &t,
+        &[
+            ("backend", &p.backend),
+            ("root", &root),
+            ("id", &p.id),
+            ("file", &file.to_string_lossy()),
+        ],
+        &[],
+    );
+    s.blob = Some(file);
+}
+
+#[then(regex = r"^the pack succeeds$")]
+async fn pack_succeeds(w: &mut World) {
+    w.run(&[], None, |s, _| {
+        assert_eq!(s.last().exit, Some(0), "exit status of the pack");
+        let len = std::fs::metadata(s.blob()).map_or(0, |m| m.len());
+        assert!(len > 0, "the pack wrote no blob");
+    })
+    .await;
+}
+
+#[then(regex = r"^the pack is refused and no blob is left$")]
+async fn pack_refused(w: &mut World) {
+    w.run(&[], None, |s, _| {
+        let exit = s.last().exit;
+        assert!(
+            exit.is_some_and(|e| e != 0),
+            "the pack must be refused (exit non-zero), exited {exit:?}"
+        );
+        let len = std::fs::metadata(s.blob()).map_or(0, |m| m.len());
+        assert_eq!(
+            len, 0,
+            "a refused pack left a blob of {len} bytes (truncated?)"
+        );
+    })
+    .await;
+}
+
+#[then(regex = r#"^the blob holds exactly the files of pod "([A-Z])"'s session$"#)]
+async fn blob_holds_exactly(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let p = s.planted(&c[1]).clone();
+        let blob = std::fs::read(s.blob()).or_harness("reading the blob");
+        let members = pods::members(&blob);
+        let (header, rest) = members.split_first().expect("the blob has no members");
+        assert_eq!(
+            header.path, s.t.header_member,
+            "the first member is the header"
+        );
+        let h: serde_json::Value =
+            serde_json::from_slice(&header.bytes).expect("the header is not JSON");
+        assert_eq!(
+            h,
+            serde_json::json!({"backend": p.backend, "session_id": p.id}),
+            "the header is exactly {{backend, session_id}}"
+        );
+        let got: BTreeMap<String, Vec<u8>> = rest
+            .iter()
+            .map(|m| (m.path.clone(), m.bytes.clone()))
+            .collect();
+        assert_eq!(rest.len(), got.len(), "a member appears twice");
+        let names = |m: &BTreeMap<String, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
+        assert_eq!(names(&got), names(&p.files), "the blob's members");
+        assert!(
+            got == p.files,
+            "a member's bytes differ from the session file"
+        );
+    })
+    .await;
+}
+
+#[then(regex = r"^the blob holds no credential file$")]
+async fn blob_holds_no_credentials(w: &mut World) {
+    w.run(&[], None, |s, _| {
+        let blob = std::fs::read(s.blob()).or_harness("reading the blob");
+        for m in pods::members(&blob) {
+            let leaked = m.path.split('/').any(|part| AUTH_FILES.contains(&part));
+            assert!(!leaked, "the blob carries a credential file");
+        }
+    })
+    .await;
+}
+
+#[then(regex = r#"^packing pod "([A-Z])" again gives the same bytes$"#)]
+async fn packing_again_same_bytes(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let first = std::fs::read(s.blob()).or_harness("reading the blob");
+        pack(s, &c[1]);
+        assert_eq!(s.last().exit, Some(0), "exit status of the second pack");
+        let second = std::fs::read(s.blob()).or_harness("reading the second blob");
+        assert!(first == second, "two packs of one session differ");
+    })
+    .await;
+}
+
+#[then(regex = r"^the blob checker accepts the blob$")]
+async fn checker_accepts_blob(w: &mut World) {
+    w.run(&[], None, |s, _| {
+        let file = s.blob().to_string_lossy().into_owned();
+        let t = s.t.blob_check.clone();
+        let said = s.run(&t, &[("file", &file)], &[]);
+        let line: serde_json::Value =
+            serde_json::from_str(said.stdout.trim()).expect("the blob checker's line is not JSON");
+        assert_eq!(line["result"], "valid", "the checker said {line}");
+        assert_eq!(said.exit, Some(0), "exit status of a valid blob");
+    })
+    .await;
+}

@@ -1,0 +1,244 @@
+//! Unpacking and HasSession: a blob (packed here, or from the kit's corpus) unpacked
+//! into a pod, the pod's tree and everything outside it compared with what they were,
+//! and the unpack crashed at each of its renames in turn.
+
+use crate::session_persist::bench::{Persist, SweepPoint};
+use crate::session_persist::pods;
+use crate::session_persist::World;
+use crate::verdict::OrHarness;
+use cucumber::{given, then, when};
+use std::path::Path;
+
+/// The most renames a sweep tries before it calls the unpack unbounded.
+const MAX_SWEEP: usize = 200;
+
+fn corpus_blob(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../corpus/persist/blobs")
+        .join(name)
+}
+
+fn unpack_into(s: &mut Persist, pod: &str, backend: &str, id: &str, env: &[(String, String)]) {
+    let root = s.pod(pod).to_string_lossy().into_owned();
+    let file = s.blob().to_string_lossy().into_owned();
+    let t = s.t.unpack.clone();
+    s.run(
+        &t,
+        &[
+            ("backend", backend),
+            ("root", &root),
+            ("id", id),
+            ("file", &file),
+        ],
+        env,
+    );
+}
+
+#[when(regex = r#"^pod "([A-Z])" unpacks the blob as (\w+) session "([A-Za-z0-9-]+)"$"#)]
+async fn pod_unpacks(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        s.keep_before(&c[1]);
+        unpack_into(s, &c[1], &c[2], &c[3], &[]);
+    })
+    .await;
+}
+
+#[when(
+    regex = r#"^pod "([A-Z])" unpacks the corpus blob "([a-z0-9-]+\.tar)" as (\w+) session "([A-Za-z0-9-]+)"$"#
+)]
+async fn pod_unpacks_corpus(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let file = s.new_blob_path();
+        std::fs::copy(corpus_blob(&c[2]), &file).or_harness("copying the corpus blob");
+        s.blob = Some(file);
+        s.keep_before(&c[1]);
+        unpack_into(s, &c[1], &c[3], &c[4], &[]);
+    })
+    .await;
+}
+
+#[then(regex = r"^the unpack succeeds$")]
+async fn unpack_succeeds(w: &mut World) {
+    w.run(&[], None, |s, _| {
+        assert_eq!(s.last().exit, Some(0), "exit status of the unpack");
+    })
+    .await;
+}
+
+#[then(regex = r"^the unpack is refused$")]
+async fn unpack_refused(w: &mut World) {
+    w.run(&[], None, |s, _| {
+        let exit = s.last().exit;
+        assert!(
+            exit.is_some_and(|e| e != 0),
+            "the unpack must be refused (exit non-zero), exited {exit:?}"
+        );
+    })
+    .await;
+}
+
+#[then(regex = r#"^pod "([A-Z])" holds exactly the files of pod "([A-Z])"'s session$"#)]
+async fn pod_holds_exactly(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let want = s.planted(&c[2]).files.clone();
+        let got = pods::files(&pods::snapshot(&s.pod(&c[1])));
+        let names =
+            |m: &std::collections::BTreeMap<String, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
+        assert_eq!(
+            names(&got),
+            names(&want),
+            "the pod's files after the unpack"
+        );
+        assert!(
+            got == want,
+            "an unpacked file's bytes differ from the packed one"
+        );
+    })
+    .await;
+}
+
+#[then(regex = r#"^pod "([A-Z])" is unchanged$"#)]
+async fn pod_unchanged(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let before = s.before();
+        assert_eq!(before.pod, c[1], "the scenario watched another pod");
+        let now = pods::snapshot(&s.pod(&c[1]));
+        let changed: Vec<&String> = now
+            .keys()
+            .chain(before.inside.keys())
+            .filter(|k| now.get(*k) != before.inside.get(*k))
+            .collect();
+        assert!(changed.is_empty(), "the pod changed at {changed:?}");
+    })
+    .await;
+}
+
+#[then(regex = r#"^nothing outside pod "([A-Z])" changed$"#)]
+async fn nothing_outside_changed(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let now = s.outside(&c[1]);
+        let before = &s.before().outside;
+        let changed: Vec<&String> = now
+            .keys()
+            .chain(before.keys())
+            .filter(|k| now.get(*k) != before.get(*k))
+            .collect();
+        assert!(
+            changed.is_empty(),
+            "the unpack changed the sandbox outside its root at {changed:?}"
+        );
+    })
+    .await;
+}
+
+#[then(regex = r#"^pod "([A-Z])" (has|has no) (\w+) session "([A-Za-z0-9-]+)"$"#)]
+async fn pod_has_session(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let has = s.has_session(&c[1], &c[3], &c[4]);
+        assert_eq!(has, &c[2] == "has", "HasSession of the pod");
+    })
+    .await;
+}
+
+#[given(regex = r#"^pod "([A-Z])" is wiped$"#)]
+async fn pod_wiped(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        std::fs::remove_dir_all(s.pod(&c[1])).or_harness("wiping the pod");
+        s.pod(&c[1]);
+    })
+    .await;
+}
+
+#[when(
+    regex = r#"^pod "([A-Z])" unpacks the blob as (\w+) session "([A-Za-z0-9-]+)" crashing at each rename in turn$"#
+)]
+async fn crash_sweep(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let library = s.fault_library();
+        let want = s.planted(&source_pod(s, &c[3])).files.clone();
+        for k in 1..=MAX_SWEEP {
+            let pod = format!("{}-crash-{k}", &c[1]);
+            let root = s.pod(&pod);
+            let root_text = root.to_string_lossy().into_owned();
+            if root_text.contains(['*', '?', '[', '\\', ';', '#', '=']) {
+                crate::harness_error!("the pod's path would not read as a plain glob");
+            }
+            let plan = format!("rename@{root_text}/*#{k}=crash");
+            let env = crate::drivers::fault::env(&library, &plan, None);
+            unpack_into(s, &pod, &c[2], &c[3], &env);
+            let exit = s.last().exit;
+            let has_session = s.has_session(&pod, &c[2], &c[3]);
+            let got = pods::files(&pods::snapshot(&root));
+            let whole = got == want;
+            let none = !got.keys().any(|k| want.contains_key(k));
+            s.sweep.push(SweepPoint {
+                k,
+                exit,
+                has_session,
+                whole,
+                none,
+            });
+            if exit.is_some() {
+                return;
+            }
+        }
+        panic!("the unpack still crashed at rename {MAX_SWEEP}: it renames without bound");
+    })
+    .await;
+}
+
+/// The pod whose planted session has `id`.
+fn source_pod(s: &Persist, id: &str) -> String {
+    s.planted
+        .iter()
+        .find(|(_, p)| p.id == id)
+        .map(|(pod, _)| pod.clone())
+        .or_harness("no pod was planted with that session")
+}
+
+#[then(regex = r"^the unpack was crashed at (\d+) renames? at least$")]
+async fn sweep_crashed_at_least(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let least: usize = c[1].parse().or_harness("a count");
+        let crashed = s.sweep.iter().filter(|p| p.exit.is_none()).count();
+        assert!(
+            crashed >= least,
+            "the unpack renamed {crashed} times; a temp extract publishes by rename"
+        );
+    })
+    .await;
+}
+
+#[then(regex = r"^every crash left the pod without the session or with all of it$")]
+async fn every_crash_all_or_nothing(w: &mut World) {
+    w.run(&[], None, |s, _| {
+        for p in s.sweep.iter().filter(|p| p.exit.is_none()) {
+            let k = p.k;
+            if p.has_session {
+                assert!(
+                    p.whole,
+                    "crashed at rename {k}: HasSession, but files missing"
+                );
+            } else {
+                assert!(
+                    p.none || !p.whole,
+                    "crashed at rename {k}: every file there, yet no HasSession"
+                );
+            }
+        }
+    })
+    .await;
+}
+
+#[then(regex = r"^the unpack that was not crashed left the whole session$")]
+async fn last_unpack_whole(w: &mut World) {
+    w.run(&[], None, |s, _| {
+        let last = s.sweep.last().or_harness("no sweep ran");
+        assert_eq!(last.exit, Some(0), "the uncrashed unpack's exit status");
+        assert!(
+            last.has_session && last.whole,
+            "the uncrashed unpack's session"
+        );
+    })
+    .await;
+}
