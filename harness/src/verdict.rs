@@ -26,6 +26,15 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// Every verdict, in the order reports show their counts.
+    pub const ALL: [Verdict; 5] = [
+        Verdict::Pass,
+        Verdict::Fail,
+        Verdict::Timeout,
+        Verdict::HarnessError,
+        Verdict::UnsupportedOptional,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",

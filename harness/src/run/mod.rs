@@ -7,6 +7,7 @@
 //! build the typed report once and write it.
 
 pub mod clauses;
+mod html;
 mod preflight;
 mod progress;
 mod report;

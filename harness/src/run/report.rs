@@ -1,6 +1,6 @@
 //! The reports of one run, built once from typed outcomes: `report.json` (shape fixed
-//! by surface.md, plus `contract` on rows, scenarios and clauses), JUnit XML and the
-//! Markdown matrix (a section per contract).
+//! by surface.md, plus `contract` on rows, scenarios and clauses), JUnit XML, the
+//! Markdown matrix (a section per contract) and the HTML page (`html.rs`).
 
 use super::clauses::Clause;
 use super::Outcome;
@@ -408,7 +408,9 @@ pub fn write(dir: &Path, r: &Report) -> Result<(), String> {
     let json = serde_json::to_string_pretty(&r.json).map_err(|e| e.to_string())?;
     w("report.json", &(json + "\n"))?;
     w("report.xml", &junit(&r.json))?;
-    w("report.md", &markdown(&r.json))
+    w("report.md", &markdown(&r.json))?;
+    let steps = super::html::transcripts(dir, &r.json.run.contracts);
+    w("report.html", &super::html::html(&r.json, &steps))
 }
 
 pub fn summary(r: &Report) -> String {
