@@ -2,11 +2,13 @@
 # Runs every fuzz target briefly (CI). For an overnight run use, per target:
 #   cargo +nightly fuzz run format_reader fuzz/corpus/format_reader corpus/checkpoints \
 #     -- -dict=corpus/fuzz/checkpoint.dict -max_total_time=28800 -rss_limit_mb=2048
-# SECONDS_PER_TARGET overrides the brief run's length (default 20). The
-# agent-session targets (workspace_archive, agent_record, integration_template)
-# take -dict=../corpus/fuzz/agent-session.dict.
+# SECONDS_PER_TARGET overrides the brief run's length (default 20). Each target's
+# seeds and dictionary are in fuzz/targets.sh (fuzz/README.md).
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$0")/.."
+# Seeds and dictionaries per target, shared with .clusterfuzzlite/build.sh.
+source fuzz/targets.sh
+cd fuzz
 secs=${SECONDS_PER_TARGET:-20}
 
 # cargo-fuzz needs nightly flags; use the nightly toolchain when the machine has
@@ -21,49 +23,9 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
   cargo install cargo-fuzz --locked
 fi
 
-seed_corpus() {
-  # Seeds: every checkpoint fixture small enough to be a useful fuzz input.
-  local target=$1 dir=corpus/$1
-  mkdir -p "$dir"
-  case $target in
-    format_*)
-      # Every fixture has its checkpoint's file name; name seeds after their case.
-      find ../corpus/checkpoints -name '*.json' -size -64k -print0 |
-        while IFS= read -r -d '' f; do
-          cp "$f" "$dir/$(basename "$(dirname "$f")")-$(basename "$f")"
-        done ;;
-    wire_*) [ -d ../corpus/wire ] && cp -r ../corpus/wire/. "$dir" ;;
-    attach_*) [ -d ../corpus/attach ] && cp -r ../corpus/attach/. "$dir" ;;
-    zon_*) [ -d ../corpus/config ] && cp -r ../corpus/config/. "$dir" ;;
-    # The 16 MiB cases are padded at check time; their committed seeds are small.
-    workspace_*) find ../corpus/workspace -maxdepth 1 -name '*.json' -size -64k -exec cp {} "$dir" \; ;;
-    agent_record) cp ../corpus/workspace/records/*.json "$dir" ;;
-    integration_*) cp ../corpus/integrations/*.toml "$dir" ;;
-    broker_key) cp ../corpus/broker/keys/*.key "$dir" ;;
-    broker_resume_plan) cp ../corpus/broker/resume/*.txt "$dir" ;;
-    broker_frames) cp ../corpus/broker/frames/*.json "$dir" ;;
-    # Sidecar seeds share file names, so name them after their case directory.
-    broker_alias_sidecar | broker_owner_file)
-      local pattern='aliases.json'
-      [ "$target" = broker_owner_file ] && pattern='*.owner'
-      find ../corpus/broker/sidecar -name "$pattern" -print0 |
-        while IFS= read -r -d '' f; do
-          cp "$f" "$dir/$(basename "$(dirname "$f")")"
-        done ;;
-    persist_*)
-      find ../corpus/persist/blobs -name '*.tar' -size -64k -exec cp {} "$dir" \; ;;
-  esac
-  return 0
-}
-
 for target in $(cargo "${toolchain[@]}" fuzz list); do
-  seed_corpus "$target"
-  dict=()
-  case $target in
-    format_*) dict=(-dict=../corpus/fuzz/checkpoint.dict) ;;
-    workspace_*|agent_*|integration_*) dict=(-dict=../corpus/fuzz/agent-session.dict) ;;
-    broker_*) dict=(-dict=../corpus/broker/broker.dict) ;;
-  esac
+  (cd .. && seed_corpus "$target" "fuzz/corpus/$target")
+  dict=(-dict="../$(target_dict "$target")")
   echo "== fuzz $target (${secs}s)"
   set +e
   cargo "${toolchain[@]}" fuzz run "$target" "corpus/$target" -- \
