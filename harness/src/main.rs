@@ -5,12 +5,13 @@
 //! probes, fault injector, clock, streams) and `verdict`. Lower layers never import
 //! higher ones.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod agent_restore;
 mod contract;
 mod drivers;
 mod profile;
+mod profile_explain;
 mod recovery;
 mod run;
 mod session_persist;
@@ -41,6 +42,15 @@ enum Command {
     Store(StoreCommand),
     /// Run the acceptance suite against an implementation and write the reports.
     Run(run::RunArgs),
+    /// What a profile holds: every key, its meaning and its placeholders.
+    Profile(ProfileArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct ProfileArgs {
+    /// Print every profile key with its meaning and placeholder list.
+    #[arg(long, required = true)]
+    explain: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -49,12 +59,32 @@ enum StoreCommand {
     List(store_cmd::StoreListArgs),
 }
 
+/// The contracts, for `vxcert --help`: name, clause prefix, profile table, source.
+fn contracts_help() -> String {
+    let mut out = String::from("Contracts (vxcert run --contract NAME):\n");
+    for c in contract::Contract::ALL {
+        out += &format!(
+            "  {} (clauses {}…, profile table [{}])\n      {}\n",
+            c.name(),
+            c.clause_prefix(),
+            c.profile_table(),
+            c.source()
+        );
+    }
+    out + "\nProfile keys: vxcert profile --explain"
+}
+
 fn main() {
-    let cli = Cli::parse();
+    let matches = Cli::command().after_help(contracts_help()).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let code = match &cli.command {
         Command::Validate(args) => validate_cmd::run_validate(args),
         Command::Store(StoreCommand::List(args)) => store_cmd::run_store_list(args),
         Command::Run(args) => run::run_run(args),
+        Command::Profile(_) => {
+            print!("{}", profile_explain::explain());
+            0
+        }
     };
     std::process::exit(code);
 }

@@ -9,6 +9,7 @@ mod steps;
 mod store_adapter;
 
 use bench::Persist;
+pub use bench::Templates;
 
 /// How long one step may take before it is a `timeout` (scaled): the crash sweep
 /// runs the unpacker once per rename.

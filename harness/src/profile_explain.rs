@@ -1,0 +1,194 @@
+//! `vxcert profile --explain`: every key a profile may hold, what it means and the
+//! placeholders its templates may use. A test proves the table names exactly the
+//! keys the profile's types accept, so it cannot fall behind them.
+
+use crate::contract::Contract;
+
+/// One profile key.
+pub struct Key {
+    /// `""` for the top level, else the table's name.
+    pub table: &'static str,
+    pub key: &'static str,
+    pub meaning: &'static str,
+    /// Placeholders beyond the sandbox's (`{socket}` `{state_home}` …).
+    pub extra: &'static [&'static str],
+}
+
+const fn k(
+    table: &'static str,
+    key: &'static str,
+    meaning: &'static str,
+    extra: &'static [&'static str],
+) -> Key {
+    Key {
+        table,
+        key,
+        meaning,
+        extra,
+    }
+}
+
+/// The placeholders every command template may use (per scenario).
+pub const SANDBOX: &str =
+    "{socket} {state_home} {config_home} {runtime_dir} {home} {bin_dir} {store}";
+
+pub const KEYS: &[Key] = &[
+    k("", "name", "short name of the profile, shown in reports (required)", &[]),
+    k("", "implementation", "free text naming the implementation under test", &[]),
+    k("", "contracts", "the contracts this implementation claims (default [\"recovery\"]); each needs its table", &[]),
+    k("", "serve", "recovery: the daemon's command line", &[]),
+    k("", "serve_on_demand", "recovery: the daemon in on-demand mode (@optional-on-demand)", &[]),
+    k("", "cli", "recovery: the CLI prefix; verb words and --json follow", &[]),
+    k("", "version", "a command printing the implementation's version (shown in reports)", &[]),
+    k("", "fault_preload", "the fault injector's preload library (default {bin_dir}/libvxfault.so)", &[]),
+    k("", "faketime_preload", "libfaketime, for @needs-faketime scenarios (default Debian's libfaketimeMT.so.1)", &[]),
+    k("", "env", "extra environment for the daemon and the CLI (a table of strings)", &[]),
+    k("", "readiness", "when a started daemon is ready (table [readiness])", &[]),
+    k("", "timeout_multiplier", "multiplies every deadline the suite waits on, not the RFC's own bounds (default 1.0)", &[]),
+    k("", "features", "optional features claimed (scenarios tagged @optional-<name>)", &[]),
+    k("", "expected_failure", "scenarios known to fail, with reasons ([[expected_failure]]); one that passes fails the run", &[]),
+    k("", "concurrency", "how many scenarios run at once (default 4)", &[]),
+    k("", "recovery", "table [recovery]: serve, serve_on_demand and cli, instead of the top-level keys", &[]),
+    k("", "agent_restore", "table [agent_restore]: the agent-restore contract's templates", &[]),
+    k("", "single_writer", "table [single_writer]: the single-writer contract's templates", &[]),
+    k("", "persist", "table [persist]: the session-persist contract's templates", &[]),
+    k("recovery", "serve", "as the top-level serve", &[]),
+    k("recovery", "serve_on_demand", "as the top-level serve_on_demand", &[]),
+    k("recovery", "cli", "as the top-level cli", &[]),
+    k("readiness", "kind", "socket (ready when the socket accepts) or file (then also when path exists)", &[]),
+    k("readiness", "path", "for kind = \"file\": the path template", &[]),
+    k("readiness", "timeout_ms", "how long a start may take (default 10000)", &[]),
+    k("expected_failure", "contract", "the row's contract (default recovery)", &[]),
+    k("expected_failure", "row", "the row (the feature's name)", &[]),
+    k("expected_failure", "scenario", "one scenario's name; absent: every scenario of the row", &[]),
+    k("expected_failure", "example", "one Examples row of an outline, cells joined by \" | \"", &[]),
+    k("expected_failure", "reason", "why it fails (required)", &[]),
+    k("agent_restore", "archive_check", "offline verdict on one workspace archive (pinned JSON line)", &["{file}"]),
+    k("agent_restore", "template_check", "offline verdict on one integration template (@optional-template-check)", &["{file}"]),
+    k("agent_restore", "plugins_dir", "where the implementation reads plugins (a per-scenario path template)", &[]),
+    k("agent_restore", "workspace_save", "saves the workspace to an archive, for the server rows", &["{file}"]),
+    k("agent_restore", "workspace_restore", "restores a workspace archive, for the server rows", &["{file}"]),
+    k("agent_restore", "legacy_serve", "the daemon in its legacy spawn mode, for the server rows", &[]),
+    k("single_writer", "key_check", "one session key's verdict, as an existing session", &["{key}"]),
+    k("single_writer", "key_check_new", "the same for a new session (placeholder ids allowed)", &["{key}"]),
+    k("single_writer", "resume_plan", "the resume plan; the suite appends --have/--gen/--total/--ring-len/--master-gen", &[]),
+    k("single_writer", "sidecar_check", "one alias sidecar's or owner file's verdict", &["{file}"]),
+    k("single_writer", "broker", "the broker, for the live rows", &[]),
+    k("persist", "blob_check", "one blob's verdict (pinned file verdict line)", &["{file}"]),
+    k("persist", "pack", "packs session {id} of {backend} from {root} into {file}", &["{backend}", "{root}", "{id}", "{file}"]),
+    k("persist", "unpack", "unpacks {file} as session {id} of {backend} into {root}", &["{backend}", "{root}", "{id}", "{file}"]),
+    k("persist", "has_session", "prints true or false: whether {root} holds session {id} of {backend}", &["{backend}", "{root}", "{id}"]),
+    k("persist", "store_adapter", "the store adapter, JSON lines (docs/spec/persist-store-adapter.md)", &["{store}"]),
+    k("persist", "store", "the filesystem store's spec, e.g. fs:{state_home}/persist (a string)", &[]),
+    k("persist", "s3_twins", "S3 twins the store rows also run on; each at $VXPERSIST_S3_<NAME> (a list of names)", &[]),
+    k("persist", "header_member", "the blob's header member name (default .session-header.json)", &[]),
+    k("persist", "drive", "the runtime over the drive protocol (docs/spec/persist-drive.md)", &[]),
+];
+
+/// The text `vxcert profile --explain` prints.
+pub fn explain() -> String {
+    let mut out = format!(
+        "A profile is a TOML file (profiles/reference.toml is the kit's own).\n\
+         Command templates are arrays of words; every template may use\n  {SANDBOX}\n\
+         which the suite fills per scenario, and the extra placeholders named below.\n"
+    );
+    let mut tables: Vec<&str> = Vec::new();
+    for key in KEYS {
+        if !tables.contains(&key.table) {
+            tables.push(key.table);
+        }
+    }
+    for table in tables {
+        let heading = match table {
+            "" => "top level".to_string(),
+            t => {
+                let contract = Contract::ALL
+                    .into_iter()
+                    .find(|c| c.profile_table() == t)
+                    .map(|c| format!(" (contract {c})"))
+                    .unwrap_or_default();
+                format!("[{t}]{contract}")
+            }
+        };
+        out += &format!("\n{heading}\n");
+        for key in KEYS.iter().filter(|k| k.table == table) {
+            let extra = if key.extra.is_empty() {
+                String::new()
+            } else {
+                format!("  [{}]", key.extra.join(" "))
+            };
+            out += &format!("  {:<18} {}{extra}\n", key.key, key.meaning);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::de::DeserializeOwned;
+
+    /// The keys a type accepts, read from serde's refusal of an unknown one.
+    fn fields_of<T: DeserializeOwned>() -> Vec<String> {
+        let err = match toml::from_str::<T>("__probe__ = 1\n") {
+            Ok(_) => panic!("the probe key was accepted"),
+            Err(e) => e.to_string(),
+        };
+        let list = err
+            .split_once("expected")
+            .map(|(_, l)| l.to_string())
+            .unwrap_or_else(|| panic!("no field list in {err:?}"));
+        let mut out: Vec<String> = list
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect();
+        out.sort();
+        out
+    }
+
+    fn explained(table: &str) -> Vec<String> {
+        let mut out: Vec<String> = KEYS
+            .iter()
+            .filter(|k| k.table == table)
+            .map(|k| k.key.to_string())
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn the_table_names_exactly_the_keys_each_type_accepts() {
+        use crate::profile::{ExpectedFailure, Profile, Readiness, RecoveryTemplates};
+        for (table, fields) in [
+            ("", fields_of::<Profile>()),
+            ("recovery", fields_of::<RecoveryTemplates>()),
+            ("readiness", fields_of::<Readiness>()),
+            ("expected_failure", fields_of::<ExpectedFailure>()),
+            (
+                "agent_restore",
+                fields_of::<crate::agent_restore::checks::Templates>(),
+            ),
+            (
+                "single_writer",
+                fields_of::<crate::single_writer::checks::Templates>(),
+            ),
+            ("persist", fields_of::<crate::session_persist::Templates>()),
+        ] {
+            assert!(!fields.is_empty(), "{table}");
+            assert_eq!(explained(table), fields, "keys of [{table}]");
+        }
+    }
+
+    #[test]
+    fn every_contract_table_is_explained() {
+        let text = explain();
+        for c in Contract::ALL
+            .into_iter()
+            .filter(|c| *c != Contract::Recovery)
+        {
+            assert!(text.contains(&format!("[{}] (contract {c})", c.profile_table())));
+        }
+    }
+}
