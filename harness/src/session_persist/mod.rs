@@ -9,6 +9,7 @@ mod steps;
 mod store_adapter;
 
 use bench::Persist;
+#[cfg(test)] // profile_explain checks its keys
 pub use bench::Templates;
 
 /// How long one step may take before it is a `timeout` (scaled): the crash sweep
