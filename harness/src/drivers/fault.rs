@@ -6,6 +6,23 @@ use std::path::Path;
 /// The profile's template for the injector when it names none.
 pub const DEFAULT_FAULT_PRELOAD: &str = "{bin_dir}/libvxfault.so";
 
+/// The injector library the run's profile names (or the kit's), expanded for this
+/// scenario; one that does not exist is a harness error.
+pub fn library(ph: &super::sandbox::Placeholders) -> String {
+    let t = crate::profile::context()
+        .profile
+        .fault_preload
+        .clone()
+        .unwrap_or_else(|| DEFAULT_FAULT_PRELOAD.into());
+    let path = ph.expand(&t);
+    if !Path::new(&path).is_file() {
+        crate::harness_error!(
+            "fault injector library {path} not found (build it: cargo build -p vxfault-preload)"
+        );
+    }
+    path
+}
+
 /// The environment that runs a program under `plan` (and traces it into `trace`).
 pub fn env(library: &str, plan: &str, trace: Option<&Path>) -> Vec<(String, String)> {
     let mut env = vec![

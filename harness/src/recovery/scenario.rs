@@ -334,17 +334,7 @@ impl Default for Scenario {
 
 /// The injector library named by the profile (or the kit's), which must exist.
 pub fn fault_preload(w: &Scenario) -> String {
-    let t = profile()
-        .fault_preload
-        .clone()
-        .unwrap_or_else(|| crate::drivers::fault::DEFAULT_FAULT_PRELOAD.into());
-    let path = w.ph.expand(&t);
-    if !Path::new(&path).is_file() {
-        crate::harness_error!(
-            "fault injector library {path} not found (build it: cargo build -p vxfault-preload)"
-        );
-    }
-    path
+    crate::drivers::fault::library(&w.ph)
 }
 
 /// The libfaketime of this run, when installed.

@@ -243,18 +243,7 @@ impl Persist {
 
     /// The injector library the profile names (or the kit's), which must exist.
     pub fn fault_library(&self) -> String {
-        let t = context()
-            .profile
-            .fault_preload
-            .clone()
-            .unwrap_or_else(|| crate::drivers::fault::DEFAULT_FAULT_PRELOAD.into());
-        let path = self.ph.expand(&t);
-        if !Path::new(&path).is_file() {
-            crate::harness_error!(
-                "fault injector library {path} not found (build it: cargo build -p vxfault-preload)"
-            );
-        }
-        path
+        crate::drivers::fault::library(&self.ph)
     }
 
     pub fn before(&self) -> &Before {
