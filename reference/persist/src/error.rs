@@ -34,6 +34,18 @@ pub enum ErrorCode {
     PersistIo,
     /// The layouts document is not valid.
     InvalidLayouts,
+    /// A store named by `fs:DIR` / `s3:URL/BUCKET` that cannot be parsed, or S3
+    /// credentials missing from the environment (docs/spec/persist-store.md).
+    InvalidStore,
+    /// The S3 bucket does not exist (`NoSuchBucket`); it is never created.
+    BucketNotFound,
+    /// The S3 store refused the request: unsigned, unknown key, no permission.
+    StoreDenied,
+    /// The S3 store refused the request's signature (`SignatureDoesNotMatch`).
+    StoreSignature,
+    /// The S3 store could not be reached, did not answer in time, lost the reply,
+    /// answered 5xx or something this client does not understand.
+    StoreUnavailable,
 }
 
 impl ErrorCode {
@@ -55,6 +67,11 @@ impl ErrorCode {
             ErrorCode::NoCapability => "unsupported.persist_capability",
             ErrorCode::PersistIo => "unavailable.persist_io",
             ErrorCode::InvalidLayouts => "invalid_params.layouts",
+            ErrorCode::InvalidStore => "invalid_params.store",
+            ErrorCode::BucketNotFound => "not_found.bucket",
+            ErrorCode::StoreDenied => "denied.store",
+            ErrorCode::StoreSignature => "denied.store_signature",
+            ErrorCode::StoreUnavailable => "unavailable.store",
         }
     }
 
@@ -63,6 +80,7 @@ impl ErrorCode {
         match self.as_str().split('.').next() {
             Some("invalid_params") => 2,
             Some("not_found") => 3,
+            Some("denied") => 4,
             Some("conflict") => 5,
             Some("unavailable") => 6,
             Some("unsupported") => 10,
@@ -150,13 +168,15 @@ impl std::error::Error for BlobError {}
 
 /// Any other failure of the packer, the layouts or a store: a code, an optional
 /// rule id (`pack.unsafe`, `pack.caps`, a blob rule on unpack) and a fixed reason.
-/// An OS error keeps only its errno name, never the path it concerned.
+/// An OS error keeps only its errno name, never the path it concerned; an S3 error
+/// only the HTTP status, never the URL (it carries the signature and key id).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PersistError {
     pub code: ErrorCode,
     pub rule: Option<&'static str>,
     pub reason: &'static str,
     pub errno: Option<nix::errno::Errno>,
+    pub http_status: Option<u16>,
 }
 
 impl PersistError {
@@ -166,6 +186,18 @@ impl PersistError {
             rule: None,
             reason,
             errno: None,
+            http_status: None,
+        }
+    }
+
+    /// A store answered `status` (S3).
+    pub const fn http(code: ErrorCode, reason: &'static str, status: u16) -> Self {
+        PersistError {
+            code,
+            rule: None,
+            reason,
+            errno: None,
+            http_status: Some(status),
         }
     }
 
@@ -175,6 +207,7 @@ impl PersistError {
             rule: Some(rule),
             reason,
             errno: None,
+            http_status: None,
         }
     }
 
@@ -185,6 +218,7 @@ impl PersistError {
             rule: None,
             reason,
             errno: Some(errno),
+            http_status: None,
         }
     }
 
@@ -208,6 +242,9 @@ impl fmt::Display for PersistError {
         write!(f, ": {}", self.reason)?;
         if let Some(errno) = self.errno {
             write!(f, " ({})", errno.desc())?;
+        }
+        if let Some(status) = self.http_status {
+            write!(f, " (HTTP {status})")?;
         }
         Ok(())
     }

@@ -39,3 +39,21 @@ pub const BLOCK: usize = 512;
 /// The default header member (a profile may rename it; the peer's is
 /// `.iterion-session.json`).
 pub const DEFAULT_HEADER_MEMBER: &str = ".session-header.json";
+
+/// S3 (docs/spec/persist-store.md). An error or other non-blob reply body is read at
+/// most this far (S3 error documents are well under 1 KiB).
+pub const MAX_S3_ERROR_BODY_BYTES: u64 = 64 * 1024;
+/// One ListObjectsV2 page (1000 keys of at most ~300 bytes of XML each).
+pub const MAX_S3_LIST_BODY_BYTES: u64 = 4 * 1024 * 1024;
+/// Keys asked for per ListObjectsV2 page.
+pub const S3_LIST_PAGE_KEYS: usize = 1000;
+/// DeleteRun lists and deletes at most this many pages before giving up
+/// (`unavailable.store`): a store that keeps listing deleted keys never loops forever.
+pub const MAX_S3_SWEEP_PAGES: usize = 1000;
+/// A bucket name (S3's rule: 3-63 bytes of `[a-z0-9.-]`).
+pub const MAX_S3_BUCKET_BYTES: usize = 63;
+/// Connecting, and one whole request (a 32 MiB blob on a slow link included).
+pub const S3_CONNECT_TIMEOUT_SECS: u64 = 5;
+pub const S3_REQUEST_TIMEOUT_SECS: u64 = 120;
+/// Lifetime of one presigned request URL.
+pub const S3_SIGNATURE_EXPIRY_SECS: u64 = 300;

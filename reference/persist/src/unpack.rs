@@ -2,7 +2,8 @@
 //! first (its header must name the requested backend and session); each file is
 //! written `O_EXCL|O_NOFOLLOW` 0600 and fsynced into `<root>/.vx-unpack-<nonce>/`,
 //! then renamed into place through directories opened `O_NOFOLLOW|O_DIRECTORY`
-//! (created 0700), each parent fsynced, the key file last. An existing key file is
+//! (created 0700), each parent fsynced after the renames into it, the key file (and
+//! its directory's fsync) last. An existing key file is
 //! removed before anything else is written, so until the last rename HasSession is
 //! false: a failure or crash at any point leaves no session or the whole session.
 
@@ -73,17 +74,31 @@ impl SessionPacker<'_> {
                 write_sync_close(stage.create_exclusive(&format!("m{i}"))?, m.body)?;
             }
             stage.fsync()?;
-            for (i, m) in order.iter().enumerate() {
-                let (parent, name) = parent_of(&root, &m.path)?;
-                hook(UnpackStep::Rename)?;
-                stage.rename_to(&format!("m{i}"), &parent, name)?;
-                let parent = if m.kind == FileKind::Key {
-                    &*placed_key.insert(parent)
-                } else {
-                    &parent
+            // Every other member first, each distinct directory fsynced once after all
+            // its renames (not once per rename: ~60 fewer journal commits for a
+            // Claude session), then the key file and its directory.
+            let (last, others) = order.split_last().expect("a valid blob has its key file");
+            let mut parents: Vec<(&str, Dir)> = Vec::new();
+            for (i, m) in others.iter().enumerate() {
+                let dirs = m.path.rsplit_once('/').map_or("", |(d, _)| d);
+                let at = match parents.iter().position(|(d, _)| *d == dirs) {
+                    Some(at) => at,
+                    None => {
+                        parents.push((dirs, parent_of(&root, &m.path)?.0));
+                        parents.len() - 1
+                    }
                 };
+                let name = m.path.rsplit('/').next().unwrap_or(&m.path);
+                hook(UnpackStep::Rename)?;
+                stage.rename_to(&format!("m{i}"), &parents[at].1, name)?;
+            }
+            for (_, parent) in &parents {
                 parent.fsync()?;
             }
+            let (parent, name) = parent_of(&root, &last.path)?;
+            hook(UnpackStep::Rename)?;
+            stage.rename_to(&format!("m{}", others.len()), &parent, name)?;
+            placed_key.insert(parent).fsync()?;
             hook(UnpackStep::Finish)?;
             root.unlink(&stage_name, true)?;
             root.fsync()

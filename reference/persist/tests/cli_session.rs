@@ -121,7 +121,7 @@ fn store_suite_passes_on_fs_and_refuses_other_stores() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 6);
+    assert_eq!(lines.len(), 8);
     assert!(lines.iter().all(|l| l["verdict"] == "pass"));
     let out = Command::new(env!("CARGO_BIN_EXE_vxpersist"))
         .args(["store-suite", "--store", "s3:http://127.0.0.1:1/b"])

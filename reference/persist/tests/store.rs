@@ -19,7 +19,7 @@ fn fs_store_passes_the_store_suite() {
     let dir = tempfile::tempdir().unwrap();
     let store = FsStore::open(&dir.path().join("persist")).unwrap();
     let outcomes = run_suite(&store, "suite");
-    assert_eq!(outcomes.len(), 6);
+    assert_eq!(outcomes.len(), 8);
     for o in outcomes {
         assert!(o.failure.is_none(), "{}: {:?}", o.name, o.failure);
     }

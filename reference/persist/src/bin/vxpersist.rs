@@ -6,8 +6,12 @@
 //!   pack writes the blob to FILE (stdout without one), unpack reads FILE (stdin
 //!   without one), has-session prints `true` or `false`. Errors go to stderr as
 //!   `code (rule): reason` and exit with the code's class (docs/spec/errors.md).
-//! - `vxpersist store-suite --store fs:DIR [--json]`: the store conformance suite.
-//! - `vxpersist store serve --store fs:DIR`: the store adapter, JSON lines on
+//! - `vxpersist store-suite --store fs:DIR|s3:URL/BUCKET [--json]`: the store
+//!   conformance suite; exit 0 all pass, 1 a check failed, 2 the store could not be
+//!   judged (usage, unreachable, denied, no bucket: a harness error, never a pass).
+//! - `vxpersist store put|get|delete|delete-run --store STORE --run RUN [--ref REF] [FILE]`:
+//!   one store operation (docs/spec/persist-store.md); get writes the blob to stdout.
+//! - `vxpersist store serve --store STORE`: the store adapter, JSON lines on
 //!   stdin/stdout (docs/spec/persist-store-adapter.md), for a kit that judges the store.
 //!
 //! `--layouts FILE` (any command) replaces persist/layouts.toml, as a profile may.
@@ -23,8 +27,9 @@ use vx_persist::blob::{check_length, valid_header_member, ReadOptions};
 use vx_persist::check::{check_file, read_blob_file};
 use vx_persist::limits::{DEFAULT_HEADER_MEMBER, MAX_BLOB_BYTES};
 use vx_persist::store_lines;
+use vx_persist::store_spec::open_store;
 use vx_persist::store_suite::run_suite;
-use vx_persist::{ErrorCode, FsStore, Layouts, PersistError, SessionPacker};
+use vx_persist::{ErrorCode, Layouts, PersistError, SessionPacker, StateRef};
 
 #[derive(Parser)]
 #[command(
@@ -52,9 +57,9 @@ enum Command {
     Unpack(SessionArgs),
     /// Whether the root holds exactly one key file of the session.
     HasSession(SessionArgs),
-    /// Run the BackendSessionStore conformance suite on a store (`fs:DIR`).
+    /// Run the BackendSessionStore conformance suite on a store.
     StoreSuite(StoreSuiteArgs),
-    /// A store driven from outside.
+    /// One operation on a BackendSessionStore, or the store adapter.
     Store {
         #[command(subcommand)]
         command: StoreCommand,
@@ -63,20 +68,42 @@ enum Command {
 
 #[derive(Subcommand)]
 enum StoreCommand {
+    /// Create-only put of FILE (stdin without one) under the ref.
+    Put(StoreOpArgs),
+    /// Write the blob under the ref to stdout.
+    Get(StoreOpArgs),
+    /// Delete the ref (idempotent).
+    Delete(StoreOpArgs),
+    /// Delete every blob of the run.
+    DeleteRun(StoreOpArgs),
     /// Serve put/get/delete/delete_run requests as JSON lines on stdin/stdout.
     Serve(StoreServeArgs),
 }
 
 #[derive(Args)]
 struct StoreServeArgs {
-    /// `fs:DIR`.
+    /// `fs:DIR` or `s3:URL/BUCKET` (identity from VXPERSIST_S3_* variables).
     #[arg(long, value_name = "STORE")]
     store: String,
 }
 
 #[derive(Args)]
+struct StoreOpArgs {
+    /// `fs:DIR` or `s3:URL/BUCKET` (identity from VXPERSIST_S3_* variables).
+    #[arg(long, value_name = "STORE")]
+    store: String,
+    #[arg(long, value_name = "RUN")]
+    run: String,
+    /// `<node>/<ulid>` or `<node>/pause/<ulid>` (not for delete-run).
+    #[arg(long = "ref", value_name = "REF")]
+    state_ref: Option<String>,
+    #[arg(value_name = "FILE")]
+    file: Option<PathBuf>,
+}
+
+#[derive(Args)]
 struct StoreSuiteArgs {
-    /// `fs:DIR` (the S3 twin is not in this build).
+    /// `fs:DIR` or `s3:URL/BUCKET` (identity from VXPERSIST_S3_* variables).
     #[arg(long, value_name = "STORE")]
     store: String,
     /// Print one JSON object per check: {"check","verdict","reason"}.
@@ -229,21 +256,23 @@ fn read_stdin() -> Result<Vec<u8>, PersistError> {
 }
 
 fn run_store_suite(args: &StoreSuiteArgs) -> ExitCode {
-    let Some(dir) = args.store.strip_prefix("fs:") else {
-        return usage("--store must be fs:DIR (the S3 twin is not in this build)");
-    };
-    let store = match FsStore::open(std::path::Path::new(dir)) {
+    // Anything that keeps the suite from judging the store is exit 2 (harness error).
+    let store = match open_store(&args.store) {
         Ok(s) => s,
-        Err(e) => return fail(&e),
+        Err(e) => {
+            eprintln!("vxpersist: the store cannot be judged: {e}");
+            return ExitCode::from(2);
+        }
     };
-    let prefix = format!("suite-{}", std::process::id());
-    let mut all = true;
-    for outcome in run_suite(&store, &prefix) {
+    let prefix = format!("suite-{}-{}", std::process::id(), unix_millis());
+    let (mut all, mut harness) = (true, false);
+    for outcome in run_suite(store.as_ref(), &prefix) {
         all &= outcome.failure.is_none();
-        let verdict = if outcome.failure.is_none() {
-            "pass"
-        } else {
-            "fail"
+        harness |= outcome.harness_error;
+        let verdict = match (&outcome.failure, outcome.harness_error) {
+            (None, _) => "pass",
+            (Some(_), false) => "fail",
+            (Some(_), true) => "harness-error",
         };
         if args.json {
             println!(
@@ -263,20 +292,66 @@ fn run_store_suite(args: &StoreSuiteArgs) -> ExitCode {
             );
         }
     }
-    ExitCode::from(if all { 0 } else { 1 })
+    ExitCode::from(match (harness, all) {
+        (true, _) => 2,
+        (false, true) => 0,
+        (false, false) => 1,
+    })
+}
+
+/// Run ids of two suites on one bucket never meet, even across PID reuse.
+fn unix_millis() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0)
+}
+
+fn run_store_op(command: &StoreCommand) -> Result<ExitCode, PersistError> {
+    let (StoreCommand::Put(args)
+    | StoreCommand::Get(args)
+    | StoreCommand::Delete(args)
+    | StoreCommand::DeleteRun(args)) = command
+    else {
+        unreachable!("serve is dispatched in main")
+    };
+    let store = open_store(&args.store)?;
+    let state_ref = || match &args.state_ref {
+        Some(text) => StateRef::parse(text),
+        None => Err(PersistError::new(
+            ErrorCode::InvalidRef,
+            "--ref is required",
+        )),
+    };
+    match command {
+        StoreCommand::Put(_) => {
+            let blob = match &args.file {
+                Some(path) => read_blob_file(path)?,
+                None => read_stdin()?,
+            };
+            store.put(&args.run, &state_ref()?, &blob)?;
+        }
+        StoreCommand::Get(_) => {
+            let blob = store.get(&args.run, &state_ref()?)?;
+            std::io::stdout().write_all(&blob).map_err(|_| {
+                PersistError::new(ErrorCode::PersistIo, "write of the blob to stdout")
+            })?;
+        }
+        StoreCommand::Delete(_) => store.delete(&args.run, &state_ref()?)?,
+        StoreCommand::DeleteRun(_) => store.delete_run(&args.run)?,
+        StoreCommand::Serve(_) => unreachable!("serve is dispatched in main"),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn serve_store(args: &StoreServeArgs) -> ExitCode {
-    let Some(dir) = args.store.strip_prefix("fs:") else {
-        return usage("--store must be fs:DIR");
-    };
-    let store = match FsStore::open(std::path::Path::new(dir)) {
+    let store = match open_store(&args.store) {
         Ok(s) => s,
         Err(e) => return fail(&e),
     };
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
-    match store_lines::serve(&store, &mut stdin.lock(), &mut stdout.lock()) {
+    match store_lines::serve(store.as_ref(), &mut stdin.lock(), &mut stdout.lock()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(_) => ExitCode::from(1),
     }
@@ -311,6 +386,7 @@ fn main() -> ExitCode {
         Command::Store {
             command: StoreCommand::Serve(args),
         } => serve_store(args),
+        Command::Store { command } => run_store_op(command).unwrap_or_else(|e| fail(&e)),
         Command::Pack(args) | Command::Unpack(args) | Command::HasSession(args) => {
             run_session(layouts, &cli.command, args).unwrap_or_else(|e| fail(&e))
         }
