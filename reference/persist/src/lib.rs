@@ -28,3 +28,4 @@ pub use layout::{FileKind, Layouts};
 pub use packer::SessionPacker;
 pub use store::{BackendSessionStore, FsStore, StateRef};
 pub use unpack::UnpackStep;
+pub mod runstore;
