@@ -29,3 +29,4 @@ pub use packer::SessionPacker;
 pub use store::{BackendSessionStore, FsStore, StateRef};
 pub use unpack::UnpackStep;
 pub mod runstore;
+pub mod runtime;
