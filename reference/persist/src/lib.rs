@@ -28,5 +28,6 @@ pub use layout::{FileKind, Layouts};
 pub use packer::SessionPacker;
 pub use store::{BackendSessionStore, FsStore, StateRef};
 pub use unpack::UnpackStep;
+pub mod drive;
 pub mod runstore;
 pub mod runtime;

@@ -7,6 +7,7 @@
 //!   without one), has-session prints `true` or `false`. Errors go to stderr as
 //!   `code (rule): reason` and exit with the code's class (docs/spec/errors.md).
 //! - `vxpersist store-suite --store fs:DIR [--json]`: the store conformance suite.
+//! - `vxpersist drive --state DIR [--vxstub PATH]`: the runtime over JSON lines.
 //!
 //! `--layouts FILE` (any command) replaces persist/layouts.toml, as a profile may.
 
@@ -51,6 +52,8 @@ enum Command {
     HasSession(SessionArgs),
     /// Run the BackendSessionStore conformance suite on a store (`fs:DIR`).
     StoreSuite(StoreSuiteArgs),
+    /// The session-persist runtime over JSON lines (docs/spec/persist-drive.md).
+    Drive(vx_persist::drive::DriveArgs),
 }
 
 #[derive(Args)]
@@ -173,7 +176,9 @@ fn run_session(
             packer.unpack(&args.session_id, &blob)?;
         }
         Command::HasSession(_) => println!("{}", packer.has_session(&args.session_id)),
-        Command::Blob { .. } | Command::StoreSuite(_) => unreachable!("dispatched in main"),
+        Command::Blob { .. } | Command::StoreSuite(_) | Command::Drive(_) => {
+            unreachable!("dispatched in main")
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -269,6 +274,7 @@ fn main() -> ExitCode {
             command: BlobCommand::Check(args),
         } => run_check(layouts, args),
         Command::StoreSuite(args) => run_store_suite(args),
+        Command::Drive(args) => ExitCode::from(vx_persist::drive::main(args)),
         Command::Pack(args) | Command::Unpack(args) | Command::HasSession(args) => {
             run_session(layouts, &cli.command, args).unwrap_or_else(|e| fail(&e))
         }

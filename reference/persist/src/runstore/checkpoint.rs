@@ -117,15 +117,19 @@ fn check_node_key(node: &str) -> Result<(), RunStoreError> {
     if valid_graph_id(node) {
         Ok(())
     } else {
-        Err(corrupt("checkpoint.id", "a node id is not 1-64 bytes of [A-Za-z0-9_-]"))
+        Err(corrupt(
+            "checkpoint.id",
+            "a node id is not 1-64 bytes of [A-Za-z0-9_-]",
+        ))
     }
 }
 
 fn check_session_id(id: &Option<String>) -> Result<(), RunStoreError> {
     match id {
-        Some(id) if !valid_session_id(id) => {
-            Err(corrupt("checkpoint.id", "a session id is not a valid session id"))
-        }
+        Some(id) if !valid_session_id(id) => Err(corrupt(
+            "checkpoint.id",
+            "a session id is not a valid session id",
+        )),
         _ => Ok(()),
     }
 }
@@ -139,8 +143,12 @@ fn check_backend(b: &str) -> Result<(), RunStoreError> {
 }
 
 fn check_ref(text: &str, node: &str, pause: bool) -> Result<(), RunStoreError> {
-    let r = StateRef::parse(text)
-        .map_err(|_| corrupt("checkpoint.ref", "a ref is not <node>/<ulid> or <node>/pause/<ulid>"))?;
+    let r = StateRef::parse(text).map_err(|_| {
+        corrupt(
+            "checkpoint.ref",
+            "a ref is not <node>/<ulid> or <node>/pause/<ulid>",
+        )
+    })?;
     if r.is_pause() != pause || ref_node(&r) != node {
         return Err(corrupt(
             "checkpoint.ref",
@@ -163,7 +171,10 @@ impl Checkpoint {
             return Err(corrupt("checkpoint.version", "unknown checkpoint version"));
         }
         if !valid_graph_id(&self.run) {
-            return Err(corrupt("checkpoint.id", "the run id is not 1-64 bytes of [A-Za-z0-9_-]"));
+            return Err(corrupt(
+                "checkpoint.id",
+                "the run id is not 1-64 bytes of [A-Za-z0-9_-]",
+            ));
         }
         if self.outputs.len() > MAX_CHECKPOINT_NODES
             || self.visits.len() > MAX_CHECKPOINT_NODES
@@ -217,12 +228,19 @@ impl Checkpoint {
 /// semantics.
 pub fn read_checkpoint(bytes: &[u8]) -> Result<Checkpoint, RunStoreError> {
     if bytes.len() as u64 > MAX_CHECKPOINT_BYTES {
-        return Err(corrupt("checkpoint.size", "checkpoint.json is over its cap"));
+        return Err(corrupt(
+            "checkpoint.size",
+            "checkpoint.json is over its cap",
+        ));
     }
     check_document(bytes, Doc::File)
         .map_err(|_| corrupt("checkpoint.json", "checkpoint.json is not strict JSON"))?;
-    let cp: Checkpoint = serde_json::from_slice(bytes)
-        .map_err(|_| corrupt("checkpoint.shape", "checkpoint.json does not have the closed shape"))?;
+    let cp: Checkpoint = serde_json::from_slice(bytes).map_err(|_| {
+        corrupt(
+            "checkpoint.shape",
+            "checkpoint.json does not have the closed shape",
+        )
+    })?;
     cp.validate()?;
     Ok(cp)
 }

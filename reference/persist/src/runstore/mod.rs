@@ -15,11 +15,11 @@ use std::path::Path;
 
 use crate::error::PersistError;
 use crate::fs::{write_sync_close, Dir};
+use crate::limits::MAX_CHECKPOINT_BYTES;
 pub use checkpoint::{
     read_checkpoint, valid_graph_id, Checkpoint, NodeSessionSlot, Output, PauseInfo, RunStatus,
     CHECKPOINT_VERSION,
 };
-use crate::limits::MAX_CHECKPOINT_BYTES;
 
 pub const CHECKPOINT_FILE: &str = "checkpoint.json";
 
@@ -162,10 +162,8 @@ impl FsRunStore {
         let dir = self.root.open_or_make_child(&cp.run)?;
         let tmp = format!(
             ".tmp-{}",
-            vx_store::names::new_uuid_v4().map_err(|_| RunStoreError::new(
-                RunStoreCode::RunIo,
-                "no random temporary name"
-            ))?
+            vx_store::names::new_uuid_v4()
+                .map_err(|_| RunStoreError::new(RunStoreCode::RunIo, "no random temporary name"))?
         );
         let written = dir
             .create_exclusive(&tmp)
@@ -215,7 +213,8 @@ impl RunStore for FsRunStore {
 
     fn load_run(&self, run: &str) -> RunResult<Checkpoint> {
         check_run(run)?;
-        let not_found = || RunStoreError::new(RunStoreCode::RunNotFound, "the run has no checkpoint");
+        let not_found =
+            || RunStoreError::new(RunStoreCode::RunNotFound, "the run has no checkpoint");
         let dir = self.root.open_child(run)?.ok_or_else(not_found)?;
         if dir.stat_entry(CHECKPOINT_FILE)?.is_none() {
             return Err(not_found());

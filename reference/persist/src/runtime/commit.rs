@@ -19,7 +19,12 @@ use crate::runstore::{NodeSessionSlot, Output, RunStatus};
 impl Runtime {
     /// A successful Execute of `spec`. Returns the outcome and whether an edge was
     /// selected.
-    pub(crate) fn complete(&mut self, spec: &NodeSpec, mut out: Output, reinvoke: bool) -> (Outcome, bool) {
+    pub(crate) fn complete(
+        &mut self,
+        spec: &NodeSpec,
+        mut out: Output,
+        reinvoke: bool,
+    ) -> (Outcome, bool) {
         let node = spec.id.as_str();
         // takeSessionStateBlob before the rs.outputs assignment (both paths).
         let blob = take_session_state_blob(&mut out);
@@ -70,7 +75,12 @@ impl Runtime {
     /// Steps 1–2 of the slot commit: Put the blob under a new ref and move memory to
     /// the new slot, or invalidate the memory slot when Pack or Put failed. Returns
     /// the previous completed ref, to delete once the checkpoint committed.
-    fn commit_slot(&mut self, spec: &NodeSpec, out: &Output, blob: Option<Vec<u8>>) -> Option<String> {
+    fn commit_slot(
+        &mut self,
+        spec: &NodeSpec,
+        out: &Output,
+        blob: Option<Vec<u8>>,
+    ) -> Option<String> {
         let node = spec.id.as_str();
         let previous = self
             .rs

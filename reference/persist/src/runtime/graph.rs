@@ -85,7 +85,9 @@ impl Graph {
     pub fn validate(&self) -> Result<(), GraphError> {
         use crate::limits::{MAX_EDGE_KEYS, MAX_GRAPH_EDGES, MAX_GRAPH_NODES};
         if !valid_graph_id(&self.run) {
-            return Err(GraphError::Shape("the run id is not 1-64 bytes of [A-Za-z0-9_-]"));
+            return Err(GraphError::Shape(
+                "the run id is not 1-64 bytes of [A-Za-z0-9_-]",
+            ));
         }
         if self.nodes.is_empty() || self.nodes.len() > MAX_GRAPH_NODES {
             return Err(GraphError::Shape("a graph has 1-64 nodes"));
@@ -95,7 +97,9 @@ impl Graph {
         }
         for (i, n) in self.nodes.iter().enumerate() {
             if !valid_graph_id(&n.id) {
-                return Err(GraphError::Shape("a node id is not 1-64 bytes of [A-Za-z0-9_-]"));
+                return Err(GraphError::Shape(
+                    "a node id is not 1-64 bytes of [A-Za-z0-9_-]",
+                ));
             }
             if self.nodes[..i].iter().any(|m| m.id == n.id) {
                 return Err(GraphError::Shape("two nodes share an id"));
@@ -109,7 +113,9 @@ impl Graph {
         }
         for e in &self.edges {
             if self.node(&e.from).is_none() || self.node(&e.to).is_none() {
-                return Err(GraphError::Shape("an edge names a node the graph does not have"));
+                return Err(GraphError::Shape(
+                    "an edge names a node the graph does not have",
+                ));
             }
             if e.map.len() > MAX_EDGE_KEYS {
                 return Err(GraphError::Shape("an edge map has at most 32 keys"));

@@ -73,7 +73,9 @@ impl Runtime {
     pub fn resume(&mut self, exec: &mut dyn Executor) -> Result<Option<VisitReport>, RuntimeError> {
         let cp = self.runs.load_run(&self.graph.run)?;
         if !matches!(cp.status, RunStatus::FailedResumable | RunStatus::Rewound) {
-            return Err(RuntimeError::RunState("the run is not resumable from a failure"));
+            return Err(RuntimeError::RunState(
+                "the run is not resumable from a failure",
+            ));
         }
         self.restore_then_adopt(&cp);
         self.rs.status = Some(RunStatus::Running);

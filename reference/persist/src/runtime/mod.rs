@@ -84,8 +84,7 @@ pub enum ExecError {
 /// The backend side: Execute, and the packer over the root the next Execute uses.
 pub trait Executor {
     fn execute(&mut self, task: &Task) -> Result<Output, ExecError>;
-    fn unpack_session(&mut self, backend: &str, id: &str, blob: &[u8])
-        -> Result<(), PersistError>;
+    fn unpack_session(&mut self, backend: &str, id: &str, blob: &[u8]) -> Result<(), PersistError>;
     fn has_session(&mut self, backend: &str, id: &str) -> bool;
 }
 
@@ -203,7 +202,11 @@ impl Runtime {
         answer: Option<String>,
         exec: &mut dyn Executor,
     ) -> Result<VisitReport, RuntimeError> {
-        let spec = self.graph.node(node).ok_or(RuntimeError::UnknownNode)?.clone();
+        let spec = self
+            .graph
+            .node(node)
+            .ok_or(RuntimeError::UnknownNode)?
+            .clone();
         // execBranch: persist is illegal in fan-out (the graph check already
         // refused it; this is the runtime's own guard).
         if spec.fan_out && spec.mode == SessionMode::Persist {

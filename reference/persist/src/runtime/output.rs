@@ -17,7 +17,11 @@ pub const SESSION_ID_KEY: &str = "_session_id";
 pub const SESSION_FINGERPRINT_KEY: &str = "_session_fingerprint";
 pub const BACKEND_KEY: &str = "_backend";
 
-const RESERVED: [&str; 3] = [SESSION_STATE_KEY, SESSION_STATE_BLOB_KEY, SESSION_STATE_REF_KEY];
+const RESERVED: [&str; 3] = [
+    SESSION_STATE_KEY,
+    SESSION_STATE_BLOB_KEY,
+    SESSION_STATE_REF_KEY,
+];
 
 /// Takes the packed blob off a successful Execute's output. A value that is not
 /// base64 text is dropped and answers `None` (the visit then commits as a pack

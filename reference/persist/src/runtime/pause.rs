@@ -9,14 +9,18 @@ use sha2::{Digest, Sha256};
 use super::error::{warn, EventKind};
 use super::graph::NodeSpec;
 use super::resolve::capable;
-use super::{Executor, InteractionSummary, NeedsInteraction, Runtime, RuntimeError};
 use super::{refs, VisitReport};
+use super::{Executor, InteractionSummary, NeedsInteraction, Runtime, RuntimeError};
 use crate::runstore::{PauseInfo, RunStatus};
 use crate::store::StateRef;
 
 impl Runtime {
     /// The runtime's side of `ErrNeedsInteraction`.
-    pub(crate) fn pause(&mut self, spec: &NodeSpec, mut ni: NeedsInteraction) -> InteractionSummary {
+    pub(crate) fn pause(
+        &mut self,
+        spec: &NodeSpec,
+        mut ni: NeedsInteraction,
+    ) -> InteractionSummary {
         let node = spec.id.as_str();
         let blob = ni.session_state_blob.take();
         let summary = InteractionSummary {
@@ -88,7 +92,11 @@ impl Runtime {
             return Err(RuntimeError::RunState("the run is not paused on ask_user"));
         }
         self.restore_then_adopt(&cp);
-        let node = cp.pause.as_ref().map(|p| p.node.clone()).unwrap_or_default();
+        let node = cp
+            .pause
+            .as_ref()
+            .map(|p| p.node.clone())
+            .unwrap_or_default();
         self.visit(&node, ask, Some(text), exec)
     }
 

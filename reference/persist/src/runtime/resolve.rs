@@ -174,7 +174,11 @@ impl Runtime {
         let usable = (slot.backend == backend)
             .then(|| slot.session_id.clone())
             .flatten()
-            .zip(slot.state_ref.as_deref().and_then(|r| StateRef::parse(r).ok()));
+            .zip(
+                slot.state_ref
+                    .as_deref()
+                    .and_then(|r| StateRef::parse(r).ok()),
+            );
         let Some((id, r)) = usable else {
             return self.fresh(node, input, Some(warn::SLOT_UNUSABLE));
         };
@@ -207,7 +211,10 @@ impl Runtime {
         };
         let slot = self.rs.node_sessions.get(&src).cloned();
         if let Some(r) = slot_matches(slot.as_ref(), id, backend) {
-            let codes = (warn::SOURCE_SLOT_GET_FAILED, warn::SOURCE_SLOT_UNPACK_FAILED);
+            let codes = (
+                warn::SOURCE_SLOT_GET_FAILED,
+                warn::SOURCE_SLOT_UNPACK_FAILED,
+            );
             return match self.restore_blob(&r, backend, id, exec, codes) {
                 Ok(()) => {
                     let fp = slot.as_ref().and_then(|s| s.fingerprint.as_deref());
