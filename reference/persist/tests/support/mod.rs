@@ -182,8 +182,9 @@ pub fn warnings(reply: &Value) -> Vec<String> {
 pub fn assert_no_leaks(inspect: &Value) {
     for part in ["events", "checkpoint", "executes", "ram"] {
         let text = inspect[part].to_string();
-        assert!(!text.contains("_session_state_ref"), "{part} has _session_state_ref");
-        assert!(!text.contains("_session_state_blob"), "{part} has _session_state_blob");
+        // Quoted: the pause's `backend_session_state_ref` field is not the key.
+        assert!(!text.contains("\"_session_state_ref\""), "{part} has _session_state_ref");
+        assert!(!text.contains("\"_session_state_blob\""), "{part} has _session_state_blob");
         assert!(!text.contains("VXTRANSCRIPT"), "{part} has transcript bytes");
         assert!(!text.contains("\"_session_state\""), "{part} has _session_state");
     }
