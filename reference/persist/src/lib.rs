@@ -31,3 +31,4 @@ pub use unpack::UnpackStep;
 pub mod drive;
 pub mod runstore;
 pub mod runtime;
+pub mod memory;

@@ -244,3 +244,20 @@ pub fn read_checkpoint(bytes: &[u8]) -> Result<Checkpoint, RunStoreError> {
     cp.validate()?;
     Ok(cp)
 }
+
+/// The `persist_checkpoint` property: an accepted document re-encodes to bytes the
+/// reader accepts as the same checkpoint, and encoding those again is stable.
+pub fn reencode_is_stable(bytes: &[u8]) -> Result<(), &'static str> {
+    let Ok(cp) = read_checkpoint(bytes) else {
+        return Ok(());
+    };
+    let once = cp.encode();
+    let again = read_checkpoint(&once).map_err(|_| "the re-encoded checkpoint is refused")?;
+    if again != cp {
+        return Err("the re-encoded checkpoint reads back different");
+    }
+    if again.encode() != once {
+        return Err("encoding is not stable");
+    }
+    Ok(())
+}

@@ -18,6 +18,7 @@ pub mod lifecycle;
 pub mod output;
 pub mod pause;
 pub mod refs;
+pub mod oracle;
 pub mod resolve;
 
 use std::collections::BTreeMap;
