@@ -50,7 +50,9 @@ seed_corpus() {
         while IFS= read -r -d '' f; do
           cp "$f" "$dir/$(basename "$(dirname "$f")")"
         done ;;
-    persist_*)
+    persist_provenance) cp ../corpus/persist/provenance/* "$dir" ;;
+    persist_checkpoint) cp ../corpus/persist/checkpoints/*.json "$dir" ;;
+    persist_blob)
       find ../corpus/persist/blobs -name '*.tar' -size -64k -exec cp {} "$dir" \; ;;
   esac
   return 0
