@@ -14,7 +14,9 @@
 //! A dump is published atomically (temporary file, fsync, rename), so a reader that
 //! sees the file sees all of it.
 
-#[path = "vxstub_cli.rs"]
+// Modes with their own files live in src/bin/vxstub/ (a file directly in
+// src/bin/ would be discovered as a binary of its own).
+#[path = "vxstub/cli.rs"]
 mod cli;
 
 use clap::{Parser, Subcommand};

@@ -29,6 +29,6 @@ pub use packer::SessionPacker;
 pub use store::{BackendSessionStore, FsStore, StateRef};
 pub use unpack::UnpackStep;
 pub mod drive;
+pub mod memory;
 pub mod runstore;
 pub mod runtime;
-pub mod memory;

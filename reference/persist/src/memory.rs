@@ -20,7 +20,10 @@ impl BackendSessionStore for MemoryStore {
         let key = (run.to_owned(), r.to_string());
         let mut blobs = self.blobs.borrow_mut();
         if blobs.contains_key(&key) {
-            return Err(PersistError::new(ErrorCode::Exists, "a blob already exists under the ref"));
+            return Err(PersistError::new(
+                ErrorCode::Exists,
+                "a blob already exists under the ref",
+            ));
         }
         blobs.insert(key, blob.to_vec());
         Ok(())
@@ -31,11 +34,16 @@ impl BackendSessionStore for MemoryStore {
             .borrow()
             .get(&(run.to_owned(), r.to_string()))
             .cloned()
-            .ok_or(PersistError::new(ErrorCode::BlobNotFound, "no blob under the ref"))
+            .ok_or(PersistError::new(
+                ErrorCode::BlobNotFound,
+                "no blob under the ref",
+            ))
     }
 
     fn delete(&self, run: &str, r: &StateRef) -> Result<()> {
-        self.blobs.borrow_mut().remove(&(run.to_owned(), r.to_string()));
+        self.blobs
+            .borrow_mut()
+            .remove(&(run.to_owned(), r.to_string()));
         Ok(())
     }
 
@@ -86,7 +94,10 @@ impl RunStore for MemoryRunStore {
             .borrow()
             .get(run)
             .cloned()
-            .ok_or(RunStoreError::new(RunStoreCode::RunNotFound, "the run has no checkpoint"))
+            .ok_or(RunStoreError::new(
+                RunStoreCode::RunNotFound,
+                "the run has no checkpoint",
+            ))
     }
 
     fn delete_run(&self, run: &str) -> RunResult<()> {

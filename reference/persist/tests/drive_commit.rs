@@ -7,7 +7,11 @@ use serde_json::{json, Value};
 use support::*;
 
 fn writer(d: &mut Drive) {
-    graph(d, vec![node("w", "pi", "persist"), node("j", "codex", "persist")], vec![]);
+    graph(
+        d,
+        vec![node("w", "pi", "persist"), node("j", "codex", "persist")],
+        vec![],
+    );
 }
 
 fn has_key(i: &Value, r: &str) -> bool {
@@ -78,7 +82,11 @@ fn persist_success_then_save_checkpoint_fail_is_a_fail_stop_resumed_from_the_new
     assert_eq!(i["checkpoint"]["status"], "failed_resumable");
     let s2 = slot_ref(&i, "w").unwrap();
     assert_ne!(s1, s2, "FailRunResumable's checkpoint has the new slot");
-    assert_eq!(i["ram"]["slots"]["w"]["state_ref"], json!(s2), "memory stays on the new slot");
+    assert_eq!(
+        i["ram"]["slots"]["w"]["state_ref"],
+        json!(s2),
+        "memory stays on the new slot"
+    );
     assert!(has_key(&i, &s1) && has_key(&i, &s2), "both blobs kept");
     assert!(ops_named(&i, "store_delete").is_empty());
     assert_eq!(
@@ -87,9 +95,15 @@ fn persist_success_then_save_checkpoint_fail_is_a_fail_stop_resumed_from_the_new
     );
     d.new_pod("pod-2");
     let resumed = d.ok(json!({"cmd": "resume"}));
-    assert_eq!(resumed["execute"]["node"], "w", "Resume re-executes the failed node");
+    assert_eq!(
+        resumed["execute"]["node"], "w",
+        "Resume re-executes the failed node"
+    );
     assert_eq!(resumed["execute"]["session_id"], id);
-    assert_eq!(resumed["execute"]["turn"], 3, "visit N's conversation, not N-1's");
+    assert_eq!(
+        resumed["execute"]["turn"], 3,
+        "visit N's conversation, not N-1's"
+    );
     assert_eq!(resumed["result"], "completed");
 }
 
@@ -108,7 +122,10 @@ fn fail_run_resumable_failing_too_is_terminal_without_restoring_the_old_slot() {
     let s2 = slot_ref(&i, "w").unwrap();
     assert_ne!(s1, s2, "the old slot is never written back");
     assert!(has_key(&i, &s1) && has_key(&i, &s2), "blobs remain for GC");
-    assert_eq!(d.send(json!({"cmd": "resume"}))["error"]["code"], "conflict.run_state");
+    assert_eq!(
+        d.send(json!({"cmd": "resume"}))["error"]["code"],
+        "conflict.run_state"
+    );
 }
 
 #[test]
@@ -122,11 +139,19 @@ fn pack_or_put_failure_invalidates_the_slot_and_checkpoints_the_deletion() {
         let r = d.run_to("w");
         assert_eq!(r["result"], "completed", "{op}");
         let i = d.inspect();
-        assert_eq!(i["checkpoint"]["node_sessions"].get("w"), None, "{op}: slot invalidated");
+        assert_eq!(
+            i["checkpoint"]["node_sessions"].get("w"),
+            None,
+            "{op}: slot invalidated"
+        );
         assert!(op_index(&i, "store_delete", Some(&s1)).unwrap() > last_ok(&i, "save_checkpoint"));
         d.wipe();
         let v3 = d.run_to("w");
-        assert_eq!(v3["execute"]["session_id"], json!(null), "{op}: no slot, fresh");
+        assert_eq!(
+            v3["execute"]["session_id"],
+            json!(null),
+            "{op}: no slot, fresh"
+        );
     }
 }
 
@@ -141,7 +166,11 @@ fn pack_failure_then_checkpoint_failure_fail_stops_with_an_empty_slot() {
     let r = d.run_to("w");
     assert_eq!(r["result"], "failed_resumable");
     let i = d.inspect();
-    assert_eq!(i["checkpoint"]["node_sessions"].get("w"), None, "empty slot, old not restored");
+    assert_eq!(
+        i["checkpoint"]["node_sessions"].get("w"),
+        None,
+        "empty slot, old not restored"
+    );
     assert!(has_key(&i, &s1), "blob kept");
 }
 
@@ -169,11 +198,22 @@ fn rewind_same_executor_stale_ram_resume_from_failure() {
     // …resumeFromFailure restores then adopts, so it is never used.
     let resumed = d.ok(json!({"cmd": "resume"}));
     assert_eq!(resumed["execute"]["node"], "w");
-    assert_eq!(resumed["execute"]["session_id"], json!(null), "w starts over");
-    assert!(warnings(&resumed).is_empty(), "no Get of the stale ref: {resumed}");
+    assert_eq!(
+        resumed["execute"]["session_id"],
+        json!(null),
+        "w starts over"
+    );
+    assert!(
+        warnings(&resumed).is_empty(),
+        "no Get of the stale ref: {resumed}"
+    );
     let i = d.inspect();
     assert_eq!(ops_named(&i, "store_get").len(), gets_before);
-    assert_eq!(i["ram"]["slots"]["j"]["state_ref"], json!(j1), "kept slots adopted");
+    assert_eq!(
+        i["ram"]["slots"]["j"]["state_ref"],
+        json!(j1),
+        "kept slots adopted"
+    );
     assert_eq!(i["ram"]["slots"], i["checkpoint"]["node_sessions"]);
     // j still resumes its own conversation.
     d.wipe();

@@ -26,18 +26,27 @@ fn ask_user_error_carries_blob_checkpoint_has_ref_not_bytes() {
     let p = d.ask("w", "which title?");
     assert_eq!(p["result"], "paused");
     let blob_len = p["interaction"]["blob_len"].as_u64().unwrap();
-    assert!(blob_len > 0, "the ask_user error carried the packed session");
+    assert!(
+        blob_len > 0,
+        "the ask_user error carried the packed session"
+    );
     let i = d.inspect();
     assert_eq!(i["checkpoint"]["status"], "paused");
     let a = pause_ref(&i).expect("the pause checkpoint names a pause ref");
     assert!(a.starts_with("w/pause/"));
     assert!(has_key(&i, &a));
-    assert_eq!(d.stored_blob_sha256("r1", &a), p["interaction"]["blob_sha256"]);
+    assert_eq!(
+        d.stored_blob_sha256("r1", &a),
+        p["interaction"]["blob_sha256"]
+    );
     // The checkpoint holds the ref, not the bytes.
     let raw = std::fs::read_to_string(d.state().join("runstore/r1/checkpoint.json")).unwrap();
     assert!(!raw.contains("VXTRANSCRIPT"));
     assert!((raw.len() as u64) < blob_len);
-    assert!(i["checkpoint"]["node_sessions"].as_object().unwrap().is_empty());
+    assert!(i["checkpoint"]["node_sessions"]
+        .as_object()
+        .unwrap()
+        .is_empty());
     assert_no_leaks(&i);
 }
 
@@ -89,7 +98,10 @@ fn two_ask_users_success_deletes_a_after_b_committed() {
         .collect();
     let pause_b = *pauses.last().unwrap();
     let delete_a = op_index(&i, "store_delete", Some(&a)).expect("A deleted");
-    assert!(put_b < pause_b && pause_b < delete_a, "Put(B) → PauseRun(B) → Delete(A)");
+    assert!(
+        put_b < pause_b && pause_b < delete_a,
+        "Put(B) → PauseRun(B) → Delete(A)"
+    );
     assert!(!has_key(&i, &a) && has_key(&i, &b));
     let done = d.answer("two");
     assert_eq!(done["execute"]["turn"], 3);
@@ -108,10 +120,17 @@ fn pause_run_writes_checkpoint_then_returns_error_b_not_deleted() {
     let i = d.inspect();
     let b = pause_ref(&i).expect("the PauseRun landed: the checkpoint names B");
     assert_ne!(a, b);
-    assert!(has_key(&i, &a) && has_key(&i, &b), "neither A nor B deleted");
+    assert!(
+        has_key(&i, &a) && has_key(&i, &b),
+        "neither A nor B deleted"
+    );
     assert!(ops_named(&i, "store_delete").is_empty());
     // No LoadRun after the failed PauseRun (its error is not a linearization point).
-    assert_eq!(ops_named(&i, "load_run").len(), 1, "only the answer's own LoadRun");
+    assert_eq!(
+        ops_named(&i, "load_run").len(),
+        1,
+        "only the answer's own LoadRun"
+    );
     let done = d.answer("two");
     assert_eq!(done["execute"]["turn"], 3, "resumed from B");
 }
@@ -125,9 +144,18 @@ fn pause_run_b_error_keeps_a_and_b_without_load_run_delete() {
     d.inject("pause_run", "before");
     d.ok(json!({"cmd": "answer", "text": "one", "ask": "second?"}));
     let i = d.inspect();
-    assert_eq!(pause_ref(&i), Some(a.clone()), "the durable checkpoint still names A");
+    assert_eq!(
+        pause_ref(&i),
+        Some(a.clone()),
+        "the durable checkpoint still names A"
+    );
     let keys = i["store_keys"].as_array().unwrap();
-    assert_eq!(keys.iter().filter(|k| k.as_str().unwrap().starts_with("w/pause/")).count(), 2);
+    assert_eq!(
+        keys.iter()
+            .filter(|k| k.as_str().unwrap().starts_with("w/pause/"))
+            .count(),
+        2
+    );
     assert!(ops_named(&i, "store_delete").is_empty());
     assert_eq!(ops_named(&i, "load_run").len(), 1);
     let done = d.answer("again");
@@ -147,7 +175,11 @@ fn put_failure_pauses_without_a_ref_and_does_not_block_ask_user() {
     assert_eq!(pause_ref(&i), None);
     d.new_pod("pod-2");
     let r = d.answer("yes");
-    assert_eq!(r["execute"]["session_id"], json!(null), "no ref: fresh, never a guess");
+    assert_eq!(
+        r["execute"]["session_id"],
+        json!(null),
+        "no ref: fresh, never a guess"
+    );
 }
 
 #[test]
@@ -169,7 +201,10 @@ fn pause_ref_get_or_unpack_failure_strips_id_and_fingerprint() {
         assert!(warnings(&r).contains(&code.to_owned()), "{op}: {r}");
         // NodeSessions[w] is never overlaid on a failed pause restore.
         let gets = ops_named(&d.inspect(), "store_get").len();
-        assert_eq!(gets, 2, "{op}: visit 2's slot Get and the pause Get, nothing more");
+        assert_eq!(
+            gets, 2,
+            "{op}: visit 2's slot Get and the pause Get, nothing more"
+        );
     }
 }
 
@@ -184,9 +219,17 @@ fn non_persist_reinvoke_success_leaves_no_node_sessions() {
     assert_eq!(r["result"], "completed");
     assert_eq!(r["execute"]["turn"], 2);
     let i = d.inspect();
-    assert!(i["checkpoint"]["node_sessions"].as_object().unwrap().is_empty());
+    assert!(i["checkpoint"]["node_sessions"]
+        .as_object()
+        .unwrap()
+        .is_empty());
     assert_eq!(i["checkpoint"]["pause"], json!(null));
-    let save = i["ops"].as_array().unwrap().iter().rposition(|o| o["op"] == "save_checkpoint").unwrap();
+    let save = i["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rposition(|o| o["op"] == "save_checkpoint")
+        .unwrap();
     let del = op_index(&i, "store_delete", Some(&a)).expect("pause blob deleted");
     assert!(save < del, "checkpoint clears the pause ref, then Delete");
     assert!(i["store_keys"].as_array().unwrap().is_empty());

@@ -11,7 +11,10 @@ use support::*;
 fn writer_judge(d: &mut Drive) {
     graph(
         d,
-        vec![node("w", "pi", "persist"), node("j", "claude_code", "fresh")],
+        vec![
+            node("w", "pi", "persist"),
+            node("j", "claude_code", "fresh"),
+        ],
         vec![
             edge("w", "j", json!({"draft": {"output": "text"}})),
             edge("j", "w", json!({"note": {"output": "text"}})),
@@ -26,15 +29,25 @@ fn visit_1_fresh_visit_2_same_id_no_session_id_in_with() {
     let v1 = d.run_to("w");
     assert_eq!(v1["execute"]["session_id"], json!(null), "visit 1 is fresh");
     assert_eq!(v1["execute"]["minted"], true);
-    let id = v1["execute"]["output_session_id"].as_str().unwrap().to_owned();
+    let id = v1["execute"]["output_session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     d.run_to("j");
     d.wipe();
     let v2 = d.run_to("w");
-    assert_eq!(v2["execute"]["session_id"], json!(id), "visit 2 resumes its own id");
-    assert_eq!(v2["execute"]["turn"], 2, "the conversation continued (unpacked)");
+    assert_eq!(
+        v2["execute"]["session_id"],
+        json!(id),
+        "visit 2 resumes its own id"
+    );
+    assert_eq!(
+        v2["execute"]["turn"], 2,
+        "the conversation continued (unpacked)"
+    );
     assert_eq!(v2["execute"]["minted"], false);
     let i = d.inspect();
-    assert_eq!(slot_ref(&i, "w").is_some(), true);
+    assert!(slot_ref(&i, "w").is_some());
     assert_no_leaks(&i);
 }
 
@@ -49,7 +62,11 @@ fn wiped_dir_between_completed_visits_on_new_pods() {
         d.new_pod(pod);
         let v = d.run_to("w");
         assert_eq!(v["execute"]["session_id"], id);
-        assert_eq!(v["execute"]["turn"], k as u64 + 2, "one conversation across pods");
+        assert_eq!(
+            v["execute"]["turn"],
+            k as u64 + 2,
+            "one conversation across pods"
+        );
         assert_eq!(v["execute"]["pod"], pod);
     }
 }
@@ -60,8 +77,12 @@ fn visit_2_conflicting_inbound_own_slot_wins() {
     graph(
         &mut d,
         vec![node("w", "pi", "persist"), node("x", "pi", "fresh")],
-        vec![edge("x", "w", json!({"_session_id": {"output": "_session_id"},
-                                    "_session_fingerprint": {"output": "_session_fingerprint"}}))],
+        vec![edge(
+            "x",
+            "w",
+            json!({"_session_id": {"output": "_session_id"},
+                                    "_session_fingerprint": {"output": "_session_fingerprint"}}),
+        )],
     );
     let own = d.run_to("w")["execute"]["output_session_id"].clone();
     let other = d.run_to("x")["execute"]["output_session_id"].clone();
@@ -69,7 +90,10 @@ fn visit_2_conflicting_inbound_own_slot_wins() {
     // x's transcript stays live: HasSession(other) is true, yet the own slot wins.
     let v2 = d.run_to("w");
     assert_eq!(v2["execute"]["session_id"], own);
-    assert_eq!(v2["execute"]["fingerprint"], "fp-w", "fingerprint from the slot");
+    assert_eq!(
+        v2["execute"]["fingerprint"], "fp-w",
+        "fingerprint from the slot"
+    );
     assert_eq!(v2["execute"]["turn"], 2);
 }
 
@@ -80,7 +104,11 @@ fn source_then_literal(d: &mut Drive, extra: serde_json::Value) {
             json!({"id": "src", "backend": "pi", "session": "fresh", "extra_output": extra}),
             node("w", "pi", "persist"),
         ],
-        vec![edge("src", "w", json!({"_session_id": {"literal": "sess-other"}}))],
+        vec![edge(
+            "src",
+            "w",
+            json!({"_session_id": {"literal": "sess-other"}}),
+        )],
     );
     d.plant_pi_session("pod-1", "sess-other");
 }
@@ -117,7 +145,10 @@ fn rev8_literal_equal_to_the_source_stamp_still_needs_the_stamp_and_backend() {
     assert_eq!(v["execute"]["session_id"], "sess-other");
     // …and a source stamped with another backend is not eligible.
     let mut d = Drive::start();
-    source_then_literal(&mut d, json!({"_session_id": "sess-other", "_backend": "codex"}));
+    source_then_literal(
+        &mut d,
+        json!({"_session_id": "sess-other", "_backend": "codex"}),
+    );
     d.run_to("src");
     assert_eq!(d.run_to("w")["execute"]["session_id"], json!(null));
 }
@@ -131,13 +162,23 @@ fn rev8_has_session_path_fingerprint_comes_from_the_source_output() {
             json!({"id": "src", "backend": "pi", "session": "fresh", "fingerprint": "fp-src"}),
             node("w", "pi", "persist"),
         ],
-        vec![edge("src", "w", json!({"_session_id": {"output": "_session_id"},
-                                      "_session_fingerprint": {"literal": "fp-lie"}}))],
+        vec![edge(
+            "src",
+            "w",
+            json!({"_session_id": {"output": "_session_id"},
+                                      "_session_fingerprint": {"literal": "fp-lie"}}),
+        )],
     );
     let id = d.run_to("src")["execute"]["output_session_id"].clone();
     let v = d.run_to("w");
-    assert_eq!(v["execute"]["session_id"], id, "HasSession on the live root");
-    assert_eq!(v["execute"]["fingerprint"], "fp-src", "not the inbound fp-lie");
+    assert_eq!(
+        v["execute"]["session_id"], id,
+        "HasSession on the live root"
+    );
+    assert_eq!(
+        v["execute"]["fingerprint"], "fp-src",
+        "not the inbound fp-lie"
+    );
     assert_eq!(v["execute"]["turn"], 2);
 }
 
@@ -174,15 +215,25 @@ fn inbound_id_one_stamp_eligible_source_slot_wiped_dir_unpacks_with_slot_fingerp
             json!({"id": "s", "backend": "pi", "session": "persist", "fingerprint": "fp-s"}),
             node("w", "pi", "persist"),
         ],
-        vec![edge("s", "w", json!({"_session_id": {"output": "_session_id"},
-                                    "_session_fingerprint": {"literal": "fp-lie"}}))],
+        vec![edge(
+            "s",
+            "w",
+            json!({"_session_id": {"output": "_session_id"},
+                                    "_session_fingerprint": {"literal": "fp-lie"}}),
+        )],
     );
     let id = d.run_to("s")["execute"]["output_session_id"].clone();
     let s_ref = slot_ref(&d.inspect(), "s").unwrap();
     d.new_pod("pod-2");
     let v = d.run_to("w");
-    assert_eq!(v["execute"]["session_id"], id, "unpacked from the source's slot");
-    assert_eq!(v["execute"]["fingerprint"], "fp-s", "the slot's fingerprint");
+    assert_eq!(
+        v["execute"]["session_id"], id,
+        "unpacked from the source's slot"
+    );
+    assert_eq!(
+        v["execute"]["fingerprint"], "fp-s",
+        "the slot's fingerprint"
+    );
     assert_eq!(v["execute"]["turn"], 2);
     let i = d.inspect();
     assert!(op_index(&i, "store_get", Some(&s_ref)).is_some());
@@ -194,7 +245,11 @@ fn inbound_id_wiped_dir_no_matching_source_slot_gives_no_session_id() {
     graph(
         &mut d,
         vec![node("src", "pi", "fresh"), node("w", "pi", "persist")],
-        vec![edge("src", "w", json!({"_session_id": {"output": "_session_id"}}))],
+        vec![edge(
+            "src",
+            "w",
+            json!({"_session_id": {"output": "_session_id"}}),
+        )],
     );
     d.run_to("src");
     d.wipe();
@@ -209,7 +264,11 @@ fn has_session_false_and_no_slot_gives_no_session_id_even_with_an_inbound_id() {
     graph(
         &mut d,
         vec![node("src", "pi", "fresh"), node("w", "pi", "persist")],
-        vec![edge("src", "w", json!({"_session_id": {"output": "_session_id"}}))],
+        vec![edge(
+            "src",
+            "w",
+            json!({"_session_id": {"output": "_session_id"}}),
+        )],
     );
     d.run_to("src");
     d.new_pod("pod-2");

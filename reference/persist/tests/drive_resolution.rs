@@ -23,16 +23,27 @@ fn kimi_and_grok_persist_have_no_capability_inbound_stripped_fresh() {
         graph(
             &mut d,
             vec![node("src", "pi", "fresh"), node("k", backend, "persist")],
-            vec![edge("src", "k", json!({"_session_id": {"output": "_session_id"}}))],
+            vec![edge(
+                "src",
+                "k",
+                json!({"_session_id": {"output": "_session_id"}}),
+            )],
         );
         d.run_to("src");
         let v1 = d.run_to("k");
         assert_eq!(v1["execute"]["session_id"], json!(null), "{backend}");
         assert!(warnings(&v1).contains(&"persist.no_capability".to_owned()));
         let v2 = d.run_to("k");
-        assert_eq!(v2["execute"]["session_id"], json!(null), "{backend}: no slot");
+        assert_eq!(
+            v2["execute"]["session_id"],
+            json!(null),
+            "{backend}: no slot"
+        );
         let i = d.inspect();
-        assert!(i["checkpoint"]["node_sessions"].as_object().unwrap().is_empty());
+        assert!(i["checkpoint"]["node_sessions"]
+            .as_object()
+            .unwrap()
+            .is_empty());
         assert!(i["store_keys"].as_array().unwrap().is_empty());
     }
 }
@@ -49,7 +60,10 @@ fn outputs_loop_snapshots_fork_outputs_and_events_carry_no_ref_or_blob() {
     assert_eq!(d.run_to("w")["execute"]["turn"], 2);
     let fork = d.ok(json!({"cmd": "fork", "run": "r2"}));
     let cp = &fork["checkpoint"];
-    assert!(cp["node_sessions"].as_object().unwrap().is_empty(), "fork omits slots");
+    assert!(
+        cp["node_sessions"].as_object().unwrap().is_empty(),
+        "fork omits slots"
+    );
     assert_eq!(cp["pause"], json!(null), "fork omits the pause ref");
     let i = d.inspect();
     assert_eq!(i["ram"]["loop_snapshots"]["w"].as_array().unwrap().len(), 1);
@@ -67,7 +81,10 @@ fn fork_of_a_paused_run_omits_both_refs() {
     d.run_to("w");
     d.ask("w", "ok?");
     let fork = d.ok(json!({"cmd": "fork", "run": "r2"}));
-    assert!(fork["checkpoint"]["node_sessions"].as_object().unwrap().is_empty());
+    assert!(fork["checkpoint"]["node_sessions"]
+        .as_object()
+        .unwrap()
+        .is_empty());
     assert_eq!(fork["checkpoint"]["pause"], json!(null));
     assert_eq!(fork["checkpoint"]["status"], "running");
 }
@@ -81,14 +98,23 @@ fn no_store_warns_and_runs_fresh() {
     assert!(warnings(&v1).contains(&"persist.no_store".to_owned()));
     let v2 = d.run_to("w");
     assert_eq!(v2["execute"]["session_id"], json!(null));
-    assert!(d.inspect()["checkpoint"]["node_sessions"].as_object().unwrap().is_empty());
+    assert!(d.inspect()["checkpoint"]["node_sessions"]
+        .as_object()
+        .unwrap()
+        .is_empty());
 }
 
 #[test]
 fn protocol_refusals_have_codes() {
     let mut d = Drive::start();
-    assert_eq!(d.send_raw(b"not json")["error"]["code"], "invalid_request.json");
-    assert_eq!(d.send_raw(b"{\"cmd\":\"x\"}")["error"]["code"], "invalid_request.cmd");
+    assert_eq!(
+        d.send_raw(b"not json")["error"]["code"],
+        "invalid_request.json"
+    );
+    assert_eq!(
+        d.send_raw(b"{\"cmd\":\"x\"}")["error"]["code"],
+        "invalid_request.cmd"
+    );
     assert_eq!(
         d.send_raw(b"{\"cmd\":\"run_to\",\"node\":\"w\",\"zzz\":1}")["error"]["code"],
         "invalid_request.field"
@@ -98,16 +124,28 @@ fn protocol_refusals_have_codes() {
         "invalid_request.json",
         "duplicate keys are refused"
     );
-    assert_eq!(d.send(json!({"cmd": "run_to", "node": "w"}))["error"]["code"], "conflict.no_graph");
+    assert_eq!(
+        d.send(json!({"cmd": "run_to", "node": "w"}))["error"]["code"],
+        "conflict.no_graph"
+    );
     graph(&mut d, vec![node("w", "pi", "persist")], vec![]);
-    assert_eq!(d.send(json!({"cmd": "answer", "text": "x"}))["error"]["code"], "not_found.run");
-    assert_eq!(d.send(json!({"cmd": "run_to", "node": "nope"}))["error"]["code"], "invalid_request.node");
+    assert_eq!(
+        d.send(json!({"cmd": "answer", "text": "x"}))["error"]["code"],
+        "not_found.run"
+    );
+    assert_eq!(
+        d.send(json!({"cmd": "run_to", "node": "nope"}))["error"]["code"],
+        "invalid_request.node"
+    );
     assert_eq!(
         d.send(json!({"cmd": "graph", "nodes": [{"id": "w", "backend": "vim"}]}))["error"]["code"],
         "invalid_graph.shape"
     );
     let long = vec![b'x'; 1024 * 1024 + 10];
-    assert_eq!(d.send_raw(&long)["error"]["code"], "invalid_request.line_too_long");
+    assert_eq!(
+        d.send_raw(&long)["error"]["code"],
+        "invalid_request.line_too_long"
+    );
     // The drive is still in step after the long line.
     assert_eq!(d.inspect()["ok"], true);
 }

@@ -87,9 +87,15 @@ fn the_reader_is_closed_and_bounded() {
         json!({"w": {"backend": "pi", "state_ref": "x/01J00000000000000000000001"}});
     assert_eq!(rule(other_node), Some("checkpoint.ref"));
     let dup = br#"{"version":1,"version":1,"run":"r1","status":"running","outputs":{},"visits":{},"node_sessions":{},"pause":null,"resume_node":null}"#;
-    assert_eq!(read_checkpoint(dup).unwrap_err().rule, Some("checkpoint.json"));
+    assert_eq!(
+        read_checkpoint(dup).unwrap_err().rule,
+        Some("checkpoint.json")
+    );
     let big = vec![b' '; 4 * 1024 * 1024 + 1];
-    assert_eq!(read_checkpoint(&big).unwrap_err().rule, Some("checkpoint.size"));
+    assert_eq!(
+        read_checkpoint(&big).unwrap_err().rule,
+        Some("checkpoint.size")
+    );
 }
 
 #[test]
@@ -99,18 +105,32 @@ fn an_empty_state_ref_is_not_adopted_as_a_slot() {
     let graph = Graph {
         run: "r1".into(),
         nodes: vec![NodeSpec {
-            id: "w".into(), backend: "pi".into(), mode: SessionMode::Persist,
-            fingerprint: "fp".into(), fan_out: false, extra_output: Default::default(),
+            id: "w".into(),
+            backend: "pi".into(),
+            mode: SessionMode::Persist,
+            fingerprint: "fp".into(),
+            fan_out: false,
+            extra_output: Default::default(),
         }],
         edges: vec![],
     };
-    let mut rt = Runtime::new(graph, Some(Box::new(MemoryStore::default())),
-                              Box::new(MemoryRunStore::default())).unwrap();
+    let mut rt = Runtime::new(
+        graph,
+        Some(Box::new(MemoryStore::default())),
+        Box::new(MemoryRunStore::default()),
+    )
+    .unwrap();
     let mut cp = rt.build_checkpoint();
-    cp.node_sessions.insert("w".into(), NodeSessionSlot {
-        backend: "pi".into(), session_id: Some("s1".into()), fingerprint: None,
-        state_ref: None, conversation_ref: None,
-    });
+    cp.node_sessions.insert(
+        "w".into(),
+        NodeSessionSlot {
+            backend: "pi".into(),
+            session_id: Some("s1".into()),
+            fingerprint: None,
+            state_ref: None,
+            conversation_ref: None,
+        },
+    );
     cp.status = RunStatus::FailedResumable;
     rt.restore_then_adopt(&cp);
     assert!(rt.rs.node_sessions.is_empty());

@@ -143,7 +143,7 @@ impl Executor for StubExecutor<'_> {
                 }
                 Ok(output)
             }
-            Some("ask_user") => Err(ExecError::NeedsInteraction(NeedsInteraction {
+            Some("ask_user") => Err(ExecError::NeedsInteraction(Box::new(NeedsInteraction {
                 node: task.node.clone(),
                 question: reply_str(&reply, "question").unwrap_or_default(),
                 backend: task.backend.clone(),
@@ -151,7 +151,7 @@ impl Executor for StubExecutor<'_> {
                 fingerprint: reply_str(&reply, "fingerprint"),
                 session_state_blob: self.pack(&task.backend, &id),
                 session_state_ref: None,
-            })),
+            }))),
             _ => Err(ExecError::Failed("vxstub answered an unknown outcome")),
         }
     }

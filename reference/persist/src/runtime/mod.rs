@@ -15,10 +15,10 @@ pub mod commit;
 pub mod error;
 pub mod graph;
 pub mod lifecycle;
+pub mod oracle;
 pub mod output;
 pub mod pause;
 pub mod refs;
-pub mod oracle;
 pub mod resolve;
 
 use std::collections::BTreeMap;
@@ -78,7 +78,7 @@ impl fmt::Debug for NeedsInteraction {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ExecError {
-    NeedsInteraction(NeedsInteraction),
+    NeedsInteraction(Box<NeedsInteraction>),
     Failed(&'static str),
 }
 
@@ -235,7 +235,7 @@ impl Runtime {
                 (outcome, edge, None)
             }
             Err(ExecError::NeedsInteraction(ni)) => {
-                let summary = self.pause(&spec, ni);
+                let summary = self.pause(&spec, *ni);
                 (Outcome::Paused, false, Some(summary))
             }
             Err(ExecError::Failed(_)) => {

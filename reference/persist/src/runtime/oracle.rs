@@ -82,7 +82,10 @@ impl Case {
             let mut map = BTreeMap::new();
             match b.next(3) {
                 1 => {
-                    map.insert("_session_id".into(), EdgeValue::Output("_session_id".into()));
+                    map.insert(
+                        "_session_id".into(),
+                        EdgeValue::Output("_session_id".into()),
+                    );
                 }
                 2 => {
                     let v = json!(POOL[b.next(3) as usize]);
@@ -91,9 +94,16 @@ impl Case {
                 _ => {}
             }
             if b.next(2) == 1 {
-                map.insert("_session_fingerprint".into(), EdgeValue::Literal(json!(LIE)));
+                map.insert(
+                    "_session_fingerprint".into(),
+                    EdgeValue::Literal(json!(LIE)),
+                );
             }
-            case.edges.push(Edge { from: src.clone(), to: "w".into(), map });
+            case.edges.push(Edge {
+                from: src.clone(),
+                to: "w".into(),
+                map,
+            });
             if b.next(3) == 1 {
                 let r = ref_text(&src, false, i);
                 if b.next(2) == 1 {
@@ -103,13 +113,16 @@ impl Case {
                     0 => backend.clone(),
                     k => other(k - 1),
                 };
-                case.slots.insert(src.clone(), NodeSessionSlot {
-                    backend: be,
-                    session_id: Some(POOL[b.next(3) as usize].to_owned()),
-                    fingerprint: Some(format!("fp-slot-{i}")),
-                    state_ref: Some(r),
-                    conversation_ref: None,
-                });
+                case.slots.insert(
+                    src.clone(),
+                    NodeSessionSlot {
+                        backend: be,
+                        session_id: Some(POOL[b.next(3) as usize].to_owned()),
+                        fingerprint: Some(format!("fp-slot-{i}")),
+                        state_ref: Some(r),
+                        conversation_ref: None,
+                    },
+                );
             }
             case.sources.push(src);
         }
@@ -119,13 +132,16 @@ impl Case {
             if b.next(2) == 1 {
                 case.blobs.insert(r.clone());
             }
-            case.slots.insert("w".into(), NodeSessionSlot {
-                backend: backend.clone(),
-                session_id: Some(POOL[b.next(3) as usize].to_owned()),
-                fingerprint: Some("fp-own".into()),
-                state_ref: (own == 1).then_some(r),
-                conversation_ref: None,
-            });
+            case.slots.insert(
+                "w".into(),
+                NodeSessionSlot {
+                    backend: backend.clone(),
+                    session_id: Some(POOL[b.next(3) as usize].to_owned()),
+                    fingerprint: Some("fp-own".into()),
+                    state_ref: (own == 1).then_some(r),
+                    conversation_ref: None,
+                },
+            );
         }
         for id in POOL {
             if b.next(2) == 1 {
@@ -177,7 +193,9 @@ impl Case {
         // The final inbound id: edges in order, a later one replacing.
         let mut last: Option<(String, Value)> = None;
         for e in &self.edges {
-            let Some(out) = self.outputs.get(&e.from) else { continue };
+            let Some(out) = self.outputs.get(&e.from) else {
+                continue;
+            };
             let v = match e.map.get("_session_id") {
                 Some(EdgeValue::Output(k)) => out.get(k).cloned(),
                 Some(EdgeValue::Literal(v)) => Some(v.clone()),
@@ -192,7 +210,9 @@ impl Case {
         };
         let mut eligible = BTreeSet::new();
         for e in &self.edges {
-            let Some(out) = self.outputs.get(&e.from) else { continue };
+            let Some(out) = self.outputs.get(&e.from) else {
+                continue;
+            };
             let delivered = match e.map.get("_session_id") {
                 Some(EdgeValue::Output(k)) => out.get(k).cloned(),
                 Some(EdgeValue::Literal(v)) => Some(v.clone()),
@@ -210,7 +230,9 @@ impl Case {
         }
         let src = eligible.into_iter().next().unwrap_or_default();
         if let Some(slot) = self.slots.get(&src).filter(|s| {
-            s.session_id.as_deref() == Some(id.as_str()) && s.backend == self.backend && s.state_ref.is_some()
+            s.session_id.as_deref() == Some(id.as_str())
+                && s.backend == self.backend
+                && s.state_ref.is_some()
         }) {
             return match self.restorable(slot.state_ref.as_ref()) {
                 true => (Some(id.clone()), slot.fingerprint.clone()), // rule 5
@@ -218,7 +240,9 @@ impl Case {
             };
         }
         if self.has_session.contains(&id) {
-            let fp = self.outputs[&src].get("_session_fingerprint").and_then(Value::as_str);
+            let fp = self.outputs[&src]
+                .get("_session_fingerprint")
+                .and_then(Value::as_str);
             return (Some(id.clone()), fp.map(str::to_owned)); // rule 6
         }
         none // rule 7
@@ -235,9 +259,17 @@ impl Executor for ModelExecutor<'_> {
         Err(ExecError::Failed("the oracle never executes"))
     }
 
-    fn unpack_session(&mut self, _backend: &str, id: &str, _blob: &[u8]) -> Result<(), PersistError> {
+    fn unpack_session(
+        &mut self,
+        _backend: &str,
+        id: &str,
+        _blob: &[u8],
+    ) -> Result<(), PersistError> {
         if self.case.unpack_fails {
-            return Err(PersistError::new(ErrorCode::BlobCorrupt, "oracle unpack failure"));
+            return Err(PersistError::new(
+                ErrorCode::BlobCorrupt,
+                "oracle unpack failure",
+            ));
         }
         self.unpacked.push(id.to_owned());
         Ok(())
@@ -274,24 +306,49 @@ pub fn check(data: &[u8]) -> Result<(), String> {
         extra_output: Output::new(),
     };
     nodes.push(spec.clone());
-    let graph = Graph { run: RUN.into(), nodes, edges: case.edges.clone() };
+    let graph = Graph {
+        run: RUN.into(),
+        nodes,
+        edges: case.edges.clone(),
+    };
     let store = MemoryStore::default();
     for r in &case.blobs {
         let r = StateRef::parse(r).map_err(|_| "oracle ref".to_owned())?;
-        store.put(RUN, &r, b"blob").map_err(|_| "oracle put".to_owned())?;
+        store
+            .put(RUN, &r, b"blob")
+            .map_err(|_| "oracle put".to_owned())?;
     }
-    let mut rt = Runtime::new(graph, Some(Box::new(store)), Box::new(MemoryRunStore::default()))
-        .map_err(|e| format!("graph refused: {}", e.reason()))?;
+    let mut rt = Runtime::new(
+        graph,
+        Some(Box::new(store)),
+        Box::new(MemoryRunStore::default()),
+    )
+    .map_err(|e| format!("graph refused: {}", e.reason()))?;
     rt.rs.outputs = case.outputs.clone();
     rt.rs.node_sessions = case.slots.clone();
     rt.rs.pause = case.pause.clone();
     let (mut input, deliveries) = rt.graph.build_input("w", &rt.rs.outputs);
     strip_reserved(&mut input);
-    let mut exec = ModelExecutor { case: &case, unpacked: Vec::new() };
-    rt.resolve(&spec, &mut input, &deliveries, case.pause.is_some(), &mut exec);
+    let mut exec = ModelExecutor {
+        case: &case,
+        unpacked: Vec::new(),
+    };
+    rt.resolve(
+        &spec,
+        &mut input,
+        &deliveries,
+        case.pause.is_some(),
+        &mut exec,
+    );
     let got = (
-        input.get("_session_id").and_then(Value::as_str).map(str::to_owned),
-        input.get("_session_fingerprint").and_then(Value::as_str).map(str::to_owned),
+        input
+            .get("_session_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        input
+            .get("_session_fingerprint")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
     );
     if got.0.is_none() && input.contains_key("_session_fingerprint") {
         return Err("a fingerprint without a session id".into());

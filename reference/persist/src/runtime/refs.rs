@@ -12,7 +12,7 @@ fn new_ulid() -> Option<String> {
     let ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .ok()?
-        .as_millis() as u128;
+        .as_millis();
     let uuid = vx_store::names::new_uuid_v4().ok()?;
     let hex: String = uuid.chars().filter(|c| *c != '-').collect();
     let random = u128::from_str_radix(&hex, 16).ok()? & ((1u128 << 80) - 1);

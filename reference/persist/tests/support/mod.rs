@@ -20,14 +20,20 @@ pub fn vxstub() -> PathBuf {
     if let Some(p) = std::env::var_os("VXPERSIST_VXSTUB") {
         return PathBuf::from(p);
     }
-    let dir = Path::new(env!("CARGO_BIN_EXE_vxpersist")).parent().unwrap().to_owned();
+    let dir = Path::new(env!("CARGO_BIN_EXE_vxpersist"))
+        .parent()
+        .unwrap()
+        .to_owned();
     let stub = dir.join("vxstub");
     if !stub.is_file() {
         let status = Command::new(env!("CARGO"))
             .args(["build", "-q", "-p", "vxcert", "--bin", "vxstub"])
             .status()
             .expect("cargo runs");
-        assert!(status.success(), "cargo build -p vxcert --bin vxstub failed");
+        assert!(
+            status.success(),
+            "cargo build -p vxcert --bin vxstub failed"
+        );
     }
     assert!(stub.is_file(), "vxstub is not beside vxpersist");
     stub
@@ -142,7 +148,10 @@ impl Drive {
     pub fn stored_blob_sha256(&self, run: &str, r: &str) -> String {
         use sha2::{Digest, Sha256};
         let bytes = std::fs::read(self.state().join("persist/runs").join(run).join(r)).unwrap();
-        Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+        Sha256::digest(bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 }
 
@@ -155,9 +164,11 @@ impl Drop for Drive {
 
 /// The index in `ops` of the first op matching `op` (and `r` when given).
 pub fn op_index(inspect: &Value, op: &str, r: Option<&str>) -> Option<usize> {
-    inspect["ops"].as_array().unwrap().iter().position(|o| {
-        o["op"] == op && r.is_none_or(|r| o["ref"] == r) && o["ok"] == true
-    })
+    inspect["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|o| o["op"] == op && r.is_none_or(|r| o["ref"] == r) && o["ok"] == true)
 }
 
 pub fn ops_named<'a>(inspect: &'a Value, op: &str) -> Vec<&'a Value> {
@@ -183,10 +194,22 @@ pub fn assert_no_leaks(inspect: &Value) {
     for part in ["events", "checkpoint", "executes", "ram"] {
         let text = inspect[part].to_string();
         // Quoted: the pause's `backend_session_state_ref` field is not the key.
-        assert!(!text.contains("\"_session_state_ref\""), "{part} has _session_state_ref");
-        assert!(!text.contains("\"_session_state_blob\""), "{part} has _session_state_blob");
-        assert!(!text.contains("VXTRANSCRIPT"), "{part} has transcript bytes");
-        assert!(!text.contains("\"_session_state\""), "{part} has _session_state");
+        assert!(
+            !text.contains("\"_session_state_ref\""),
+            "{part} has _session_state_ref"
+        );
+        assert!(
+            !text.contains("\"_session_state_blob\""),
+            "{part} has _session_state_blob"
+        );
+        assert!(
+            !text.contains("VXTRANSCRIPT"),
+            "{part} has transcript bytes"
+        );
+        assert!(
+            !text.contains("\"_session_state\""),
+            "{part} has _session_state"
+        );
     }
 }
 
