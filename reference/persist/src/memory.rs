@@ -70,11 +70,7 @@ impl MemoryRunStore {
 
 impl RunStore for MemoryRunStore {
     fn save_checkpoint(&self, cp: &Checkpoint) -> RunResult<()> {
-        let status = match cp.status {
-            RunStatus::Rewound => RunStatus::Rewound,
-            _ => RunStatus::Running,
-        };
-        self.write(cp, status)
+        self.write(cp, cp.status.saved())
     }
 
     fn pause_run(&self, cp: &Checkpoint) -> RunResult<()> {

@@ -14,6 +14,15 @@ fn writer(d: &mut Drive) {
     );
 }
 
+/// A drive whose writer finished visit 1, and that visit's slot ref.
+fn after_first_visit() -> (Drive, String) {
+    let mut d = Drive::start();
+    writer(&mut d);
+    d.run_to("w");
+    let s1 = slot_ref(&d.inspect(), "w").unwrap();
+    (d, s1)
+}
+
 fn has_key(i: &Value, r: &str) -> bool {
     i["store_keys"].as_array().unwrap().iter().any(|k| k == r)
 }
@@ -55,10 +64,7 @@ fn persist_reinvoke_commits_slot_c_clears_pause_then_deletes_b_and_the_old_blob(
 
 #[test]
 fn old_blob_is_deleted_only_after_the_checkpoint_committed() {
-    let mut d = Drive::start();
-    writer(&mut d);
-    d.run_to("w");
-    let s1 = slot_ref(&d.inspect(), "w").unwrap();
+    let (mut d, s1) = after_first_visit();
     d.run_to("w");
     let i = d.inspect();
     let s2 = slot_ref(&i, "w").unwrap();
@@ -109,10 +115,7 @@ fn persist_success_then_save_checkpoint_fail_is_a_fail_stop_resumed_from_the_new
 
 #[test]
 fn fail_run_resumable_failing_too_is_terminal_without_restoring_the_old_slot() {
-    let mut d = Drive::start();
-    writer(&mut d);
-    d.run_to("w");
-    let s1 = slot_ref(&d.inspect(), "w").unwrap();
+    let (mut d, s1) = after_first_visit();
     d.inject("save_checkpoint", "before");
     d.inject("fail_run_resumable", "before");
     let r = d.run_to("w");
@@ -157,10 +160,7 @@ fn pack_or_put_failure_invalidates_the_slot_and_checkpoints_the_deletion() {
 
 #[test]
 fn pack_failure_then_checkpoint_failure_fail_stops_with_an_empty_slot() {
-    let mut d = Drive::start();
-    writer(&mut d);
-    d.run_to("w");
-    let s1 = slot_ref(&d.inspect(), "w").unwrap();
+    let (mut d, s1) = after_first_visit();
     d.inject("pack", "before");
     d.inject("save_checkpoint", "before");
     let r = d.run_to("w");

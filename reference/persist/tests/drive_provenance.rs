@@ -153,22 +153,29 @@ fn rev8_literal_equal_to_the_source_stamp_still_needs_the_stamp_and_backend() {
     assert_eq!(d.run_to("w")["execute"]["session_id"], json!(null));
 }
 
-#[test]
-fn rev8_has_session_path_fingerprint_comes_from_the_source_output() {
+/// `src` (pi, fingerprint `fp-<src>`) feeds w its session id, and the edge adds
+/// a contradicting literal fingerprint.
+fn source_and_lying_fingerprint(src: &str, session: &str) -> Drive {
     let mut d = Drive::start();
     graph(
         &mut d,
         vec![
-            json!({"id": "src", "backend": "pi", "session": "fresh", "fingerprint": "fp-src"}),
+            json!({"id": src, "backend": "pi", "session": session, "fingerprint": format!("fp-{src}")}),
             node("w", "pi", "persist"),
         ],
         vec![edge(
-            "src",
+            src,
             "w",
             json!({"_session_id": {"output": "_session_id"},
-                                      "_session_fingerprint": {"literal": "fp-lie"}}),
+                   "_session_fingerprint": {"literal": "fp-lie"}}),
         )],
     );
+    d
+}
+
+#[test]
+fn rev8_has_session_path_fingerprint_comes_from_the_source_output() {
+    let mut d = source_and_lying_fingerprint("src", "fresh");
     let id = d.run_to("src")["execute"]["output_session_id"].clone();
     let v = d.run_to("w");
     assert_eq!(
@@ -208,20 +215,7 @@ fn inbound_id_matching_two_stamp_eligible_sources_is_fresh() {
 
 #[test]
 fn inbound_id_one_stamp_eligible_source_slot_wiped_dir_unpacks_with_slot_fingerprint() {
-    let mut d = Drive::start();
-    graph(
-        &mut d,
-        vec![
-            json!({"id": "s", "backend": "pi", "session": "persist", "fingerprint": "fp-s"}),
-            node("w", "pi", "persist"),
-        ],
-        vec![edge(
-            "s",
-            "w",
-            json!({"_session_id": {"output": "_session_id"},
-                                    "_session_fingerprint": {"literal": "fp-lie"}}),
-        )],
-    );
+    let mut d = source_and_lying_fingerprint("s", "persist");
     let id = d.run_to("s")["execute"]["output_session_id"].clone();
     let s_ref = slot_ref(&d.inspect(), "s").unwrap();
     d.new_pod("pod-2");

@@ -32,6 +32,16 @@ pub enum RunStatus {
     Rewound,
 }
 
+impl RunStatus {
+    /// The status `save_checkpoint` stamps: running, unless a rewind writes it.
+    pub fn saved(self) -> RunStatus {
+        match self {
+            RunStatus::Rewound => RunStatus::Rewound,
+            _ => RunStatus::Running,
+        }
+    }
+}
+
 /// ADR-089's `NodeSessionSlot`: the last completed persist visit of a node.
 /// An empty `state_ref` is not a slot (adopt skips it).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

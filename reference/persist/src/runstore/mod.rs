@@ -88,6 +88,8 @@ impl From<PersistError> for RunStoreError {
 
 impl fmt::Display for RunStoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Same layout as PersistError's Display (a shared helper is a follow-up: error.rs
+        // is being extended in parallel).
         write!(f, "{}", self.code.as_str())?;
         if let Some(rule) = self.rule {
             write!(f, " ({rule})")?;
@@ -186,11 +188,7 @@ fn too_long() -> PersistError {
 
 impl RunStore for FsRunStore {
     fn save_checkpoint(&self, cp: &Checkpoint) -> RunResult<()> {
-        let status = match cp.status {
-            RunStatus::Rewound => RunStatus::Rewound,
-            _ => RunStatus::Running,
-        };
-        self.publish(cp, status)
+        self.publish(cp, cp.status.saved())
     }
 
     fn pause_run(&self, cp: &Checkpoint) -> RunResult<()> {

@@ -166,6 +166,15 @@ impl Case {
         case
     }
 
+    /// What edge `e` delivers as `_session_id`, if its source has an output.
+    fn delivered(&self, e: &Edge) -> Option<Value> {
+        let out = self.outputs.get(&e.from)?;
+        match e.map.get("_session_id")? {
+            EdgeValue::Output(k) => out.get(k).cloned(),
+            EdgeValue::Literal(v) => Some(v.clone()),
+        }
+    }
+
     fn restorable(&self, r: Option<&String>) -> bool {
         r.is_some_and(|r| self.blobs.contains(r)) && !self.unpack_fails
     }
@@ -193,15 +202,7 @@ impl Case {
         // The final inbound id: edges in order, a later one replacing.
         let mut last: Option<(String, Value)> = None;
         for e in &self.edges {
-            let Some(out) = self.outputs.get(&e.from) else {
-                continue;
-            };
-            let v = match e.map.get("_session_id") {
-                Some(EdgeValue::Output(k)) => out.get(k).cloned(),
-                Some(EdgeValue::Literal(v)) => Some(v.clone()),
-                None => None,
-            };
-            if let Some(v) = v {
+            if let Some(v) = self.delivered(e) {
                 last = Some((e.from.clone(), v));
             }
         }
@@ -213,12 +214,7 @@ impl Case {
             let Some(out) = self.outputs.get(&e.from) else {
                 continue;
             };
-            let delivered = match e.map.get("_session_id") {
-                Some(EdgeValue::Output(k)) => out.get(k).cloned(),
-                Some(EdgeValue::Literal(v)) => Some(v.clone()),
-                None => None,
-            };
-            if delivered == Some(json!(id))
+            if self.delivered(e) == Some(json!(id))
                 && out.get("_session_id") == Some(&json!(id))
                 && out.get("_backend") == Some(&json!(self.backend))
             {
