@@ -16,8 +16,6 @@ pub enum RuntimeError {
     RunState(&'static str),
     /// A run-store call the command itself needs (load_run of answer/resume/fork).
     RunStore(RunStoreError),
-    /// The executor could not run the task at all.
-    Executor(&'static str),
 }
 
 impl RuntimeError {
@@ -27,7 +25,6 @@ impl RuntimeError {
             RuntimeError::FanOutPersist => "invalid_graph.fan_out_persist",
             RuntimeError::RunState(_) => "conflict.run_state",
             RuntimeError::RunStore(e) => e.code.as_str(),
-            RuntimeError::Executor(_) => "unavailable.executor",
         }
     }
 
@@ -35,7 +32,7 @@ impl RuntimeError {
         match self {
             RuntimeError::UnknownNode => "the graph has no such node",
             RuntimeError::FanOutPersist => "session persist is illegal in a fan-out branch",
-            RuntimeError::RunState(r) | RuntimeError::Executor(r) => r,
+            RuntimeError::RunState(r) => r,
             RuntimeError::RunStore(e) => e.reason,
         }
     }
