@@ -233,8 +233,8 @@ fn inbound_id_one_stamp_eligible_source_slot_wiped_dir_unpacks_with_slot_fingerp
     assert!(op_index(&i, "store_get", Some(&s_ref)).is_some());
 }
 
-#[test]
-fn inbound_id_wiped_dir_no_matching_source_slot_gives_no_session_id() {
+/// A fresh pi source that ran and feeds w its session id (it has no slot).
+fn fresh_source_ran() -> Drive {
     let mut d = Drive::start();
     graph(
         &mut d,
@@ -246,6 +246,12 @@ fn inbound_id_wiped_dir_no_matching_source_slot_gives_no_session_id() {
         )],
     );
     d.run_to("src");
+    d
+}
+
+#[test]
+fn inbound_id_wiped_dir_no_matching_source_slot_gives_no_session_id() {
+    let mut d = fresh_source_ran();
     d.wipe();
     let v = d.run_to("w");
     assert_eq!(v["execute"]["session_id"], json!(null));
@@ -254,17 +260,7 @@ fn inbound_id_wiped_dir_no_matching_source_slot_gives_no_session_id() {
 
 #[test]
 fn has_session_false_and_no_slot_gives_no_session_id_even_with_an_inbound_id() {
-    let mut d = Drive::start();
-    graph(
-        &mut d,
-        vec![node("src", "pi", "fresh"), node("w", "pi", "persist")],
-        vec![edge(
-            "src",
-            "w",
-            json!({"_session_id": {"output": "_session_id"}}),
-        )],
-    );
-    d.run_to("src");
+    let mut d = fresh_source_ran();
     d.new_pod("pod-2");
     let v = d.run_to("w");
     assert_eq!(v["execute"]["session_id"], json!(null));
