@@ -149,3 +149,24 @@ fn protocol_refusals_have_codes() {
     // The drive is still in step after the long line.
     assert_eq!(d.inspect()["ok"], true);
 }
+
+#[test]
+fn fresh_is_the_default_mode_and_persist_the_only_resuming_one() {
+    let mut d = Drive::start();
+    d.ok(json!({"cmd": "graph", "nodes": [{"id": "w", "backend": "pi"}]}));
+    d.run_to("w");
+    let v2 = d.run_to("w");
+    assert_eq!(
+        v2["execute"]["session_id"],
+        json!(null),
+        "no session mode: fresh"
+    );
+    assert!(d.inspect()["checkpoint"]["node_sessions"]
+        .as_object()
+        .unwrap()
+        .is_empty());
+    let r = d.send(
+        json!({"cmd": "graph", "nodes": [{"id": "w", "backend": "pi", "session": "resume"}]}),
+    );
+    assert_eq!(r["error"]["code"], "invalid_graph.shape");
+}
