@@ -170,3 +170,17 @@ fn fresh_is_the_default_mode_and_persist_the_only_resuming_one() {
     );
     assert_eq!(r["error"]["code"], "invalid_graph.shape");
 }
+
+#[test]
+fn an_executor_that_cannot_start_is_a_fail_stop() {
+    let missing = std::path::Path::new("/nonexistent/vxstub");
+    let mut d = Drive::start_with(missing);
+    graph(&mut d, vec![node("w", "pi", "persist")], vec![]);
+    let r = d.run_to("w");
+    assert_eq!(r["result"], "failed_resumable");
+    assert!(warnings(&r).contains(&"persist.execute_failed".to_owned()));
+    let i = d.inspect();
+    assert_eq!(i["checkpoint"]["status"], "failed_resumable");
+    assert_eq!(i["checkpoint"]["resume_node"], "w");
+    assert_eq!(i["executes"][0]["outcome"], "error");
+}

@@ -48,12 +48,17 @@ pub struct Drive {
 
 impl Drive {
     pub fn start() -> Drive {
+        Drive::start_with(&vxstub())
+    }
+
+    /// A drive whose executor is `stub` (a missing one shows the fail-stop).
+    pub fn start_with(stub: &Path) -> Drive {
         let dir = tempfile::tempdir().unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_vxpersist"))
             .args(["drive", "--state"])
             .arg(dir.path())
             .arg("--vxstub")
-            .arg(vxstub())
+            .arg(stub)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
