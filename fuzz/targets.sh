@@ -32,7 +32,9 @@ seed_corpus() {
         while IFS= read -r -d '' f; do
           cp "$f" "$dir/$(basename "$(dirname "$f")")"
         done ;;
-    persist_*)
+    persist_provenance) cp corpus/persist/provenance/* "$dir" ;;
+    persist_checkpoint) cp corpus/persist/checkpoints/*.json "$dir" ;;
+    persist_blob)
       find corpus/persist/blobs -name '*.tar' -size -64k -exec cp {} "$dir" \; ;;
     *) echo "fuzz/targets.sh: no seeds for fuzz target $target" >&2; return 1 ;;
   esac
@@ -42,7 +44,7 @@ seed_corpus() {
 # target_dict TARGET: prints the path of TARGET's libFuzzer dictionary.
 target_dict() {
   case $1 in
-    format_*) echo corpus/fuzz/checkpoint.dict ;;
+    format_* | persist_checkpoint) echo corpus/fuzz/checkpoint.dict ;;
     workspace_* | agent_* | integration_*) echo corpus/fuzz/agent-session.dict ;;
     broker_*) echo corpus/broker/broker.dict ;;
     wire_* | attach_*) echo corpus/fuzz/wire.dict ;;

@@ -14,6 +14,11 @@
 //! A dump is published atomically (temporary file, fsync, rename), so a reader that
 //! sees the file sees all of it.
 
+// Modes with their own files live in src/bin/vxstub/ (a file directly in
+// src/bin/ would be discovered as a binary of its own).
+#[path = "vxstub/cli.rs"]
+mod cli;
+
 use clap::{Parser, Subcommand};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -56,6 +61,8 @@ enum Mode {
     Exit { code: i32 },
     /// Sleep until a signal ends the process.
     Sleep,
+    /// A fake CLI agent for session persist (docs/spec/persist-drive.md).
+    Cli(cli::CliArgs),
 }
 
 fn main() {
@@ -66,6 +73,7 @@ fn main() {
         Mode::HoldLock { file } => hold_lock(&file),
         Mode::Exit { code } => code,
         Mode::Sleep => sleep_forever(),
+        Mode::Cli(args) => cli::run(&args),
     };
     std::process::exit(code);
 }

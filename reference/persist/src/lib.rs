@@ -34,3 +34,7 @@ pub use packer::SessionPacker;
 pub use s3::S3Store;
 pub use store::{BackendSessionStore, FsStore, StateRef};
 pub use unpack::UnpackStep;
+pub mod drive;
+pub mod memory;
+pub mod runstore;
+pub mod runtime;

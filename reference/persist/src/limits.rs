@@ -57,3 +57,18 @@ pub const S3_CONNECT_TIMEOUT_SECS: u64 = 5;
 pub const S3_REQUEST_TIMEOUT_SECS: u64 = 120;
 /// Lifetime of one presigned request URL.
 pub const S3_SIGNATURE_EXPIRY_SECS: u64 = 300;
+
+/// checkpoint.json (docs/spec/persist-drive.md): the whole document, the nodes in
+/// each of its maps, any string inside an output.
+pub const MAX_CHECKPOINT_BYTES: u64 = 4 * 1024 * 1024;
+pub const MAX_CHECKPOINT_NODES: usize = 64;
+pub const MAX_CHECKPOINT_STRING_BYTES: usize = 64 * 1024;
+/// Node ids, run ids, pod names.
+pub const MAX_GRAPH_ID_BYTES: usize = 64;
+/// Questions, answers, fingerprints, conversation refs.
+pub const MAX_TEXT_BYTES: usize = 4 * 1024;
+/// The drive protocol (docs/spec/persist-drive.md).
+pub const MAX_DRIVE_LINE_BYTES: usize = 1024 * 1024;
+pub const MAX_GRAPH_NODES: usize = 64;
+pub const MAX_GRAPH_EDGES: usize = 256;
+pub const MAX_EDGE_KEYS: usize = 32;

@@ -13,6 +13,7 @@
 //!   one store operation (docs/spec/persist-store.md); get writes the blob to stdout.
 //! - `vxpersist store serve --store STORE`: the store adapter, JSON lines on
 //!   stdin/stdout (docs/spec/persist-store-adapter.md), for a kit that judges the store.
+//! - `vxpersist drive --state DIR [--vxstub PATH]`: the runtime over JSON lines.
 //!
 //! `--layouts FILE` (any command) replaces persist/layouts.toml, as a profile may.
 
@@ -59,6 +60,8 @@ enum Command {
     HasSession(SessionArgs),
     /// Run the BackendSessionStore conformance suite on a store.
     StoreSuite(StoreSuiteArgs),
+    /// The session-persist runtime over JSON lines (docs/spec/persist-drive.md).
+    Drive(vx_persist::drive::DriveArgs),
     /// One operation on a BackendSessionStore, or the store adapter.
     Store {
         #[command(subcommand)]
@@ -221,7 +224,10 @@ fn run_session(
             packer.unpack(&args.session_id, &blob)?;
         }
         Command::HasSession(_) => println!("{}", packer.has_session(&args.session_id)),
-        Command::Blob { .. } | Command::StoreSuite(_) | Command::Store { .. } => {
+        Command::Blob { .. }
+        | Command::StoreSuite(_)
+        | Command::Store { .. }
+        | Command::Drive(_) => {
             unreachable!("dispatched in main")
         }
     }
@@ -383,6 +389,7 @@ fn main() -> ExitCode {
             command: BlobCommand::Check(args),
         } => run_check(layouts, args),
         Command::StoreSuite(args) => run_store_suite(args),
+        Command::Drive(args) => ExitCode::from(vx_persist::drive::main(args)),
         Command::Store {
             command: StoreCommand::Serve(args),
         } => serve_store(args),
