@@ -12,6 +12,7 @@ pub mod collected;
 pub mod events;
 pub mod fault;
 pub mod lifecycle;
+pub mod lines;
 pub mod probe;
 pub mod process;
 pub mod reply_loss;

@@ -35,9 +35,9 @@ pub struct Templates {
     /// The header member's name, when the implementation renames it.
     #[serde(default = "default_header_member")]
     pub header_member: String,
-    /// The runtime driven over the drive protocol (docs/spec/persist-drive.md).
+    /// The runtime driven over the drive protocol (docs/spec/persist-drive.md);
+    /// `{state_home}` is its state directory.
     #[serde(default)]
-    #[allow(dead_code)] // type-checked now, read by the runtime rows
     pub drive: Vec<String>,
 }
 
@@ -114,6 +114,11 @@ pub struct Persist {
     pub store_run: Option<String>,
     pub store_reply: Option<super::store_adapter::Reply>,
     pub proxy: Option<crate::drivers::reply_loss::ReplyLossProxy>,
+    pub drive: Option<super::drive::Drive>,
+    /// Refs the scenario named (`"A"` → `w/pause/01J…`).
+    pub kept: BTreeMap<String, String>,
+    /// The checkpoint a fork wrote.
+    pub forked: Option<serde_json::Value>,
 }
 
 impl Persist {
@@ -135,6 +140,9 @@ impl Persist {
             store_run: None,
             store_reply: None,
             proxy: None,
+            drive: None,
+            kept: BTreeMap::new(),
+            forked: None,
         }
     }
 
@@ -239,6 +247,26 @@ impl Persist {
         self.blob
             .clone()
             .or_harness("no blob was packed or chosen in this scenario")
+    }
+
+    /// The drive, started on first use.
+    pub fn drive(&mut self) -> &mut super::drive::Drive {
+        if self.drive.is_none() {
+            if self.t.drive.is_empty() {
+                crate::harness_error!("the profile's [persist] table names no drive");
+            }
+            let d = super::drive::Drive::start(&self.ph, &self.t.drive, self.dir.path());
+            self.drive = Some(d);
+        }
+        self.drive.as_mut().or_harness("the drive")
+    }
+
+    /// A ref the scenario kept under `name`.
+    pub fn kept(&self, name: &str) -> String {
+        self.kept
+            .get(name)
+            .cloned()
+            .or_harness("the scenario kept no ref of that name")
     }
 
     /// The injector library the profile names (or the kit's), which must exist.

@@ -4,6 +4,7 @@
 //! profile table, and judges trees, blobs and replies itself.
 
 mod bench;
+mod drive;
 mod pods;
 mod steps;
 mod store_adapter;

@@ -3,13 +3,10 @@
 //! checks itself. Blobs travel as files; a reply is `{"ok":true}` or
 //! `{"ok":false,"code":…}`.
 
-use crate::drivers::sandbox::{self, Placeholders};
-use crate::verdict::OrHarness;
+use crate::drivers::lines::LinesChild;
+use crate::drivers::sandbox::Placeholders;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc::{self, Receiver};
 
 /// The environment variables naming the twins and their credentials, passed through.
 pub const TWIN_ENV_PREFIX: &str = "VXPERSIST_S3_";
@@ -24,9 +21,7 @@ pub fn twin_env(twin: &str) -> String {
 
 /// A running adapter.
 pub struct StoreAdapter {
-    child: Child,
-    stdin: ChildStdin,
-    replies: Receiver<String>,
+    lines: LinesChild,
     /// Whether the store is an S3 twin (an `unavailable.*` reply is then the twin's
     /// absence, a harness error, never a verdict).
     pub twin: Option<String>,
@@ -53,27 +48,8 @@ impl StoreAdapter {
         let env: Vec<(String, String)> = std::env::vars()
             .filter(|(k, _)| k.starts_with(TWIN_ENV_PREFIX))
             .collect();
-        let mut child = sandbox::command(ph, &words, &env, cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .or_harness("starting the store adapter");
-        let stdin = child.stdin.take().or_harness("the adapter's stdin");
-        let stdout = child.stdout.take().or_harness("the adapter's stdout");
-        let (tx, replies) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
         StoreAdapter {
-            child,
-            stdin,
-            replies,
+            lines: LinesChild::start("store adapter", ph, &words, &env, cwd),
             twin,
             expect_lost_reply: false,
         }
@@ -81,19 +57,7 @@ impl StoreAdapter {
 
     /// Sends one request and waits for its reply.
     pub fn request(&mut self, req: Value) -> Reply {
-        let mut line = req.to_string();
-        line.push('\n');
-        self.stdin
-            .write_all(line.as_bytes())
-            .and_then(|()| self.stdin.flush())
-            .or_harness("writing to the store adapter");
-        let limit = crate::drivers::scaled(REPLY_MS);
-        let reply = match self.replies.recv_timeout(limit) {
-            Ok(r) => r,
-            Err(_) => crate::timed_out!("the store adapter did not answer in {limit:?}"),
-        };
-        let v: Value = serde_json::from_str(&reply)
-            .unwrap_or_else(|_| panic!("the store adapter's reply is not JSON: {reply:?}"));
+        let v = self.lines.request(&req, REPLY_MS);
         let code = match (v["ok"].as_bool(), v["code"].as_str()) {
             (Some(true), None) => None,
             (Some(false), Some(code)) => Some(code.to_string()),
@@ -123,13 +87,6 @@ impl StoreAdapter {
 
     pub fn delete_run(&mut self, run: &str) -> Reply {
         self.request(json!({"op":"delete_run","run":run}))
-    }
-}
-
-impl Drop for StoreAdapter {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
