@@ -32,6 +32,10 @@ fn table(swap: &[(&str, String)]) -> String {
             format!("[\"{p}\", \"store\", \"serve\", \"--store\", \"{{store}}\"]"),
         ),
         ("store", "\"fs:{state_home}/persist\"".to_string()),
+        (
+            "drive",
+            format!("[\"{p}\", \"drive\", \"--state\", \"{{state_home}}\"]"),
+        ),
         ("s3_twins", "[\"seaweedfs\", \"moto\"]".to_string()),
     ];
     for (k, v) in swap {
