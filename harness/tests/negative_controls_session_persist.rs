@@ -178,3 +178,56 @@ for line in sys.stdin:
         .collect();
     assert_eq!(failing_fs, expected);
 }
+
+/// The reference's drive started with one of its deliberate defects
+/// (`reference/persist/src/negative.rs`): the scenario names that failed, and all.
+fn run_defect(defect: &str) -> (i32, BTreeSet<String>, BTreeSet<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = bin_dir().join("vxpersist");
+    let drive = common::script(
+        dir.path(),
+        "defective-drive",
+        &format!(
+            "VXPERSIST_NEGATIVE_CONTROL={defect} exec {:?} \"$@\"",
+            p.display().to_string()
+        ),
+    );
+    run(&[(
+        "drive",
+        format!("[{drive:?}, \"drive\", \"--state\", \"{{state_home}}\"]"),
+    )])
+}
+
+/// Deleting the previous pause blob on a PauseRun error fails the two PauseRun-error
+/// rows and only those.
+#[test]
+fn a_runtime_that_deletes_on_a_pause_run_error_fails_the_pause_run_rows_only() {
+    let (code, failing, all) = run_defect("delete-on-pause-run-error");
+    assert_eq!(code, 1);
+    let expected: BTreeSet<String> = all
+        .iter()
+        .filter(|n| n.starts_with("PauseRun"))
+        .cloned()
+        .collect();
+    assert_eq!(expected.len(), 2, "{all:?}");
+    assert_eq!(failing, expected);
+}
+
+/// Trusting an inbound id without the source output's stamp fails the revision-8
+/// literal rows (and the source stamped on another backend), and only those.
+#[test]
+fn a_runtime_that_trusts_unstamped_sources_fails_the_stamp_rows_only() {
+    let (code, failing, all) = run_defect("trust-unstamped-source");
+    assert_eq!(code, 1);
+    let expected: BTreeSet<String> = all
+        .iter()
+        .filter(|n| {
+            n.starts_with("Source output sess-real")
+                || n.starts_with("Literal _session_id in with")
+                || n.ends_with("(stamped on codex)")
+        })
+        .cloned()
+        .collect();
+    assert_eq!(expected.len(), 3, "{all:?}");
+    assert_eq!(failing, expected);
+}

@@ -17,6 +17,7 @@ mod fs;
 pub mod header;
 pub mod layout;
 pub mod limits;
+pub mod negative;
 pub mod packer;
 pub mod s3;
 pub mod store;

@@ -73,7 +73,14 @@ impl Runtime {
                     self.delete_ref(node, &prev);
                 }
             }
-            Err(_) => self.warn(node, warn::PAUSE_RUN_FAILED),
+            Err(_) => {
+                self.warn(node, warn::PAUSE_RUN_FAILED);
+                if crate::negative::active(crate::negative::Defect::DeleteOnPauseRunError) {
+                    if let Some(prev) = previous {
+                        self.delete_ref(node, &prev);
+                    }
+                }
+            }
         }
         self.event(EventKind::Paused, node, None);
         summary
