@@ -14,6 +14,9 @@
 //! A dump is published atomically (temporary file, fsync, rename), so a reader that
 //! sees the file sees all of it.
 
+#[path = "vxstub_agent.rs"]
+mod agent;
+
 use clap::{Parser, Subcommand};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -56,6 +59,8 @@ enum Mode {
     Exit { code: i32 },
     /// Sleep until a signal ends the process.
     Sleep,
+    /// The single-writer suite's agent (see vxstub_agent.rs).
+    Agent(agent::AgentArgs),
 }
 
 fn main() {
@@ -66,6 +71,7 @@ fn main() {
         Mode::HoldLock { file } => hold_lock(&file),
         Mode::Exit { code } => code,
         Mode::Sleep => sleep_forever(),
+        Mode::Agent(a) => agent::run(&a),
     };
     std::process::exit(code);
 }

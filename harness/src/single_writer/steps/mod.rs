@@ -1,3 +1,6 @@
 //! The single-writer suite's steps.
 
+mod live_claims;
+mod live_open;
+mod live_stream;
 mod offline;
