@@ -26,6 +26,7 @@ pub mod key;
 pub mod limits;
 pub mod lock;
 pub mod master;
+pub mod negative;
 pub mod open;
 pub mod owner;
 pub mod resume;

@@ -25,6 +25,7 @@ use nix::sys::stat::lstat;
 use crate::error::{BrokerError, Result, Rule};
 use crate::key::SessionKey;
 use crate::lock::{Acquired, LockDir};
+use crate::negative::{self, Defect};
 
 /// How long a launched master has to accept before the launch counts as failed.
 pub const READY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -125,6 +126,7 @@ impl Opener {
         let sock = self.socket_path(key);
         match probe(&sock) {
             Liveness::Live => return Ok(Action::Attach),
+            Liveness::Stale if negative::is(Defect::AttachOnFile) => return Ok(Action::Attach),
             Liveness::NotSocket => return Err(Rule::NotSocket.into()),
             Liveness::Stale | Liveness::Absent => {}
         }
@@ -208,7 +210,12 @@ impl Opener {
             }
             std::thread::sleep(Duration::from_millis(2));
         }
-        lock.transfer();
+        if negative::is(Defect::UnlockAfterSpawn) {
+            // The defect: LOCK_UN on the description the master shares.
+            let _ = lock.release();
+        } else {
+            lock.transfer();
+        }
         let master_pid = child.id();
         // The broker spawned it, so the broker reaps it (no zombie); it never
         // signals or waits on a master it did not spawn.

@@ -330,7 +330,8 @@ async fn bridge(
                     Some(Ok(_)) => None,
                 };
                 // The gate: a secondary's input and resizes never reach the master.
-                if let (Some(bytes), true) = (input, writer) {
+                let gate_open = writer || crate::negative::is(crate::negative::Defect::ForwardSecondary);
+                if let (Some(bytes), true) = (input, gate_open) {
                     if to_master.write_all(&bytes).await.is_err() { break; }
                 }
             }
