@@ -1,5 +1,5 @@
 //! `open_action`: the one ATTACH-vs-LAUNCH decision (docs/spec/single-writer.md
-//! "Opening a session"). Serialized within a broker by one gate, and across brokers by
+//! "Opening a session"). Serialized within a broker by one gate per key, and across brokers by
 //! the per-key flock, so two concurrent opens of one key can never both LAUNCH.
 //!
 //! Live master (a non-blocking `connect()` succeeds) ⇒ ATTACH, no lock. Else acquire:
@@ -15,7 +15,8 @@ use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -96,11 +97,30 @@ pub struct MasterSpec {
     pub cwd: Option<PathBuf>,
 }
 
-/// One broker's opener: its runtime directory, the shared lock directory, one gate.
+/// One broker's opener: its runtime directory, the shared lock directory, and one
+/// gate per key (opens of one key are serialized; a slow launch never delays
+/// another key's open).
 pub struct Opener {
     runtime: PathBuf,
     locks: LockDir,
-    gate: Mutex<()>,
+    gates: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    /// Keys whose launch is in flight (the list's `starting` state).
+    starting: Mutex<HashSet<String>>,
+}
+
+/// Marks a key starting for as long as it lives.
+struct Starting<'a> {
+    set: &'a Mutex<HashSet<String>>,
+    key: String,
+}
+
+impl Drop for Starting<'_> {
+    fn drop(&mut self) {
+        self.set
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.key);
+    }
 }
 
 impl Opener {
@@ -108,8 +128,22 @@ impl Opener {
         Opener {
             runtime,
             locks,
-            gate: Mutex::new(()),
+            gates: Mutex::new(HashMap::new()),
+            starting: Mutex::new(HashSet::new()),
         }
+    }
+
+    /// The physical keys whose launch is in flight.
+    pub fn starting(&self) -> Vec<String> {
+        let set = self.starting.lock().unwrap_or_else(|p| p.into_inner());
+        set.iter().cloned().collect()
+    }
+
+    fn gate(&self, physical: &str) -> Arc<Mutex<()>> {
+        let mut gates = self.gates.lock().unwrap_or_else(|p| p.into_inner());
+        // Forget gates nobody waits on, so the map stays as small as the opens in flight.
+        gates.retain(|_, g| Arc::strong_count(g) > 1);
+        Arc::clone(gates.entry(physical.to_owned()).or_default())
     }
 
     pub fn socket_path(&self, key: &SessionKey) -> PathBuf {
@@ -122,7 +156,8 @@ impl Opener {
 
     /// `open_action` for `key`; `spec` is built only when this open launches.
     pub fn open(&self, key: &SessionKey, spec: impl FnOnce() -> MasterSpec) -> Result<Action> {
-        let _turn = self.gate.lock().unwrap_or_else(|p| p.into_inner());
+        let gate = self.gate(&key.physical());
+        let _turn = gate.lock().unwrap_or_else(|p| p.into_inner());
         let sock = self.socket_path(key);
         match probe(&sock) {
             Liveness::Live => return Ok(Action::Attach),
@@ -149,6 +184,14 @@ impl Opener {
             }
             Liveness::Absent => {}
         }
+        let _starting = {
+            let physical = key.physical();
+            let set = &self.starting;
+            set.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(physical.clone());
+            Starting { set, key: physical }
+        };
         let spec = spec();
         let mut cmd = Command::new(&spec.program);
         cmd.arg("master").arg("--create").arg(&sock);
