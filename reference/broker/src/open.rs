@@ -10,12 +10,12 @@
 //! The broker reaches a master only through its socket; it reaps only the masters it
 //! spawned.
 
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

@@ -389,7 +389,10 @@ fn a_slow_launch_is_starting_and_does_not_gate_other_keys() {
     let launching = std::thread::spawn(move || o.open(&k, || slow_spec));
     let deadline = Instant::now() + WAIT;
     while !opener.starting().contains(&slow_key.physical()) {
-        assert!(Instant::now() < deadline, "the slow launch was never starting");
+        assert!(
+            Instant::now() < deadline,
+            "the slow launch was never starting"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     assert!(matches!(

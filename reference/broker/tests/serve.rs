@@ -639,3 +639,42 @@ async fn takeover_arbitrates_across_two_brokers_through_the_owner_file() {
     assert!(!owner_file.exists(), "retire clears the lease");
     drop((b, a2));
 }
+
+/// A runtime directory open to others, or reached through a symlink, is refused at
+/// start: exit 6, `unavailable.runtime_dir`, nothing listening.
+#[test]
+fn an_unsafe_runtime_dir_is_refused_at_start() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let shared = root.join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o770)).unwrap();
+    let real = root.join("real");
+    std::fs::create_dir(&real).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::os::unix::fs::symlink(&real, root.join("link")).unwrap();
+    for (dir, reason) in [
+        ("shared", "open to group or other"),
+        ("link", "symbolic link"),
+    ] {
+        let sock = root.join(format!("{dir}.sock"));
+        let out = Command::new(BIN)
+            .arg("serve")
+            .arg("--listen")
+            .arg(format!("unix:{}", sock.display()))
+            .arg("--runtime-dir")
+            .arg(root.join(dir))
+            .arg("--lock-dir")
+            .arg(root.join("locks"))
+            .arg("--engines")
+            .arg(engines(root))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(6), "{dir}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("unavailable.runtime_dir"), "{dir}: {err}");
+        assert!(err.contains(reason), "{dir}: {err}");
+        assert!(!sock.exists(), "{dir}: the broker listened");
+    }
+}

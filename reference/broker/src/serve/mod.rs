@@ -118,6 +118,7 @@ fn build(a: &ServeArgs) -> Result<(Arc<App>, Listen)> {
             .mode(0o700)
             .create(dir)
             .map_err(|_| BrokerError::new(Rule::RuntimeDir))?;
+        check_private_dir(dir, uid)?;
     }
     let bin = std::env::current_exe().map_err(|_| BrokerError::new(Rule::RuntimeDir))?;
     let bin_dir = bin.parent().map(PathBuf::from).unwrap_or_default();
@@ -137,6 +138,23 @@ fn build(a: &ServeArgs) -> Result<(Arc<App>, Listen)> {
         takeover: a.takeover,
     };
     Ok((Arc::new(app), listen))
+}
+
+/// The runtime and history directories hold the masters' sockets (whoever can
+/// connect can type into an agent), the claims and the histories: ours alone, no
+/// group or other bits, never through a symlink.
+fn check_private_dir(dir: &std::path::Path, uid: u64) -> Result<()> {
+    use vx_store::safe_fs::{check_dir, DirRule, UnsafeReason};
+    let st = nix::sys::stat::lstat(dir).map_err(|_| BrokerError::new(Rule::RuntimeDir))?;
+    check_dir(&st, uid, DirRule::Private).map_err(|r| {
+        BrokerError::new(match r {
+            UnsafeReason::Symlink => Rule::RuntimeDirSymlink,
+            UnsafeReason::OtherOwner => Rule::RuntimeDirForeignOwner,
+            UnsafeReason::PermissiveMode => Rule::RuntimeDirShared,
+            UnsafeReason::WrongType | UnsafeReason::Directory => Rule::RuntimeDirNotDir,
+            _ => Rule::RuntimeDir,
+        })
+    })
 }
 
 /// Runs the broker until SIGINT/SIGTERM; returns the exit code.
