@@ -241,6 +241,17 @@ impl BrokerSandbox {
             .collect()
     }
 
+    /// The agents of `engine`, whatever their ids (a self-minting engine's command
+    /// line names none).
+    pub fn agents_of_engine(&self, engine: &str) -> Vec<i32> {
+        let prefix = format!("{engine}@");
+        self.agents()
+            .into_iter()
+            .filter(|a| a.physical.starts_with(&prefix))
+            .map(|a| a.pid)
+            .collect()
+    }
+
     pub fn lock_file(&self, physical: &str) -> PathBuf {
         self.lock_dir.join(format!("{physical}.lock"))
     }

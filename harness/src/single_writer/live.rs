@@ -82,6 +82,8 @@ pub struct Live {
     pub noted: BTreeMap<String, i32>,
     pub held: Option<Flock<std::fs::File>>,
     pub history_copy: Option<Vec<u8>>,
+    /// The real key an `id` frame told.
+    pub minted: Option<String>,
 }
 
 /// `engine:id` → `engine@id`, the physical name the kit pins.
@@ -124,6 +126,7 @@ impl Live {
             noted: BTreeMap::new(),
             held: None,
             history_copy: None,
+            minted: None,
         }
     }
 
