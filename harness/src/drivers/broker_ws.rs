@@ -156,6 +156,15 @@ impl Viewer {
         }
     }
 
+    /// The first `seq` frame and the output length when it arrived (where a
+    /// non-delta attach's replay ends).
+    pub fn first_seq(&self) -> Option<(usize, &Value)> {
+        self.texts
+            .iter()
+            .find(|(_, v)| v["t"] == "seq")
+            .map(|(at, v)| (*at, v))
+    }
+
     /// The control frames of type `t`.
     pub fn frames(&self, t: &str) -> Vec<&Value> {
         self.texts

@@ -20,6 +20,15 @@ fn noted_name(engine: &str) -> String {
     format!("engine:{engine}")
 }
 
+/// The noted agent of `engine` and the engine's live agents now.
+fn noted_and_live(live: &mut crate::single_writer::live::Live, engine: &str) -> (i32, Vec<i32>) {
+    let noted = *live
+        .noted
+        .get(&noted_name(engine))
+        .or_harness("no agent was noted");
+    (noted, live.sb.agents_of_engine(engine))
+}
+
 #[given(regex = r#"^the suite notes the only "(\w+)" agent$"#)]
 async fn note_engine_agent(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
@@ -37,12 +46,7 @@ async fn note_engine_agent(w: &mut World, c: &[String]) {
 #[then(regex = r#"^the only "(\w+)" agent is the noted one$"#)]
 async fn engine_agent_is_noted(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
-        let live = s.live();
-        let noted = *live
-            .noted
-            .get(&noted_name(&c[1]))
-            .or_harness("no agent was noted");
-        let pids = live.sb.agents_of_engine(&c[1]);
+        let (noted, pids) = noted_and_live(s.live(), &c[1]);
         assert_eq!(pids, vec![noted], "the agent was relaunched or duplicated");
     })
     .await;
@@ -63,12 +67,7 @@ async fn engine_agents(w: &mut World, c: &[String]) {
 #[then(regex = r#"^the noted "(\w+)" agent is one of them$"#)]
 async fn noted_among(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
-        let live = s.live();
-        let noted = *live
-            .noted
-            .get(&noted_name(&c[1]))
-            .or_harness("no agent was noted");
-        let pids = live.sb.agents_of_engine(&c[1]);
+        let (noted, pids) = noted_and_live(s.live(), &c[1]);
         assert!(
             pids.contains(&noted),
             "the first session's agent is gone: {pids:?}"

@@ -97,14 +97,12 @@ async fn replay_then_seq(w: &mut World, c: &[String]) {
             .pump(scaled(WAIT_MS), |v| !v.frames("seq").is_empty());
         let (at, seq) = t
             .viewer
-            .texts
-            .iter()
-            .find(|(_, v)| v["t"] == "seq")
+            .first_seq()
             .unwrap_or_else(|| panic!("viewer {} got no seq frame", &c[1]));
-        assert!(*at > 0, "a ring with output was not replayed");
+        assert!(at > 0, "a ring with output was not replayed");
         assert_eq!(
             seq["n"].as_u64(),
-            Some(*at as u64),
+            Some(at as u64),
             "the seq frame's n is the total the replay ends at"
         );
     })
@@ -116,13 +114,7 @@ async fn replay_holds(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let want = seq_bytes(c[2].parse().or_harness("a count"));
         let t = s.live().viewer(&c[1]);
-        let at = t
-            .viewer
-            .texts
-            .iter()
-            .find(|(_, v)| v["t"] == "seq")
-            .map(|(at, _)| *at)
-            .or_harness("a seq frame");
+        let (at, _) = t.viewer.first_seq().or_harness("a seq frame");
         assert!(
             contains(&t.viewer.output[..at], &want),
             "the replay lost output"
@@ -158,12 +150,9 @@ async fn no_replay(w: &mut World, c: &[String]) {
         let t = s.live().viewer(&c[1]);
         t.viewer
             .pump(scaled(WAIT_MS), |v| !v.frames("seq").is_empty());
-        let at = t
+        let (at, _) = t
             .viewer
-            .texts
-            .iter()
-            .find(|(_, v)| v["t"] == "seq")
-            .map(|(at, _)| *at)
+            .first_seq()
             .unwrap_or_else(|| panic!("viewer {} got no seq frame", &c[1]));
         assert_eq!(
             at, 0,
