@@ -260,3 +260,56 @@ fn mint(a: &AgentArgs) -> Result<Session, i32> {
     turn(&mut s, json!({"turn": "minted", "id": id}));
     s.ok_or(1)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(history: &std::path::Path) -> AgentArgs {
+        AgentArgs {
+            engine: "claude".into(),
+            id: Some("6a73c0de-1234-4abc-8def-0123456789ab".into()),
+            history: history.to_path_buf(),
+            index: None,
+            resume: false,
+        }
+    }
+
+    /// A second writer of one session exits 97 and leaves a violation file; the
+    /// first keeps its lock and its history.
+    #[test]
+    fn a_second_writer_is_refused_and_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = args(dir.path());
+        let mut first = Some(claim(&a, a.id.as_deref().unwrap()).map_err(|_| ()).unwrap());
+        assert_eq!(
+            claim(&a, a.id.as_deref().unwrap()).err(),
+            Some(SECOND_WRITER_EXIT)
+        );
+        let violations: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains(".violation."))
+            .collect();
+        assert_eq!(violations.len(), 1);
+        turn(&mut first, json!({"turn": "input", "line": "x"}));
+        let log = std::fs::read_to_string(
+            dir.path()
+                .join("claude@6a73c0de-1234-4abc-8def-0123456789ab.jsonl"),
+        )
+        .unwrap();
+        assert_eq!(log, "{\"line\":\"x\",\"turn\":\"input\"}\n");
+        drop(first);
+        assert!(
+            claim(&a, a.id.as_deref().unwrap()).is_ok(),
+            "the lock frees with its holder"
+        );
+    }
+
+    #[test]
+    fn commands() {
+        assert_eq!(command("exit 3"), Some(3));
+        assert_eq!(command("seq 0"), None);
+        assert_eq!(command("anything else"), None);
+    }
+}
