@@ -30,6 +30,7 @@ pub mod negative;
 pub mod open;
 pub mod owner;
 pub mod resume;
+pub mod scope;
 #[cfg(feature = "server")]
 pub mod serve;
 

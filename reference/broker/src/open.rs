@@ -95,6 +95,8 @@ pub struct MasterSpec {
     /// The agent's working directory (the master's, which the agent inherits); a
     /// directory that cannot be entered fails the launch.
     pub cwd: Option<PathBuf>,
+    /// An argv the master runs under (a scope wrapper); empty for a plain spawn.
+    pub wrapper: Vec<OsString>,
 }
 
 /// One broker's opener: its runtime directory, the shared lock directory, and one
@@ -193,7 +195,14 @@ impl Opener {
             Starting { set, key: physical }
         };
         let spec = spec();
-        let mut cmd = Command::new(&spec.program);
+        let mut cmd = match spec.wrapper.split_first() {
+            Some((wrapper, args)) => {
+                let mut c = Command::new(wrapper);
+                c.args(args).arg(&spec.program);
+                c
+            }
+            None => Command::new(&spec.program),
+        };
         cmd.arg("master").arg("--create").arg(&sock);
         cmd.args([
             "--ring",

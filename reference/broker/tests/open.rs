@@ -75,6 +75,7 @@ impl Fixture {
             gen: 1,
             argv: ["/bin/sh", "-c", &script].map(OsString::from).to_vec(),
             cwd: None,
+            wrapper: Vec::new(),
         }
     }
 
@@ -254,6 +255,7 @@ fn open_child_under_injection() {
         gen: 1,
         argv: vec!["/bin/cat".into()],
         cwd: None,
+        wrapper: Vec::new(),
     };
     let line = match opener.open(&key(), || spec) {
         Ok(Action::Attach) => "attach".to_string(),

@@ -58,6 +58,10 @@ pub struct ServeArgs {
     /// directory (off by default).
     #[arg(long)]
     pub takeover: bool,
+    /// Run each launched master in its own transient scope through this wrapper
+    /// (`systemd-run`; off by default; `VXBROKER_SCOPE_PROPERTIES`).
+    #[arg(long = "scope-wrapper", value_name = "CMD")]
+    pub scope_wrapper: Option<std::ffi::OsString>,
 }
 
 /// Everything the routes share.
@@ -76,6 +80,7 @@ pub(crate) struct App {
     /// One writer of the alias sidecar at a time (load, insert, publish).
     pub(crate) alias_lock: Mutex<()>,
     pub(crate) takeover: bool,
+    pub(crate) scopes: Option<crate::scope::Scopes>,
 }
 
 enum Listen {
@@ -136,6 +141,7 @@ fn build(a: &ServeArgs) -> Result<(Arc<App>, Listen)> {
         next_conn: AtomicU64::new(1),
         alias_lock: Mutex::new(()),
         takeover: a.takeover,
+        scopes: a.scope_wrapper.clone().map(crate::scope::Scopes::new),
     };
     Ok((Arc::new(app), listen))
 }

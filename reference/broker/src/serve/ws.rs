@@ -138,6 +138,7 @@ fn spec(app: &App, req: &Request) -> MasterSpec {
         gen: now_ms(),
         argv,
         cwd: req.cwd.clone(),
+        wrapper: Vec::new(),
     }
 }
 
@@ -156,8 +157,19 @@ async fn session(app: Arc<App>, req: Request, socket: WebSocket) {
     // The index is read before the launch, so the agent's own new id is the one
     // that appears after it.
     let pending = pending_alias(&app, &req);
-    let action =
-        tokio::task::spawn_blocking(move || opener.opener.open(&physical, || master)).await;
+    let action = tokio::task::spawn_blocking(move || {
+        // Only a LAUNCH builds the spec, so only a LAUNCH is scoped (and probes).
+        let launch = || MasterSpec {
+            wrapper: opener
+                .scopes
+                .as_ref()
+                .and_then(|s| s.prefix(physical.engine(), physical.native_id()))
+                .unwrap_or_default(),
+            ..master
+        };
+        opener.opener.open(&physical, launch)
+    })
+    .await;
     let (found_tx, found_rx) = tokio::sync::mpsc::channel(1);
     match action {
         Ok(Ok(Action::Busy)) => return close(socket, CLOSE_BUSY, "busy").await,
