@@ -262,6 +262,18 @@ async fn bridge(
     mut found: tokio::sync::mpsc::Receiver<String>,
 ) {
     let (mut from_master, mut to_master) = stream.into_split();
+    // `read_frame` is not cancellation-safe (a frame read across several polls would
+    // be cut when another branch of the select below wins, and the stream would lose
+    // its framing: a large replay came out as "master lost"). One task reads whole
+    // frames; the select takes them from a channel, which is cancellation-safe.
+    let (frame_tx, mut frames_rx) = tokio::sync::mpsc::channel(64);
+    tokio::spawn(async move {
+        while let Some(f) = read_frame(&mut from_master).await {
+            if frame_tx.send(f).await.is_err() {
+                break;
+            }
+        }
+    });
     let hello = frame::encode(frame::HELLO, &frame::hello(req.have, req.gen));
     if to_master.write_all(&hello).await.is_err() {
         return;
@@ -296,7 +308,7 @@ async fn bridge(
     let mut beat = tokio::time::interval(HEARTBEAT);
     loop {
         tokio::select! {
-            f = read_frame(&mut from_master) => match f {
+            f = frames_rx.recv() => match f {
                 Some((frame::OUTPUT, p)) => {
                     if tx.send(Message::Binary(p.into())).await.is_err() { break; }
                 }
