@@ -11,6 +11,14 @@ use std::collections::BTreeSet;
 /// `key = [...]` lines of the table: the names of the scenarios that did not pass, and
 /// of all scenarios.
 fn run(swap: &[(&str, String)]) -> (i32, BTreeSet<String>, BTreeSet<String>) {
+    run_with(swap, None)
+}
+
+/// [`run`] with the reference broker's negative-control defect `defect` selected.
+fn run_with(
+    swap: &[(&str, String)],
+    defect: Option<&str>,
+) -> (i32, BTreeSet<String>, BTreeSet<String>) {
     common::ensure_reference(&[]);
     let vxbroker = bin_dir().join("vxbroker");
     assert!(vxbroker.is_file(), "cargo build -p vx-broker first");
@@ -32,6 +40,12 @@ fn run(swap: &[(&str, String)]) -> (i32, BTreeSet<String>, BTreeSet<String>) {
             "sidecar_check",
             format!("[\"{b}\", \"sidecar\", \"check\", \"--json\", \"{{file}}\"]"),
         ),
+        (
+            "broker",
+            format!(
+                "[\"{b}\", \"serve\", \"--listen\", \"unix:{{socket}}\", \"--runtime-dir\", \"{{runtime_dir}}\", \"--lock-dir\", \"{{lock_dir}}\", \"--engines\", \"{{engines}}\"]"
+            ),
+        ),
     ];
     for (k, v) in swap {
         table.iter_mut().find(|(key, _)| key == k).unwrap().1 = v.clone();
@@ -39,7 +53,10 @@ fn run(swap: &[(&str, String)]) -> (i32, BTreeSet<String>, BTreeSet<String>) {
     let lines: Vec<String> = table.iter().map(|(k, v)| format!("{k} = {v}")).collect();
     let (code, report) = common::run_profile(
         &format!(
-            "name = \"negative-control\"\ncontracts = [\"single-writer\"]\n[single_writer]\n{}\n",
+            "name = \"negative-control\"\ncontracts = [\"single-writer\"]\n{}[single_writer]\n{}\n",
+            defect.map_or(String::new(), |d| format!(
+                "[env]\nVXBROKER_NEGATIVE_CONTROL = \"{d}\"\n"
+            )),
             lines.join("\n")
         ),
         &[],
@@ -100,4 +117,54 @@ fn an_accept_all_sidecar_reader_fails_the_malformed_sidecar_scenario_only() {
             .into_iter()
             .collect();
     assert_eq!(failing, expected);
+}
+
+/// Runs the suite against the reference broker with `defect` and requires exactly
+/// `expected` to fail (everything else passes).
+fn broker_defect_fails_exactly(defect: &str, expected: &[&str]) {
+    let (code, failing, all) = run_with(&[], Some(defect));
+    assert_eq!(code, 1, "{defect}: the run must fail");
+    let expected: BTreeSet<String> = expected.iter().map(|s| s.to_string()).collect();
+    for name in &expected {
+        assert!(all.contains(name), "no scenario named {name:?}");
+    }
+    assert_eq!(failing, expected, "{defect}");
+}
+
+/// A broker that takes a socket file for a live master (no `connect()` probe).
+#[test]
+fn a_broker_that_attaches_on_file_presence_fails_the_orphan_socket_rows_only() {
+    broker_defect_fails_exactly(
+        "attach-on-file",
+        &[
+            "A socket nobody listens on is an orphan: the open launches",
+            "An orphan socket is not reaped while the lock is held elsewhere",
+            "The whole tree killed (a reboot's stand-in) frees the lock; the orphan socket is reaped",
+        ],
+    );
+}
+
+/// A broker that `LOCK_UN`s the lock it handed to the master.
+#[test]
+fn a_broker_that_unlocks_after_spawn_fails_the_lock_held_rows_only() {
+    broker_defect_fails_exactly(
+        "unlock-after-spawn",
+        &[
+            "After LAUNCH the master holds the lock, even with the broker gone",
+            "A second broker sharing the lock directory cannot launch a held key",
+            "Closing the last viewer leaves the master",
+        ],
+    );
+}
+
+/// A broker whose gate lets a secondary's input and resizes through.
+#[test]
+fn a_broker_that_forwards_secondary_input_fails_the_gate_rows_only() {
+    broker_defect_fails_exactly(
+        "forward-secondary",
+        &[
+            "force=1 demotes the owner in place; it keeps streaming",
+            "A secondary's input and resize reach neither the agent nor the PTY",
+        ],
+    );
 }

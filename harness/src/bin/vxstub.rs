@@ -18,6 +18,8 @@
 // src/bin/ would be discovered as a binary of its own).
 #[path = "vxstub/cli.rs"]
 mod cli;
+#[path = "vxstub_agent.rs"]
+mod agent;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -63,6 +65,8 @@ enum Mode {
     Sleep,
     /// A fake CLI agent for session persist (docs/spec/persist-drive.md).
     Cli(cli::CliArgs),
+    /// The single-writer suite's agent (see vxstub_agent.rs).
+    Agent(agent::AgentArgs),
 }
 
 fn main() {
@@ -74,6 +78,7 @@ fn main() {
         Mode::Exit { code } => code,
         Mode::Sleep => sleep_forever(),
         Mode::Cli(args) => cli::run(&args),
+        Mode::Agent(a) => agent::run(&a),
     };
     std::process::exit(code);
 }

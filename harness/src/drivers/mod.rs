@@ -5,6 +5,8 @@
 //! Invariant: no driver imports a contract module.
 
 pub mod attach;
+pub mod broker;
+pub mod broker_ws;
 pub mod checker;
 pub mod cli;
 pub mod clock;

@@ -21,11 +21,42 @@ pub struct Templates {
     pub resume_plan: Vec<String>,
     /// One alias sidecar's or owner file's verdict (`{file}`).
     pub sidecar_check: Vec<String>,
-    /// The broker (`{socket}`, `{runtime_dir}`, …): preflight checks its program now;
-    /// its rows come with the suite's broker driver.
+    /// The broker (`{socket}`, `{runtime_dir}`, `{lock_dir}`, `{engines}`, …): the
+    /// live rows start it in their sandbox.
     #[serde(default)]
-    #[allow(dead_code)] // type-checked now, read by the broker rows
     pub broker: Vec<String>,
+    /// The format of the engines file the suite writes for `{engines}`; only
+    /// `"vxbroker"` (docs/spec/single-writer.md "Engines") today.
+    #[serde(default = "vxbroker")]
+    pub engines_format: String,
+    /// The terminal route (`{engine}`, `{id}`); the suite appends the query.
+    #[serde(default = "ws_path")]
+    pub ws_path: String,
+    /// The session list route.
+    #[serde(default = "sessions_path")]
+    pub sessions_path: String,
+    /// The retire route (the seed's "archive"; `{key}`).
+    #[serde(default = "archive_path")]
+    pub archive_path: String,
+    /// Where a session's master socket is (`{runtime_dir}`, `{physical}`).
+    #[serde(default = "session_socket")]
+    pub session_socket: String,
+}
+
+fn vxbroker() -> String {
+    "vxbroker".into()
+}
+fn ws_path() -> String {
+    "/ws/term/{engine}/{id}".into()
+}
+fn sessions_path() -> String {
+    "/api/sessions".into()
+}
+fn archive_path() -> String {
+    "/api/sessions/{key}/archive".into()
+}
+fn session_socket() -> String {
+    "{runtime_dir}/{physical}.sock".into()
 }
 
 impl Templates {
@@ -34,9 +65,16 @@ impl Templates {
             .single_writer
             .clone()
             .ok_or("the profile has no [single_writer] table")?;
-        toml::Value::Table(table)
+        let t: Templates = toml::Value::Table(table)
             .try_into()
-            .map_err(|e| format!("the profile's [single_writer] table: {e}"))
+            .map_err(|e| format!("the profile's [single_writer] table: {e}"))?;
+        if t.engines_format != "vxbroker" {
+            return Err(format!(
+                "the profile's [single_writer].engines_format {:?}: the suite writes only \"vxbroker\"",
+                t.engines_format
+            ));
+        }
+        Ok(t)
     }
 }
 
@@ -52,12 +90,15 @@ pub fn corpus_dir() -> PathBuf {
 /// One single-writer scenario: the offline checkers' sandbox.
 pub struct Checks {
     pub bench: CheckerScenario,
+    /// The live rows' brokers, viewers and probes; built by the first live step.
+    live: Option<super::live::Live>,
 }
 
 impl Checks {
     pub fn new() -> Checks {
         Checks {
             bench: CheckerScenario::new(context().bin_dir.clone()),
+            live: None,
         }
     }
 
@@ -97,6 +138,11 @@ impl Checks {
     pub fn check_sidecar(&mut self, file: &Path) {
         let template = templates().sidecar_check;
         self.bench.check_file(&template, file);
+    }
+
+    /// The live rows' state, built on first use.
+    pub fn live(&mut self) -> &mut super::live::Live {
+        self.live.get_or_insert_with(super::live::Live::new)
     }
 
     pub fn last(&self) -> &Said {

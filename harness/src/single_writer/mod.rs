@@ -5,6 +5,7 @@
 //! WebSocket routes, claims, aliases live) follow with the suite's broker driver.
 
 pub(crate) mod checks;
+pub(crate) mod live;
 mod steps;
 
 use checks::Checks;

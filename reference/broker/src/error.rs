@@ -272,6 +272,10 @@ rules! {
     ListenNotLoopback => ("serve.listen_not_loopback", InvalidParams(P::Listen), "listen address is not loopback"),
     ListenBind => ("serve.listen_bind", ListenUnavailable, "cannot listen (address in use, or another broker on the socket)"),
     RuntimeDir => ("serve.runtime_dir", RuntimeDirUnavailable, "runtime or history directory cannot be created"),
+    RuntimeDirSymlink => ("serve.runtime_dir_symlink", RuntimeDirUnavailable, "runtime or history directory is a symbolic link"),
+    RuntimeDirNotDir => ("serve.runtime_dir_not_dir", RuntimeDirUnavailable, "runtime or history directory is not a directory"),
+    RuntimeDirForeignOwner => ("serve.runtime_dir_foreign_owner", RuntimeDirUnavailable, "runtime or history directory is owned by another user"),
+    RuntimeDirShared => ("serve.runtime_dir_shared", RuntimeDirUnavailable, "runtime or history directory is open to group or other"),
 }
 
 /// A failed check: the code answered and the rule that failed. Content-free.

@@ -26,9 +26,11 @@ pub mod key;
 pub mod limits;
 pub mod lock;
 pub mod master;
+pub mod negative;
 pub mod open;
 pub mod owner;
 pub mod resume;
+pub mod scope;
 #[cfg(feature = "server")]
 pub mod serve;
 

@@ -1,5 +1,5 @@
 //! `open_action`: the one ATTACH-vs-LAUNCH decision (docs/spec/single-writer.md
-//! "Opening a session"). Serialized within a broker by one gate, and across brokers by
+//! "Opening a session"). Serialized within a broker by one gate per key, and across brokers by
 //! the per-key flock, so two concurrent opens of one key can never both LAUNCH.
 //!
 //! Live master (a non-blocking `connect()` succeeds) ⇒ ATTACH, no lock. Else acquire:
@@ -10,12 +10,13 @@
 //! The broker reaches a master only through its socket; it reaps only the masters it
 //! spawned.
 
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -25,6 +26,7 @@ use nix::sys::stat::lstat;
 use crate::error::{BrokerError, Result, Rule};
 use crate::key::SessionKey;
 use crate::lock::{Acquired, LockDir};
+use crate::negative::{self, Defect};
 
 /// How long a launched master has to accept before the launch counts as failed.
 pub const READY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -93,13 +95,34 @@ pub struct MasterSpec {
     /// The agent's working directory (the master's, which the agent inherits); a
     /// directory that cannot be entered fails the launch.
     pub cwd: Option<PathBuf>,
+    /// An argv the master runs under (a scope wrapper); empty for a plain spawn.
+    pub wrapper: Vec<OsString>,
 }
 
-/// One broker's opener: its runtime directory, the shared lock directory, one gate.
+/// One broker's opener: its runtime directory, the shared lock directory, and one
+/// gate per key (opens of one key are serialized; a slow launch never delays
+/// another key's open).
 pub struct Opener {
     runtime: PathBuf,
     locks: LockDir,
-    gate: Mutex<()>,
+    gates: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    /// Keys whose launch is in flight (the list's `starting` state).
+    starting: Mutex<HashSet<String>>,
+}
+
+/// Marks a key starting for as long as it lives.
+struct Starting<'a> {
+    set: &'a Mutex<HashSet<String>>,
+    key: String,
+}
+
+impl Drop for Starting<'_> {
+    fn drop(&mut self) {
+        self.set
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.key);
+    }
 }
 
 impl Opener {
@@ -107,8 +130,22 @@ impl Opener {
         Opener {
             runtime,
             locks,
-            gate: Mutex::new(()),
+            gates: Mutex::new(HashMap::new()),
+            starting: Mutex::new(HashSet::new()),
         }
+    }
+
+    /// The physical keys whose launch is in flight.
+    pub fn starting(&self) -> Vec<String> {
+        let set = self.starting.lock().unwrap_or_else(|p| p.into_inner());
+        set.iter().cloned().collect()
+    }
+
+    fn gate(&self, physical: &str) -> Arc<Mutex<()>> {
+        let mut gates = self.gates.lock().unwrap_or_else(|p| p.into_inner());
+        // Forget gates nobody waits on, so the map stays as small as the opens in flight.
+        gates.retain(|_, g| Arc::strong_count(g) > 1);
+        Arc::clone(gates.entry(physical.to_owned()).or_default())
     }
 
     pub fn socket_path(&self, key: &SessionKey) -> PathBuf {
@@ -121,10 +158,12 @@ impl Opener {
 
     /// `open_action` for `key`; `spec` is built only when this open launches.
     pub fn open(&self, key: &SessionKey, spec: impl FnOnce() -> MasterSpec) -> Result<Action> {
-        let _turn = self.gate.lock().unwrap_or_else(|p| p.into_inner());
+        let gate = self.gate(&key.physical());
+        let _turn = gate.lock().unwrap_or_else(|p| p.into_inner());
         let sock = self.socket_path(key);
         match probe(&sock) {
             Liveness::Live => return Ok(Action::Attach),
+            Liveness::Stale if negative::is(Defect::AttachOnFile) => return Ok(Action::Attach),
             Liveness::NotSocket => return Err(Rule::NotSocket.into()),
             Liveness::Stale | Liveness::Absent => {}
         }
@@ -147,8 +186,23 @@ impl Opener {
             }
             Liveness::Absent => {}
         }
+        let _starting = {
+            let physical = key.physical();
+            let set = &self.starting;
+            set.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(physical.clone());
+            Starting { set, key: physical }
+        };
         let spec = spec();
-        let mut cmd = Command::new(&spec.program);
+        let mut cmd = match spec.wrapper.split_first() {
+            Some((wrapper, args)) => {
+                let mut c = Command::new(wrapper);
+                c.args(args).arg(&spec.program);
+                c
+            }
+            None => Command::new(&spec.program),
+        };
         cmd.arg("master").arg("--create").arg(&sock);
         cmd.args([
             "--ring",
@@ -208,7 +262,12 @@ impl Opener {
             }
             std::thread::sleep(Duration::from_millis(2));
         }
-        lock.transfer();
+        if negative::is(Defect::UnlockAfterSpawn) {
+            // The defect: LOCK_UN on the description the master shares.
+            let _ = lock.release();
+        } else {
+            lock.transfer();
+        }
         let master_pid = child.id();
         // The broker spawned it, so the broker reaps it (no zombie); it never
         // signals or waits on a master it did not spawn.

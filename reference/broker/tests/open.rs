@@ -75,6 +75,7 @@ impl Fixture {
             gen: 1,
             argv: ["/bin/sh", "-c", &script].map(OsString::from).to_vec(),
             cwd: None,
+            wrapper: Vec::new(),
         }
     }
 
@@ -254,6 +255,7 @@ fn open_child_under_injection() {
         gen: 1,
         argv: vec!["/bin/cat".into()],
         cwd: None,
+        wrapper: Vec::new(),
     };
     let line = match opener.open(&key(), || spec) {
         Ok(Action::Attach) => "attach".to_string(),
@@ -366,4 +368,47 @@ fn a_stale_socket_that_cannot_be_unlinked_fails_the_launch_and_frees_the_lock() 
         Action::Launch { .. }
     ));
     end_agent(&opener);
+}
+
+/// A launch in flight is `starting` for its key only, and only until it ends; a slow
+/// launch of one key does not hold up another key's open (one gate per key).
+#[test]
+fn a_slow_launch_is_starting_and_does_not_gate_other_keys() {
+    let f = Fixture::new();
+    let opener = Arc::new(f.opener("run"));
+    // A "master" that never accepts and exits after a moment: the launch fails.
+    let slow = f.root.join("slow-master");
+    std::fs::write(&slow, "#!/bin/sh\nsleep 2\n").unwrap();
+    std::fs::set_permissions(&slow, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let slow_spec = MasterSpec {
+        program: slow,
+        ..f.spec()
+    };
+    let slow_key = key();
+    let other = parse_key("opencode:ses_other", &EngineTable::seed(), false).unwrap();
+    let o = Arc::clone(&opener);
+    let k = slow_key.clone();
+    let launching = std::thread::spawn(move || o.open(&k, || slow_spec));
+    let deadline = Instant::now() + WAIT;
+    while !opener.starting().contains(&slow_key.physical()) {
+        assert!(
+            Instant::now() < deadline,
+            "the slow launch was never starting"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(matches!(
+        opener.open(&other, || f.spec()).unwrap(),
+        Action::Launch { .. }
+    ));
+    // The other key launched while the slow one was still in flight: no shared gate.
+    assert_eq!(
+        opener.starting(),
+        vec![slow_key.physical()],
+        "another key's open waited for the slow launch"
+    );
+    let failed = launching.join().unwrap().unwrap_err();
+    assert_eq!(failed.rule, Rule::LaunchFailed);
+    assert!(opener.starting().is_empty());
+    vx_broker::master::request_stop(&opener.socket_path(&other));
 }

@@ -639,3 +639,105 @@ async fn takeover_arbitrates_across_two_brokers_through_the_owner_file() {
     assert!(!owner_file.exists(), "retire clears the lease");
     drop((b, a2));
 }
+
+/// A runtime directory open to others, or reached through a symlink, is refused at
+/// start: exit 6, `unavailable.runtime_dir`, nothing listening.
+#[test]
+fn an_unsafe_runtime_dir_is_refused_at_start() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let shared = root.join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o770)).unwrap();
+    let real = root.join("real");
+    std::fs::create_dir(&real).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::os::unix::fs::symlink(&real, root.join("link")).unwrap();
+    for (dir, reason) in [
+        ("shared", "open to group or other"),
+        ("link", "symbolic link"),
+    ] {
+        let sock = root.join(format!("{dir}.sock"));
+        let out = Command::new(BIN)
+            .arg("serve")
+            .arg("--listen")
+            .arg(format!("unix:{}", sock.display()))
+            .arg("--runtime-dir")
+            .arg(root.join(dir))
+            .arg("--lock-dir")
+            .arg(root.join("locks"))
+            .arg("--engines")
+            .arg(engines(root))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(6), "{dir}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("unavailable.runtime_dir"), "{dir}: {err}");
+        assert!(err.contains(reason), "{dir}: {err}");
+        assert!(!sock.exists(), "{dir}: the broker listened");
+    }
+}
+
+/// `--scope-wrapper`: probed once, then each LAUNCH (never an attach) runs under it
+/// with a unit name and only the strict properties, the lock descriptor passing
+/// through; a wrapper whose probe fails means a plain spawn, never a refusal.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_scope_wrapper_wraps_launches_only_and_falls_back_to_a_plain_spawn() {
+    use std::os::unix::fs::PermissionsExt;
+    // Process-wide, but only brokers started with --scope-wrapper read it.
+    std::env::set_var(vx_broker::scope::PROPERTIES_ENV, "TasksMax=64 bad;token");
+    for working in [true, false] {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let log = root.join("wrap.log");
+        let wrap = root.join("wrap");
+        let body = if working {
+            format!(
+                "echo \"$* fd3=$([ -e /proc/$$/fd/3 ] && echo yes || echo no)\" >> '{}'\nwhile [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"",
+                log.display()
+            )
+        } else {
+            format!("echo \"$*\" >> '{}'; exit 1", log.display())
+        };
+        std::fs::write(&wrap, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&wrap, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let wrap_arg = wrap.display().to_string();
+        let b = start_in(root, "b.sock", &["--scope-wrapper", &wrap_arg]);
+        let mut first = ws(&b, &format!("/ws/term/claude/{U}?new=1")).await.unwrap();
+        let mut seen = Seen::default();
+        read_until(&mut first, &mut seen, |s| !s.texts.is_empty()).await;
+        assert_eq!(seen.texts[0]["t"], "seq", "working={working}");
+        input(&mut first, "hi\n").await;
+        read_until(&mut first, &mut seen, |s| s.has(b"hi") >= 2).await;
+        let mut second = ws(&b, &format!("/ws/term/claude/{U}")).await.unwrap();
+        let mut again = Seen::default();
+        read_until(&mut second, &mut again, |s| !s.texts.is_empty()).await;
+        let lines: Vec<String> = std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect();
+        assert!(
+            lines[0].starts_with("--user --scope --collect --quiet -- true"),
+            "the probe: {lines:?}"
+        );
+        if working {
+            assert_eq!(
+                lines.len(),
+                2,
+                "one probe, one launch, no attach: {lines:?}"
+            );
+            let launch = &lines[1];
+            assert!(launch.contains("--unit vx-claude-6a73c0de-"), "{launch}");
+            assert!(launch.contains("-p TasksMax=64 --"), "{launch}");
+            assert!(!launch.contains("bad"), "{launch}");
+            assert!(
+                launch.ends_with("fd3=yes"),
+                "the lock fd passes through: {launch}"
+            );
+        } else {
+            assert_eq!(lines.len(), 1, "a failed probe: plain spawns: {lines:?}");
+        }
+    }
+}

@@ -58,6 +58,10 @@ pub struct ServeArgs {
     /// directory (off by default).
     #[arg(long)]
     pub takeover: bool,
+    /// Run each launched master in its own transient scope through this wrapper
+    /// (`systemd-run`; off by default; `VXBROKER_SCOPE_PROPERTIES`).
+    #[arg(long = "scope-wrapper", value_name = "CMD")]
+    pub scope_wrapper: Option<std::ffi::OsString>,
 }
 
 /// Everything the routes share.
@@ -76,6 +80,7 @@ pub(crate) struct App {
     /// One writer of the alias sidecar at a time (load, insert, publish).
     pub(crate) alias_lock: Mutex<()>,
     pub(crate) takeover: bool,
+    pub(crate) scopes: Option<crate::scope::Scopes>,
 }
 
 enum Listen {
@@ -118,6 +123,7 @@ fn build(a: &ServeArgs) -> Result<(Arc<App>, Listen)> {
             .mode(0o700)
             .create(dir)
             .map_err(|_| BrokerError::new(Rule::RuntimeDir))?;
+        check_private_dir(dir, uid)?;
     }
     let bin = std::env::current_exe().map_err(|_| BrokerError::new(Rule::RuntimeDir))?;
     let bin_dir = bin.parent().map(PathBuf::from).unwrap_or_default();
@@ -135,8 +141,26 @@ fn build(a: &ServeArgs) -> Result<(Arc<App>, Listen)> {
         next_conn: AtomicU64::new(1),
         alias_lock: Mutex::new(()),
         takeover: a.takeover,
+        scopes: a.scope_wrapper.clone().map(crate::scope::Scopes::new),
     };
     Ok((Arc::new(app), listen))
+}
+
+/// The runtime and history directories hold the masters' sockets (whoever can
+/// connect can type into an agent), the claims and the histories: ours alone, no
+/// group or other bits, never through a symlink.
+fn check_private_dir(dir: &std::path::Path, uid: u64) -> Result<()> {
+    use vx_store::safe_fs::{check_dir, DirRule, UnsafeReason};
+    let st = nix::sys::stat::lstat(dir).map_err(|_| BrokerError::new(Rule::RuntimeDir))?;
+    check_dir(&st, uid, DirRule::Private).map_err(|r| {
+        BrokerError::new(match r {
+            UnsafeReason::Symlink => Rule::RuntimeDirSymlink,
+            UnsafeReason::OtherOwner => Rule::RuntimeDirForeignOwner,
+            UnsafeReason::PermissiveMode => Rule::RuntimeDirShared,
+            UnsafeReason::WrongType | UnsafeReason::Directory => Rule::RuntimeDirNotDir,
+            _ => Rule::RuntimeDir,
+        })
+    })
 }
 
 /// Runs the broker until SIGINT/SIGTERM; returns the exit code.

@@ -1,4 +1,4 @@
-//! `GET /api/sessions` and `POST /api/sessions/{key}/archive` (retire).
+//! `GET /api/sessions` (states `starting`, `attached`, `detached`, `exited`) and `POST /api/sessions/{key}/archive` (retire).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,6 +28,7 @@ pub(crate) async fn list(State(app): State<Arc<App>>) -> Response {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .clone();
+    let starting = app.opener.starting();
     let mut rows: Vec<Value> = Vec::new();
     let entries = std::fs::read_dir(&app.runtime)
         .into_iter()
@@ -44,6 +45,7 @@ pub(crate) async fn list(State(app): State<Arc<App>>) -> Response {
         let alive = probe(&entry.path()) == Liveness::Live;
         let count = viewers.get(stem).copied().unwrap_or(0);
         let state = match (alive, count) {
+            _ if starting.contains(&stem.to_owned()) => "starting",
             (false, _) => "exited",
             (true, 0) => "detached",
             (true, _) => "attached",
@@ -60,6 +62,21 @@ pub(crate) async fn list(State(app): State<Arc<App>>) -> Response {
             row["alias"] = physical.as_str().into();
         }
         rows.push(row);
+    }
+    // A launch whose master has not bound its socket yet is listed too.
+    for stem in &starting {
+        if rows.iter().any(|r| r["physical_key"] == stem.as_str()) {
+            continue;
+        }
+        if let Some(physical) = SessionKey::from_physical(stem) {
+            rows.push(json!({
+                "key": physical.as_str(),
+                "physical_key": stem,
+                "state": "starting",
+                "alive": false,
+                "viewers": 0,
+            }));
+        }
     }
     rows.sort_by(|a, b| a["key"].as_str().cmp(&b["key"].as_str()));
     Json(json!({ "sessions": rows })).into_response()

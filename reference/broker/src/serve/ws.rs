@@ -138,6 +138,7 @@ fn spec(app: &App, req: &Request) -> MasterSpec {
         gen: now_ms(),
         argv,
         cwd: req.cwd.clone(),
+        wrapper: Vec::new(),
     }
 }
 
@@ -156,8 +157,19 @@ async fn session(app: Arc<App>, req: Request, socket: WebSocket) {
     // The index is read before the launch, so the agent's own new id is the one
     // that appears after it.
     let pending = pending_alias(&app, &req);
-    let action =
-        tokio::task::spawn_blocking(move || opener.opener.open(&physical, || master)).await;
+    let action = tokio::task::spawn_blocking(move || {
+        // Only a LAUNCH builds the spec, so only a LAUNCH is scoped (and probes).
+        let launch = || MasterSpec {
+            wrapper: opener
+                .scopes
+                .as_ref()
+                .and_then(|s| s.prefix(physical.engine(), physical.native_id()))
+                .unwrap_or_default(),
+            ..master
+        };
+        opener.opener.open(&physical, launch)
+    })
+    .await;
     let (found_tx, found_rx) = tokio::sync::mpsc::channel(1);
     match action {
         Ok(Ok(Action::Busy)) => return close(socket, CLOSE_BUSY, "busy").await,
@@ -250,6 +262,18 @@ async fn bridge(
     mut found: tokio::sync::mpsc::Receiver<String>,
 ) {
     let (mut from_master, mut to_master) = stream.into_split();
+    // `read_frame` is not cancellation-safe (a frame read across several polls would
+    // be cut when another branch of the select below wins, and the stream would lose
+    // its framing: a large replay came out as "master lost"). One task reads whole
+    // frames; the select takes them from a channel, which is cancellation-safe.
+    let (frame_tx, mut frames_rx) = tokio::sync::mpsc::channel(64);
+    tokio::spawn(async move {
+        while let Some(f) = read_frame(&mut from_master).await {
+            if frame_tx.send(f).await.is_err() {
+                break;
+            }
+        }
+    });
     let hello = frame::encode(frame::HELLO, &frame::hello(req.have, req.gen));
     if to_master.write_all(&hello).await.is_err() {
         return;
@@ -284,7 +308,7 @@ async fn bridge(
     let mut beat = tokio::time::interval(HEARTBEAT);
     loop {
         tokio::select! {
-            f = read_frame(&mut from_master) => match f {
+            f = frames_rx.recv() => match f {
                 Some((frame::OUTPUT, p)) => {
                     if tx.send(Message::Binary(p.into())).await.is_err() { break; }
                 }
@@ -330,7 +354,8 @@ async fn bridge(
                     Some(Ok(_)) => None,
                 };
                 // The gate: a secondary's input and resizes never reach the master.
-                if let (Some(bytes), true) = (input, writer) {
+                let gate_open = writer || crate::negative::is(crate::negative::Defect::ForwardSecondary);
+                if let (Some(bytes), true) = (input, gate_open) {
                     if to_master.write_all(&bytes).await.is_err() { break; }
                 }
             }

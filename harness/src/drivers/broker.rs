@@ -1,0 +1,372 @@
+//! A broker under test (the single-writer contract's `[single_writer].broker`): its
+//! sandbox (temporary XDG dirs, a shared lock directory, one runtime directory and
+//! socket per instance), the engines file the suite writes (every engine runs
+//! `vxstub agent`), and the probes that look from outside: live `vxstub agent`
+//! processes per session by PID (from `/proc`), the per-key lock from the suite's
+//! own process (a non-blocking `flock`), the agents' history and violation files.
+//!
+//! Cleanup is by PID: the brokers this driver started, then every process whose
+//! command line names this sandbox (masters and agents outlive brokers by design).
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::fcntl::{Flock, FlockArg};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+use super::sandbox::{self, Placeholders};
+use crate::verdict::OrHarness;
+
+/// One started broker.
+pub struct Instance {
+    pub child: Child,
+    pub socket: PathBuf,
+    pub runtime_dir: PathBuf,
+}
+
+/// One live `vxstub agent` of this sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Agent {
+    pub pid: i32,
+    /// `engine@id`, or `engine@` for an agent that has not minted its id yet.
+    pub physical: String,
+}
+
+/// Whether a lock is held, from a non-blocking `flock` of the suite's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockState {
+    Held,
+    Free,
+}
+
+/// The sandbox of one scenario's brokers.
+pub struct BrokerSandbox {
+    _dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub ph: Placeholders,
+    pub lock_dir: PathBuf,
+    pub history: PathBuf,
+    pub engines: PathBuf,
+    template: Vec<String>,
+    env: Vec<(String, String)>,
+    instances: Vec<Instance>,
+}
+
+/// The engines file in `vxbroker`'s format: every engine runs `stub agent`.
+/// `claude` pins uuids, `opencode` mints `ses_…` ids, `ghost` names a program that
+/// does not exist (a launch that fails before the master serves).
+fn engines_text(stub: &Path, history: &Path, missing: &Path) -> String {
+    let (s, h, m) = (stub.display(), history.display(), missing.display());
+    format!(
+        r#"[engine.claude]
+pin = "flag"
+id = "uuid"
+launch = ["{s}", "agent", "--engine", "claude", "--id", "{{id}}", "--history", "{h}"]
+resume = ["{s}", "agent", "--engine", "claude", "--id", "{{id}}", "--history", "{h}", "--resume"]
+
+[engine.opencode]
+pin = "none"
+id = "ses"
+launch = ["{s}", "agent", "--engine", "opencode", "--history", "{h}", "--index", "{h}/index"]
+resume = ["{s}", "agent", "--engine", "opencode", "--id", "{{id}}", "--history", "{h}", "--resume"]
+index = "{h}/index"
+
+[engine.ghost]
+pin = "flag"
+id = "uuid"
+launch = ["{m}", "--id", "{{id}}"]
+resume = ["{m}", "--id", "{{id}}"]
+"#
+    )
+}
+
+fn mkdir_private(p: &Path) {
+    std::fs::create_dir_all(p).or_harness("mkdir in the broker sandbox");
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o700))
+        .or_harness("chmod in the broker sandbox");
+}
+
+impl BrokerSandbox {
+    /// A sandbox for `template` (the profile's `broker`), with `env` for every broker.
+    pub fn new(bin_dir: PathBuf, template: Vec<String>, env: Vec<(String, String)>) -> Self {
+        if template.is_empty() {
+            crate::harness_error!("the profile's [single_writer] table has no `broker` command");
+        }
+        let (dir, ph) = sandbox::create(bin_dir.clone());
+        let root = dir.path().to_path_buf();
+        let lock_dir = root.join("locks");
+        let history = root.join("history");
+        mkdir_private(&lock_dir);
+        mkdir_private(&history);
+        let engines = root.join("engines.toml");
+        let text = engines_text(
+            &bin_dir.join("vxstub"),
+            &history,
+            &root.join("no-such-program"),
+        );
+        std::fs::write(&engines, text).or_harness("writing the engines file");
+        BrokerSandbox {
+            _dir: dir,
+            root,
+            ph,
+            lock_dir,
+            history,
+            engines,
+            template,
+            env,
+            instances: Vec::new(),
+        }
+    }
+
+    /// The runtime directory and socket of instance `n` (0 is the sandbox's own).
+    fn place(&self, n: usize) -> (PathBuf, PathBuf) {
+        if n == 0 {
+            return (self.ph.runtime_dir.clone(), self.ph.socket.clone());
+        }
+        let run = self.root.join(format!("run{n}"));
+        mkdir_private(&run);
+        mkdir_private(&run.join("venomx"));
+        (run.clone(), run.join("venomx/s.sock"))
+    }
+
+    /// Starts a broker on instance `n`'s runtime dir and socket (a restart reuses
+    /// both), waiting until its socket accepts.
+    pub fn start(&mut self, n: usize, within: Duration) -> usize {
+        let (runtime_dir, socket) = self.place(n);
+        let mut ph = self.ph.clone();
+        ph.runtime_dir = runtime_dir.clone();
+        ph.socket = socket.clone();
+        let words: Vec<String> = self
+            .template
+            .iter()
+            .map(|w| {
+                w.replace("{lock_dir}", &self.lock_dir.to_string_lossy())
+                    .replace("{engines}", &self.engines.to_string_lossy())
+                    .replace("{history}", &self.history.to_string_lossy())
+            })
+            .collect();
+        let child = sandbox::command(&ph, &words, &self.env, &self.root)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .or_harness("starting the broker");
+        let pid = child.id();
+        self.instances.push(Instance {
+            child,
+            socket: socket.clone(),
+            runtime_dir,
+        });
+        let at = self.instances.len() - 1;
+        let until = Instant::now() + within;
+        while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+            if let Ok(Some(status)) = self.instances[at].child.try_wait() {
+                panic!("the broker (pid {pid}) exited before it listened: {status}");
+            }
+            if Instant::now() >= until {
+                crate::timed_out!("the broker's socket to accept");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        at
+    }
+
+    pub fn instance(&mut self, at: usize) -> &mut Instance {
+        self.instances
+            .get_mut(at)
+            .or_harness("no such broker instance")
+    }
+
+    /// Signals a broker and waits until it is gone.
+    pub fn stop(&mut self, at: usize, signal: Signal) {
+        let i = self.instance(at);
+        let _ = kill(Pid::from_raw(i.child.id() as i32), signal);
+        let until = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Ok(Some(_)) = i.child.try_wait() {
+                return;
+            }
+            if Instant::now() >= until {
+                let _ = i.child.kill();
+                let _ = i.child.wait();
+                panic!("the broker did not exit on {signal:?} within 10 s");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// The live `vxstub agent`s whose history is this sandbox's.
+    pub fn agents(&self) -> Vec<Agent> {
+        let mut found = Vec::new();
+        for (pid, argv) in processes() {
+            let is_stub = argv
+                .first()
+                .is_some_and(|a| Path::new(a).file_name().is_some_and(|n| n == "vxstub"));
+            if !is_stub || argv.get(1).map(String::as_str) != Some("agent") {
+                continue;
+            }
+            let flag = |name: &str| {
+                argv.iter()
+                    .position(|a| a == name)
+                    .and_then(|i| argv.get(i + 1))
+                    .cloned()
+            };
+            if flag("--history").as_deref() != Some(&*self.history.to_string_lossy()) {
+                continue;
+            }
+            if !super::process::alive(pid) {
+                continue;
+            }
+            let physical = format!(
+                "{}@{}",
+                flag("--engine").unwrap_or_default(),
+                flag("--id").unwrap_or_default()
+            );
+            found.push(Agent { pid, physical });
+        }
+        found.sort_by_key(|a| a.pid);
+        found
+    }
+
+    /// The agents of one session.
+    pub fn agents_of(&self, physical: &str) -> Vec<i32> {
+        self.agents()
+            .into_iter()
+            .filter(|a| a.physical == physical)
+            .map(|a| a.pid)
+            .collect()
+    }
+
+    /// The agents of `engine`, whatever their ids (a self-minting engine's command
+    /// line names none).
+    pub fn agents_of_engine(&self, engine: &str) -> Vec<i32> {
+        let prefix = format!("{engine}@");
+        self.agents()
+            .into_iter()
+            .filter(|a| a.physical.starts_with(&prefix))
+            .map(|a| a.pid)
+            .collect()
+    }
+
+    pub fn lock_file(&self, physical: &str) -> PathBuf {
+        self.lock_dir.join(format!("{physical}.lock"))
+    }
+
+    /// The lock of `physical`, seen from the suite: never call it while an open of
+    /// that key is in flight (the probe's own moment of holding would make it BUSY).
+    pub fn lock_state(&self, physical: &str) -> LockState {
+        let Ok(f) = std::fs::File::open(self.lock_file(physical)) else {
+            return LockState::Free;
+        };
+        match Flock::lock(f, FlockArg::LockExclusiveNonblock) {
+            Ok(held) => {
+                let _ = held.unlock();
+                LockState::Free
+            }
+            Err((_, nix::errno::Errno::EWOULDBLOCK)) => LockState::Held,
+            Err((_, e)) => crate::harness_error!("flock on the lock file: {e}"),
+        }
+    }
+
+    /// Holds the lock of `physical` from the suite's own process until dropped.
+    pub fn hold_lock(&self, physical: &str) -> Flock<std::fs::File> {
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(self.lock_file(physical))
+            .or_harness("opening the lock file");
+        Flock::lock(f, FlockArg::LockExclusiveNonblock)
+            .map_err(|(_, e)| e)
+            .or_harness("the suite could not take the lock")
+    }
+
+    /// Files the agents wrote because they found another writer of their session.
+    pub fn violations(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&self.history)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|n| n.contains(".violation."))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// The turns the agent of `physical` logged, parsed.
+    pub fn turns(&self, physical: &str) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.history_file(physical))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    pub fn history_file(&self, physical: &str) -> PathBuf {
+        self.history.join(format!("{physical}.jsonl"))
+    }
+
+    /// Kills (SIGKILL) every process whose command line names this sandbox: masters
+    /// and agents, the stand-in for a reboot. Brokers started here are left alone.
+    pub fn kill_sessions(&mut self) {
+        let brokers: Vec<i32> = self.instances.iter().map(|i| i.child.id() as i32).collect();
+        let root = self.root.to_string_lossy().into_owned();
+        let me = std::process::id() as i32;
+        for (pid, argv) in processes() {
+            if pid != me && !brokers.contains(&pid) && argv.iter().any(|a| a.contains(&root)) {
+                let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+                reap(pid);
+            }
+        }
+    }
+}
+
+/// Reaps `pid` if it is our child (the run is a subreaper of orphaned masters).
+fn reap(pid: i32) {
+    use nix::sys::wait::{waitpid, WaitPidFlag};
+    let until = Instant::now() + Duration::from_millis(500);
+    while Instant::now() < until {
+        match waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)) {
+            Ok(nix::sys::wait::WaitStatus::StillAlive) => {
+                std::thread::sleep(Duration::from_millis(5))
+            }
+            _ => return,
+        }
+    }
+}
+
+/// Every process's PID and argv, from `/proc`.
+fn processes() -> BTreeMap<i32, Vec<String>> {
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(raw) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let argv = raw
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        out.insert(pid, argv);
+    }
+    out
+}
+
+impl Drop for BrokerSandbox {
+    fn drop(&mut self) {
+        for i in &mut self.instances {
+            let _ = i.child.kill();
+            let _ = i.child.wait();
+        }
+        self.kill_sessions();
+    }
+}

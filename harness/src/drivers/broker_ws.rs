@@ -1,0 +1,229 @@
+//! The suite's viewer of a broker: a real WebSocket client (tungstenite, through
+//! tokio-tungstenite's re-export, used blocking because step bodies run on blocking
+//! threads) over the broker's Unix socket, and the two plain HTTP routes (session
+//! list, retire) with `httparse` reading the reply. Every read is bounded.
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::{self, Message, WebSocket};
+
+/// How long one read of a viewer waits before the pump looks at its deadline.
+const READ_SLICE: Duration = Duration::from_millis(25);
+/// Largest HTTP reply the suite reads.
+const MAX_REPLY: usize = 1 << 20;
+
+/// Why an open did not become a stream.
+#[derive(Debug)]
+pub enum Refused {
+    /// The broker answered the upgrade with an HTTP error: status and JSON body.
+    Http(u16, Value),
+    /// The socket or the handshake failed.
+    Transport(String),
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::Http(status, body) => write!(f, "HTTP {status}: {body}"),
+            Refused::Transport(e) => write!(f, "the connection failed: {e}"),
+        }
+    }
+}
+
+/// What one viewer has seen so far.
+pub struct Viewer {
+    ws: WebSocket<UnixStream>,
+    /// PTY output (binary messages), in order.
+    pub output: Vec<u8>,
+    /// Control frames (text messages), in order, each with the output length when it
+    /// arrived.
+    pub texts: Vec<(usize, Value)>,
+    /// The close code, once the broker closed.
+    pub close: Option<u16>,
+}
+
+impl Viewer {
+    /// Opens `path_and_query` (e.g. `/ws/term/claude/<id>?have=3`) on the broker's
+    /// socket.
+    pub fn open(socket: &Path, path_and_query: &str) -> Result<Viewer, Refused> {
+        let stream = UnixStream::connect(socket).map_err(|e| Refused::Transport(e.to_string()))?;
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .map_err(|e| Refused::Transport(e.to_string()))?;
+        let url = format!("ws://localhost{path_and_query}");
+        match tungstenite::client(url.as_str(), stream) {
+            Ok((ws, _)) => {
+                ws.get_ref()
+                    .set_read_timeout(Some(READ_SLICE))
+                    .map_err(|e| Refused::Transport(e.to_string()))?;
+                Ok(Viewer {
+                    ws,
+                    output: Vec::new(),
+                    texts: Vec::new(),
+                    close: None,
+                })
+            }
+            Err(tungstenite::HandshakeError::Failure(tungstenite::Error::Http(r))) => {
+                let body = r
+                    .body()
+                    .as_deref()
+                    .and_then(|b| serde_json::from_slice(b).ok())
+                    .unwrap_or(Value::Null);
+                Err(Refused::Http(r.status().as_u16(), body))
+            }
+            Err(e) => Err(Refused::Transport(e.to_string())),
+        }
+    }
+
+    /// Reads until `done` holds, the broker closes, or `limit` passes; whether `done`
+    /// held.
+    pub fn pump(&mut self, limit: Duration, mut done: impl FnMut(&Viewer) -> bool) -> bool {
+        let until = Instant::now() + limit;
+        loop {
+            if done(self) {
+                return true;
+            }
+            if self.close.is_some() || Instant::now() >= until {
+                return done(self);
+            }
+            match self.ws.read() {
+                Ok(Message::Binary(b)) => self.output.extend_from_slice(&b),
+                Ok(Message::Text(t)) => {
+                    let v =
+                        serde_json::from_str(t.as_str()).unwrap_or(Value::String(t.to_string()));
+                    self.texts.push((self.output.len(), v));
+                }
+                Ok(Message::Close(f)) => {
+                    self.close = Some(f.map_or(1005, |f| u16::from(f.code)));
+                }
+                Ok(_) => {}
+                Err(tungstenite::Error::Io(e))
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(_) => self.close = Some(self.close.unwrap_or(1006)),
+            }
+        }
+    }
+
+    /// Reads whatever arrives for `d`.
+    pub fn settle(&mut self, d: Duration) {
+        self.pump(d, |_| false);
+    }
+
+    fn send(&mut self, m: Message) {
+        if self.close.is_some() {
+            return;
+        }
+        if self.ws.send(m).is_err() {
+            self.close = Some(self.close.unwrap_or(1006));
+        }
+    }
+
+    /// One input frame `{"t":"i","d":…}`.
+    pub fn input(&mut self, text: &str) {
+        let frame = serde_json::json!({"t": "i", "d": text}).to_string();
+        self.send(Message::Text(frame.into()));
+    }
+
+    /// One resize frame `{"t":"r","cols","rows"}`.
+    pub fn resize(&mut self, cols: u16, rows: u16) {
+        let frame = serde_json::json!({"t": "r", "cols": cols, "rows": rows}).to_string();
+        self.send(Message::Text(frame.into()));
+    }
+
+    /// Closes from the viewer's side (a tab closing, a transient drop).
+    pub fn close_now(mut self) {
+        let _ = self.ws.close(Some(tungstenite::protocol::CloseFrame {
+            code: CloseCode::Normal,
+            reason: "".into(),
+        }));
+        let until = Instant::now() + Duration::from_millis(500);
+        while Instant::now() < until {
+            match self.ws.read() {
+                Ok(_) => {}
+                Err(tungstenite::Error::Io(e))
+                    if e.kind() == std::io::ErrorKind::WouldBlock
+                        || e.kind() == std::io::ErrorKind::TimedOut => {}
+                Err(_) => break,
+            }
+        }
+    }
+
+    /// The first `seq` frame and the output length when it arrived (where a
+    /// non-delta attach's replay ends).
+    pub fn first_seq(&self) -> Option<(usize, &Value)> {
+        self.texts
+            .iter()
+            .find(|(_, v)| v["t"] == "seq")
+            .map(|(at, v)| (*at, v))
+    }
+
+    /// The control frames of type `t`.
+    pub fn frames(&self, t: &str) -> Vec<&Value> {
+        self.texts
+            .iter()
+            .filter(|(_, v)| v["t"] == t)
+            .map(|(_, v)| v)
+            .collect()
+    }
+}
+
+/// One HTTP/1.1 request on the broker's socket: status and JSON body.
+pub fn http(socket: &Path, method: &str, path: &str) -> Result<(u16, Value), String> {
+    let mut s = UnixStream::connect(socket).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .map_err(|e| e.to_string())?;
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    s.write_all(req.as_bytes()).map_err(|e| e.to_string())?;
+    let mut reply = Vec::new();
+    s.take(MAX_REPLY as u64)
+        .read_to_end(&mut reply)
+        .map_err(|e| e.to_string())?;
+    let mut headers = [httparse::EMPTY_HEADER; 32];
+    let mut r = httparse::Response::new(&mut headers);
+    let head = match r.parse(&reply).map_err(|e| e.to_string())? {
+        httparse::Status::Complete(n) => n,
+        httparse::Status::Partial => return Err("a partial HTTP reply".into()),
+    };
+    let chunked = r.headers.iter().any(|h| {
+        h.name.eq_ignore_ascii_case("transfer-encoding")
+            && String::from_utf8_lossy(h.value).contains("chunked")
+    });
+    let status = r.code.unwrap_or(0);
+    let body = if chunked {
+        dechunk(&reply[head..])?
+    } else {
+        reply[head..].to_vec()
+    };
+    let v = serde_json::from_slice(&body).map_err(|_| "the reply is not JSON".to_string())?;
+    Ok((status, v))
+}
+
+fn dechunk(mut b: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    loop {
+        match httparse::parse_chunk_size(b).map_err(|_| "a bad chunk".to_string())? {
+            httparse::Status::Complete((at, 0)) => {
+                let _ = at;
+                return Ok(out);
+            }
+            httparse::Status::Complete((at, n)) => {
+                let n = usize::try_from(n).map_err(|_| "a huge chunk".to_string())?;
+                let end = at.checked_add(n).filter(|e| *e <= b.len());
+                let end = end.ok_or("a short chunk")?;
+                out.extend_from_slice(&b[at..end]);
+                b = b.get(end + 2..).unwrap_or_default();
+            }
+            httparse::Status::Partial => return Err("a partial chunk".into()),
+        }
+    }
+}

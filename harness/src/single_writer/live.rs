@@ -1,0 +1,282 @@
+//! The live rows' state: one scenario's broker sandbox (brokers, shared lock dir),
+//! its named viewers with the offset each has consumed, and what the suite noted
+//! (an agent's PID, a held lock, a copy of a history).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use nix::fcntl::Flock;
+use serde_json::Value;
+
+use super::checks::{templates, Templates};
+use crate::drivers::broker::BrokerSandbox;
+use crate::drivers::broker_ws::{Refused, Viewer};
+use crate::drivers::scaled;
+use crate::profile::context;
+use crate::verdict::OrHarness;
+
+/// How long a broker may take to accept, and most waits for an effect (scaled).
+pub const WAIT_MS: u64 = 10_000;
+
+/// One named viewer and the stream offset its connection started at.
+pub struct Tracked {
+    pub viewer: Viewer,
+    /// The `have` this connection was opened with (0 for a non-delta open).
+    pub base: u64,
+    /// The generation the viewer last learned from a `seq` frame.
+    pub gen: Option<u64>,
+    /// The key and broker it was opened on, for reconnects.
+    pub key: String,
+    pub query: String,
+    pub broker: usize,
+}
+
+impl Tracked {
+    /// Bytes of the session's output this viewer has consumed: from the last `seq`
+    /// frame on (a non-delta open), else from the `have` it opened with.
+    pub fn offset(&self) -> u64 {
+        match self
+            .viewer
+            .texts
+            .iter()
+            .rev()
+            .find(|(_, v)| v["t"] == "seq")
+        {
+            Some((at, v)) => {
+                let n = v["n"].as_u64().or_harness("a seq frame's n");
+                n + (self.viewer.output.len() - at) as u64
+            }
+            None => self.base + self.viewer.output.len() as u64,
+        }
+    }
+
+    pub fn learned_gen(&self) -> Option<u64> {
+        self.viewer
+            .frames("seq")
+            .last()
+            .and_then(|v| v["gen"].as_u64())
+            .or(self.gen)
+    }
+}
+
+/// What a dropped viewer reconnects with.
+pub struct Gone {
+    pub have: u64,
+    pub gen: Option<u64>,
+    pub key: String,
+    pub query: String,
+    pub broker: usize,
+}
+
+pub struct Live {
+    pub sb: BrokerSandbox,
+    pub t: Templates,
+    /// Broker instances by role: `0` the first (and its restarts), `1` the second.
+    pub brokers: BTreeMap<usize, usize>,
+    pub viewers: BTreeMap<String, Tracked>,
+    pub dropped: BTreeMap<String, Gone>,
+    pub refused: BTreeMap<String, Refused>,
+    /// The viewers of one "at once" step, in order.
+    pub crowd: Vec<Result<Viewer, Refused>>,
+    pub noted: BTreeMap<String, i32>,
+    pub held: Option<Flock<std::fs::File>>,
+    pub history_copy: Option<Vec<u8>>,
+    /// The real key an `id` frame told.
+    pub minted: Option<String>,
+}
+
+/// `engine:id` → `engine@id`, the physical name the kit pins.
+pub fn physical(key: &str) -> String {
+    key.replacen(':', "@", 1)
+}
+
+/// The query of a feature, with one-letter `fp`/`tab` values widened to the seed's
+/// lengths (`fp=a` → 32 × `a`, `tab=1` → 16 × `1`).
+fn widen(query: &str) -> String {
+    query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.split_once('=') {
+            Some(("fp", v)) if v.len() == 1 => format!("fp={}", v.repeat(32)),
+            Some(("tab", v)) if v.len() == 1 => format!("tab={}", v.repeat(16)),
+            _ => p.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+impl Live {
+    pub fn new() -> Live {
+        let t = templates();
+        let env = context()
+            .profile
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        Live {
+            sb: BrokerSandbox::new(context().bin_dir.clone(), t.broker.clone(), env),
+            t,
+            brokers: BTreeMap::new(),
+            viewers: BTreeMap::new(),
+            dropped: BTreeMap::new(),
+            refused: BTreeMap::new(),
+            crowd: Vec::new(),
+            noted: BTreeMap::new(),
+            held: None,
+            history_copy: None,
+            minted: None,
+        }
+    }
+
+    /// Starts (or restarts) broker `role` on its own runtime dir and socket.
+    pub fn start_broker(&mut self, role: usize) {
+        let at = self.sb.start(role, scaled(WAIT_MS));
+        self.brokers.insert(role, at);
+    }
+
+    pub fn broker_socket(&mut self, role: usize) -> PathBuf {
+        let at = *self
+            .brokers
+            .get(&role)
+            .or_harness("that broker never started");
+        self.sb.instance(at).socket.clone()
+    }
+
+    /// The master socket of `key` under broker `role`'s runtime directory.
+    pub fn session_socket(&mut self, key: &str, role: usize) -> PathBuf {
+        let at = *self
+            .brokers
+            .get(&role)
+            .or_harness("that broker never started");
+        let runtime = self.sb.instance(at).runtime_dir.clone();
+        PathBuf::from(
+            self.t
+                .session_socket
+                .replace("{runtime_dir}", &runtime.to_string_lossy())
+                .replace("{physical}", &physical(key)),
+        )
+    }
+
+    fn route(&self, key: &str, query: &str) -> String {
+        let (engine, id) = key.split_once(':').or_harness("a key is engine:id");
+        let path = self
+            .t
+            .ws_path
+            .replace("{engine}", engine)
+            .replace("{id}", id);
+        let q = widen(query);
+        if q.is_empty() {
+            path
+        } else {
+            format!("{path}?{q}")
+        }
+    }
+
+    /// Opens `key` as viewer `name` on broker `role`; a refusal is kept by name.
+    pub fn open(&mut self, name: &str, key: &str, query: &str, role: usize, base: u64) {
+        let socket = self.broker_socket(role);
+        let route = self.route(key, query);
+        self.viewers.remove(name);
+        self.dropped.remove(name);
+        self.refused.remove(name);
+        match Viewer::open(&socket, &route) {
+            Ok(mut viewer) => {
+                // The first frame says what the open did: a role, a replay, a seq,
+                // or a close; a delta with nothing missed says nothing.
+                viewer.pump(Duration::from_millis(300), |v| {
+                    v.close.is_some() || !v.texts.is_empty() || !v.output.is_empty()
+                });
+                self.viewers.insert(
+                    name.to_string(),
+                    Tracked {
+                        viewer,
+                        base,
+                        gen: None,
+                        key: key.to_string(),
+                        query: query.to_string(),
+                        broker: role,
+                    },
+                );
+            }
+            Err(r) => {
+                self.refused.insert(name.to_string(), r);
+            }
+        }
+    }
+
+    /// Closes viewer `name` from its side (a transient drop or a tab closing),
+    /// keeping what a reconnect sends.
+    pub fn drop_viewer(&mut self, name: &str) {
+        let old = self.viewers.remove(name).or_harness("no such viewer");
+        let gone = Gone {
+            have: old.offset(),
+            gen: old.learned_gen(),
+            key: old.key.clone(),
+            query: old.query.clone(),
+            broker: old.broker,
+        };
+        old.viewer.close_now();
+        self.dropped.insert(name.to_string(), gone);
+    }
+
+    /// Reconnects a dropped viewer with `have` = its offset and the `gen` it learned
+    /// (what `vx_broker::client` and the seed's clients send; never `force=1`).
+    pub fn reconnect(&mut self, name: &str) {
+        let old = self
+            .dropped
+            .remove(name)
+            .or_harness("that viewer did not drop");
+        let (have, gen) = (old.have, old.gen);
+        let (key, broker) = (old.key.clone(), old.broker);
+        let mut query = old
+            .query
+            .split('&')
+            .filter(|p| {
+                !p.is_empty() && !["have=", "gen=", "new="].iter().any(|f| p.starts_with(f))
+            })
+            .map(str::to_string)
+            .collect::<Vec<_>>();
+        query.retain(|p| p != "force=1");
+        query.push(format!("have={have}"));
+        if let Some(g) = gen {
+            query.push(format!("gen={g}"));
+        }
+        self.open(name, &key, &query.join("&"), broker, have);
+        if let Some(t) = self.viewers.get_mut(name) {
+            t.gen = gen;
+        }
+    }
+
+    pub fn viewer(&mut self, name: &str) -> &mut Tracked {
+        self.viewers
+            .get_mut(name)
+            .unwrap_or_else(|| match self.refused.get(name) {
+                Some(r) => panic!("viewer {name} was refused: {r}"),
+                None => crate::harness_error!("no viewer named {name}"),
+            })
+    }
+
+    /// The session list's rows for `key` (listed by key or by alias).
+    pub fn rows_of(&mut self, key: &str) -> Vec<Value> {
+        let socket = self.broker_socket(0);
+        let path = self.t.sessions_path.clone();
+        let (status, body) = crate::drivers::broker_ws::http(&socket, "GET", &path)
+            .or_harness("the session list request");
+        assert_eq!(status, 200, "the session list answered {status}: {body}");
+        body["sessions"]
+            .as_array()
+            .unwrap_or_else(|| panic!("the session list has no sessions array: {body}"))
+            .iter()
+            .filter(|r| r["key"] == key || r.get("alias").is_some_and(|a| a == key))
+            .cloned()
+            .collect()
+    }
+
+    pub fn retire(&mut self, key: &str) -> (u16, Value) {
+        let socket = self.broker_socket(0);
+        let path = self.t.archive_path.replace("{key}", key);
+        crate::drivers::broker_ws::http(&socket, "POST", &path).or_harness("the retire request")
+    }
+}

@@ -1,0 +1,109 @@
+//! Live steps of claims and lifecycle: the role frames each viewer gets, time
+//! passing for the claim lease, the session list's states, and retire with the
+//! agent's history kept.
+
+use std::time::Duration;
+
+use cucumber::{then, when};
+
+use crate::drivers::{poll, scaled};
+use crate::single_writer::live::{physical, WAIT_MS};
+use crate::single_writer::World;
+use crate::verdict::OrHarness;
+
+#[when(regex = r"^viewer (\w+) is told it is (owner|secondary)$")]
+#[then(regex = r"^viewer (\w+) is told it is (owner|secondary)$")]
+async fn told_role(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let t = s.live().viewer(&c[1]);
+        let want = c[2].to_string();
+        let told = t.viewer.pump(scaled(WAIT_MS), |v| {
+            v.frames("role").last().is_some_and(|f| f["role"] == *want)
+        });
+        assert!(
+            told,
+            "viewer {} was told {:?}",
+            &c[1],
+            t.viewer.frames("role")
+        );
+    })
+    .await;
+}
+
+#[then(regex = r"^viewer (\w+) gets no role frame$")]
+async fn no_role(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let t = s.live().viewer(&c[1]);
+        t.viewer.settle(Duration::from_millis(500));
+        let roles = t.viewer.frames("role");
+        assert!(roles.is_empty(), "a legacy viewer got {roles:?}");
+    })
+    .await;
+}
+
+#[when(regex = r"^(\d+) seconds pass$")]
+async fn seconds_pass(w: &mut World, c: &[String]) {
+    w.run(c, None, |_, c| {
+        // The contract's own bound (the 5000 ms lease), not a suite deadline: unscaled.
+        std::thread::sleep(Duration::from_secs(c[1].parse().or_harness("seconds")));
+    })
+    .await;
+}
+
+#[then(regex = r#"^the session list shows "([^"]+)" as (attached|detached)$"#)]
+async fn listed_as(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let live = s.live();
+        let rows = poll("the listed state", scaled(WAIT_MS), || {
+            let rows = live.rows_of(&c[1]);
+            (rows.len() == 1 && rows[0]["state"] == c[2]).then_some(rows)
+        });
+        assert_eq!(rows[0]["physical_key"], physical(&c[1]));
+        assert_eq!(rows[0]["alive"], true, "an {} session is alive", &c[2]);
+    })
+    .await;
+}
+
+#[then(regex = r#"^the session list shows "([^"]+)" as exited or no longer lists it$"#)]
+async fn listed_exited(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let live = s.live();
+        poll("the listed state", scaled(WAIT_MS), || {
+            let rows = live.rows_of(&c[1]);
+            (rows.is_empty() || rows.len() == 1 && rows[0]["state"] == "exited").then_some(())
+        });
+    })
+    .await;
+}
+
+#[when(regex = r#"^the suite keeps a copy of the history of "([^"]+)"$"#)]
+async fn copy_history(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let live = s.live();
+        let bytes =
+            std::fs::read(live.sb.history_file(&physical(&c[1]))).or_harness("the agent's history");
+        live.history_copy = Some(bytes);
+    })
+    .await;
+}
+
+#[then(regex = r#"^the history of "([^"]+)" is unchanged$"#)]
+async fn history_unchanged(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let live = s.live();
+        let copy = live.history_copy.clone().or_harness("no copy was kept");
+        let now = std::fs::read(live.sb.history_file(&physical(&c[1])))
+            .unwrap_or_else(|_| panic!("the history was removed"));
+        assert_eq!(now, copy, "the history changed");
+    })
+    .await;
+}
+
+#[when(regex = r#"^"([^"]+)" is retired$"#)]
+async fn retired(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let (status, body) = s.live().retire(&c[1]);
+        assert_eq!(status, 200, "retire answered {status}: {body}");
+    })
+    .await;
+}

@@ -1,0 +1,36 @@
+//! Negative-control modes of the reference, for the kit's own tests only
+//! (`harness/tests/negative_controls_single_writer.rs`): `VXBROKER_NEGATIVE_CONTROL`
+//! names one deliberate defect, and the suite must fail exactly the rows that catch
+//! it. Unset (the only way the kit's profiles run it), the broker is the reference.
+//!
+//! - `attach-on-file`: a socket file counts as a live master (no `connect()` probe);
+//! - `unlock-after-spawn`: the broker `LOCK_UN`s the lock it handed to the master;
+//! - `forward-secondary`: a secondary's input and resizes pass the gate.
+
+use std::sync::OnceLock;
+
+/// The variable that selects a defect.
+pub const ENV: &str = "VXBROKER_NEGATIVE_CONTROL";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Defect {
+    AttachOnFile,
+    UnlockAfterSpawn,
+    ForwardSecondary,
+}
+
+/// The selected defect, read once; an unknown name selects none.
+pub fn defect() -> Option<Defect> {
+    static MODE: OnceLock<Option<Defect>> = OnceLock::new();
+    *MODE.get_or_init(|| match std::env::var(ENV).as_deref() {
+        Ok("attach-on-file") => Some(Defect::AttachOnFile),
+        Ok("unlock-after-spawn") => Some(Defect::UnlockAfterSpawn),
+        Ok("forward-secondary") => Some(Defect::ForwardSecondary),
+        _ => None,
+    })
+}
+
+/// Whether `d` is the selected defect.
+pub fn is(d: Defect) -> bool {
+    defect() == Some(d)
+}
