@@ -39,6 +39,12 @@ pub fn command() -> Command {
                         .long("on-demand")
                         .action(ArgAction::SetTrue)
                         .help("stop 5000 ms after the last session ends"),
+                )
+                .arg(
+                    Arg::new("legacy-spawn")
+                        .long("legacy-spawn")
+                        .action(ArgAction::SetTrue)
+                        .help("play an older server: ignore agent_session on spawns, let clients write session.created/v1/*"),
                 ),
         )
         .subcommand(
@@ -124,6 +130,7 @@ pub fn main() -> i32 {
             server::serve(server::ServeOptions {
                 socket,
                 on_demand: sub.get_flag("on-demand"),
+                legacy_spawn: sub.get_flag("legacy-spawn"),
             })
         }
         "manifest" => {

@@ -89,6 +89,16 @@ pub fn load(path: &Path) -> Result<(zon::Zon, Config), LoadError> {
     }
 }
 
+/// [`load`], then the plugin registry beside the file (its problems are listed, never
+/// a reason to refuse the config).
+pub fn load_with_plugins(path: &Path) -> Result<Config, LoadError> {
+    let (_, mut config) = load(path)?;
+    if let Some(dir) = crate::agent::registry::plugins_dir(path) {
+        config.integrations = std::sync::Arc::new(crate::agent::registry::load(&dir));
+    }
+    Ok(config)
+}
+
 /// Writes the document atomically: a 0600 temporary file in the same directory,
 /// fsync, rename over the config, fsync the directory.
 pub fn store(path: &Path, doc: &zon::Zon) -> std::io::Result<()> {
