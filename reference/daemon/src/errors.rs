@@ -454,8 +454,9 @@ impl ErrorCode {
 
 /// A parameter name the manifest declares, as its `'static` name.
 fn declared_param(name: &str) -> Option<&'static str> {
-    if name == "config" || name == "fallback_argv" {
-        return Some("config");
+    // Not verb params: the config document, and the restore client's flag.
+    if let Some(n) = ["config", "fallback_argv"].into_iter().find(|n| *n == name) {
+        return Some(n);
     }
     crate::manifest::VERBS
         .iter()
