@@ -80,7 +80,7 @@ pub fn command() -> Command {
         }
         root = root.subcommand(g);
     }
-    crate::offline_check::install(root)
+    crate::workspace::install(crate::offline_check::install(root))
 }
 
 fn verb_command(verb: &'static Verb, name: &str) -> Command {
@@ -154,6 +154,9 @@ pub fn main() -> i32 {
         }
         group => {
             if let Some(code) = crate::offline_check::dispatch(group, sub, json) {
+                return code;
+            }
+            if let Some(code) = crate::workspace::dispatch(group, sub, socket_flag.as_deref(), json) {
                 return code;
             }
             if let Some(verb) = crate::manifest::find(group) {

@@ -137,6 +137,7 @@ pub enum ErrorCode {
     ArchiveCorrupt,
     NativeRestore,
     ArchiveSchema,
+    FileIo,
 }
 
 /// The placeholder the docs table shows for [`ErrorCode::Param`].
@@ -145,7 +146,7 @@ const ANY_PARAM: &str = "<param>";
 impl ErrorCode {
     /// Every code, in the order the docs table lists them. `Param` appears once for
     /// any parameter and once for each parameter code RFC §6 or the config names.
-    pub const ALL: [ErrorCode; 56] = [
+    pub const ALL: [ErrorCode; 57] = [
         ErrorCode::Internal,
         ErrorCode::Malformed,
         ErrorCode::FrameSize,
@@ -202,6 +203,7 @@ impl ErrorCode {
         ErrorCode::ArchiveCorrupt,
         ErrorCode::NativeRestore,
         ErrorCode::ArchiveSchema,
+        ErrorCode::FileIo,
     ];
 
     /// The wire string.
@@ -257,6 +259,7 @@ impl ErrorCode {
             ErrorCode::ArchiveCorrupt => "conflict.archive_corrupt",
             ErrorCode::NativeRestore => "unsupported.native_restore",
             ErrorCode::ArchiveSchema => "unsupported.archive_schema",
+            ErrorCode::FileIo => "unavailable.file_io",
         })
     }
 
@@ -305,7 +308,8 @@ impl ErrorCode {
             | E::ConfigIo
             | E::RecoveryDisabled
             | E::RecoveryIo
-            | E::Locked => Class::Unavailable,
+            | E::Locked
+            | E::FileIo => Class::Unavailable,
             E::CheckpointFormat | E::CheckpointSize | E::NativeRestore | E::ArchiveSchema => {
                 Class::Unsupported
             }
@@ -370,6 +374,7 @@ impl ErrorCode {
             E::ArchiveCorrupt => "workspace archive corrupt",
             E::NativeRestore => "native restore unsupported",
             E::ArchiveSchema => "unsupported workspace archive schema",
+            E::FileIo => "a file could not be read or published",
         }
     }
 
@@ -433,6 +438,7 @@ impl ErrorCode {
             E::ArchiveCorrupt => "workspace archive refused by the strict reader; `data.rule` and `data.field` say where, never what",
             E::NativeRestore => "the integration cannot restore natively, or the server lets clients write its reserved namespace",
             E::ArchiveSchema => "the workspace archive's schema_version is not 1 or 2",
+            E::FileIo => "CLI only: `workspace save --output` could not publish (old archive intact), or an input file could not be read",
         }
     }
 

@@ -33,3 +33,4 @@ pub mod stream;
 pub mod strict_json;
 pub mod topology;
 pub mod wire;
+pub mod workspace;

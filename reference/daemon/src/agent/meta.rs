@@ -55,7 +55,8 @@ pub fn check_key(key: &str) -> ApiResult<()> {
     }
 }
 
-fn check_write(writer: Writer, key: &str) -> ApiResult<()> {
+/// The key's rules for a write by `writer` (the reserved namespace included).
+pub fn check_write(writer: Writer, key: &str) -> ApiResult<()> {
     check_key(key)?;
     if key.starts_with(RESERVED_PREFIX) && writer == (Writer::Client { legacy: false }) {
         return Err(ApiError::code(ErrorCode::ReservedKey));

@@ -58,6 +58,9 @@ impl State {
     }
 
     pub(super) fn meta_set(&mut self, p: &Params<'_>) -> ApiResult<Value> {
+        // The namespace is judged before the pane is looked up, so restore's probe
+        // needs no pane of its own (ADR-0068 §6).
+        crate::agent::meta::check_write(self.client(), p.str("key")?)?;
         let (pane, key) = self.meta_pane(p)?;
         let value = p.str("value")?;
         let writer = self.client();
@@ -66,6 +69,7 @@ impl State {
     }
 
     pub(super) fn meta_delete(&mut self, p: &Params<'_>) -> ApiResult<Value> {
+        crate::agent::meta::check_write(self.client(), p.str("key")?)?;
         let (pane, key) = self.meta_pane(p)?;
         let writer = self.client();
         self.meta.delete(writer, pane, key)?;
