@@ -20,14 +20,14 @@ pub struct Templates {
     /// server rows need it.
     #[serde(default)]
     pub plugins_dir: Option<String>,
+    /// `workspace save` to `{file}` (the server rows).
     #[serde(default)]
-    #[allow(dead_code)] // type-checked now, read by the server rows
     pub workspace_save: Vec<String>,
+    /// `workspace restore` of `{file}` with `{fallback_argv}` (the server rows).
     #[serde(default)]
-    #[allow(dead_code)] // type-checked now, read by the server rows
     pub workspace_restore: Vec<String>,
+    /// The implementation as an older server (optional feature `legacy-spawn`).
     #[serde(default)]
-    #[allow(dead_code)] // type-checked now, read by the server rows
     pub legacy_serve: Vec<String>,
 }
 

@@ -28,6 +28,9 @@ pub struct Live {
     pub racer: Option<Racer>,
     /// The last `agent.launch` reply (later calls replace `last`, not this).
     pub launch_reply: Option<Reply>,
+    /// The last workspace save or restore reply, and the replies of a race.
+    pub client_reply: Option<Reply>,
+    pub raced: Vec<(String, Reply)>,
 }
 
 impl Live {
@@ -38,6 +41,8 @@ impl Live {
             subscriber: None,
             racer: None,
             launch_reply: None,
+            client_reply: None,
+            raced: Vec::new(),
         }
     }
 
@@ -119,13 +124,6 @@ impl Live {
         self.reload_if_running();
     }
 
-    /// Marks a plugin disabled (`<dir>/disabled`).
-    pub fn disable_plugin(&mut self, dir: &str) {
-        std::fs::write(self.plugins_dir().join(dir).join("disabled"), "")
-            .or_harness("write disabled");
-        self.reload_if_running();
-    }
-
     fn reload_if_running(&mut self) {
         if self.s.daemon.is_some() {
             self.ok("config.reload", json!({}));
@@ -145,6 +143,59 @@ impl Live {
     /// Removes a previous dump, so the next one read is the next launch's.
     pub fn forget_dump(&self, id: &str) {
         let _ = std::fs::remove_file(self.dump_path(id));
+    }
+
+    /// Runs a `[agent_restore]` client template (`workspace_save`, `workspace_restore`)
+    /// as the owner: `{file}` is `file`; `{fallback_argv}` the given JSON text, or,
+    /// when `None`, the word and the flag before it are left out.
+    pub fn client_command(
+        &mut self,
+        template: &[String],
+        file: &std::path::Path,
+        fallback: Option<&str>,
+    ) -> std::process::Command {
+        self.ensure_running();
+        let mut words: Vec<String> = Vec::new();
+        for w in template {
+            if w.contains("{fallback_argv}") {
+                match fallback {
+                    Some(f) => words.push(w.replace("{fallback_argv}", f)),
+                    None => {
+                        if words.last().is_some_and(|p| p.starts_with("--")) {
+                            words.pop();
+                        }
+                    }
+                }
+            } else {
+                words.push(w.replace("{file}", &file.to_string_lossy()));
+            }
+        }
+        let env = vec![("VENOMX_TOKEN".to_string(), self.s.owner_token())];
+        crate::drivers::sandbox::command(&self.s.ph, &words, &env, self.s.dir.path())
+    }
+
+    /// Runs a client command: its reply (stdout one JSON value, `{"error"}` alone
+    /// meaning failure) and exit code.
+    pub fn run_client(&mut self, cmd: std::process::Command) -> Reply {
+        let (reply, bytes) = crate::drivers::cli::run_json(cmd);
+        self.s.transcript.extend_from_slice(&bytes);
+        reply
+    }
+
+    /// A file in the scenario's directory.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.s.dir.path().join(name)
+    }
+
+    /// Names of the daemon's sessions.
+    pub fn session_names(&mut self) -> Vec<String> {
+        let v = self.ok("session.list", json!({}));
+        v["sessions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s["name"].as_str().map(str::to_string))
+            .collect()
     }
 
     /// Panes of a window, as `pane.list` says.

@@ -3,3 +3,4 @@
 mod launch;
 mod offline;
 mod records;
+mod restore;

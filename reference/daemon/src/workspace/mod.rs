@@ -115,9 +115,9 @@ fn report(result: Result<Value, Value>, json: bool) -> i32 {
         }
         Err(error) => {
             let code = error["code"].as_str().unwrap_or("internal.error").to_string();
-            if json {
-                println!("{}", serde_json::json!({ "error": error }));
-            } else {
+            // Success prints JSON, so failure does too (one line, as `--json` would).
+            println!("{}", serde_json::json!({ "error": error }));
+            if !json {
                 eprintln!("vxref: {code}: {}", error["message"].as_str().unwrap_or(""));
             }
             exit_code_for(&code)
