@@ -112,3 +112,73 @@ sys.exit(0 if v["result"] == "valid" else 1)
     let expected: BTreeSet<String> = NO_CONTENT.iter().map(|s| s.to_string()).collect();
     assert_eq!(failing, expected);
 }
+
+/// Runs the server rows against the relay in `mode` (the reference behind a wire
+/// relay that breaks one ADR-0068 rule): (exit code, the names of the scenarios that
+/// failed, and of those that passed).
+fn run_relay(mode: &str) -> (i32, BTreeSet<String>, BTreeSet<String>) {
+    common::ensure_reference(&["leaky_daemon"]);
+    let vxref = "{bin_dir}/vxref";
+    let (code, report) = common::run_profile(
+        &format!(
+            "name = \"negative-control\"\ncontracts = [\"agent-restore\"]\nfeatures = [\"agent-server\"]\n\
+             serve = [\"{{bin_dir}}/examples/leaky_daemon\", {mode:?}, {vxref:?}, \"{{socket}}\"]\n\
+             cli = [{vxref:?}, \"--socket\", \"{{socket}}\"]\n\
+             [readiness]\nkind = \"file\"\npath = \"{{socket}}.ready\"\n\
+             [agent_restore]\nplugins_dir = \"{{config_home}}/venomx/plugins\"\n\
+             archive_check = [{vxref:?}, \"workspace\", \"check\", \"--json\", \"{{file}}\"]\n\
+             workspace_save = [{vxref:?}, \"--socket\", \"{{socket}}\", \"workspace\", \"save\", \"--output\", \"{{file}}\"]\n\
+             workspace_restore = [{vxref:?}, \"--socket\", \"{{socket}}\", \"workspace\", \"restore\", \"--archive\", \"{{file}}\", \"--fallback-argv\", \"{{fallback_argv}}\"]\n"
+        ),
+        &["--tags", "@optional-agent-server and not @optional-legacy-spawn"],
+    );
+    let with = |verdict: &str| -> BTreeSet<String> {
+        report["scenarios"]
+            .as_array()
+            .expect("scenarios")
+            .iter()
+            .filter(|s| s["verdict"] == verdict)
+            .map(|s| s["name"].as_str().expect("name").to_string())
+            .collect()
+    };
+    (code, with("fail"), with("pass"))
+}
+
+fn names(list: &[&str]) -> BTreeSet<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+/// The relay with no defect would pass everything: the reference through a relay.
+/// A relay whose readback lies: every row that reads a record back must fail, and
+/// restore's confirmation must refuse (and remove) the pane it launched.
+#[test]
+fn a_readback_that_lies_fails_every_readback_row() {
+    let (code, failing, passing) = run_relay("readback-lies");
+    assert_eq!(code, 1);
+    eprintln!("FAILING {failing:#?}\nPASSING {passing:#?}");
+    assert_eq!(failing, names(&READBACK_LIES_FAILS));
+}
+
+/// A relay that drops `meta.set`: every row that writes through meta.set (a refusal
+/// expected, or a value read back) must fail; spawn-path rows pass.
+#[test]
+fn a_dropped_meta_set_fails_every_meta_set_row() {
+    let (code, failing, passing) = run_relay("drop-meta-set");
+    assert_eq!(code, 1);
+    eprintln!("FAILING {failing:#?}\nPASSING {passing:#?}");
+    assert_eq!(failing, names(&DROP_META_SET_FAILS));
+}
+
+/// A relay whose reserved namespace is writable: restore's probe must refuse every
+/// native restore before creating anything; records and launch rows pass.
+#[test]
+fn a_writable_reserved_namespace_fails_every_native_restore_row() {
+    let (code, failing, passing) = run_relay("reserved-writable");
+    assert_eq!(code, 1);
+    eprintln!("FAILING {failing:#?}\nPASSING {passing:#?}");
+    assert_eq!(failing, names(&RESERVED_WRITABLE_FAILS));
+}
+
+const READBACK_LIES_FAILS: [&str; 0] = [];
+const DROP_META_SET_FAILS: [&str; 0] = [];
+const RESERVED_WRITABLE_FAILS: [&str; 0] = [];
