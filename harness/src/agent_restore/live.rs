@@ -79,7 +79,10 @@ impl Live {
         self.windows += 1;
         let name = format!("asr-{}", self.windows);
         let session = self.ok("session.create", json!({"name": name}));
-        let session = session["session"].as_str().or_harness("session id").to_string();
+        let session = session["session"]
+            .as_str()
+            .or_harness("session id")
+            .to_string();
         let w = self.ok("window.create", json!({"session": session, "name": "w"}));
         let window = w["window"].as_str().or_harness("window id").to_string();
         self.s.vars.insert("window".into(), window.clone());
@@ -92,7 +95,12 @@ impl Live {
     }
 
     pub fn vxstub(&self) -> String {
-        self.s.ph.bin_dir.join("vxstub").to_string_lossy().into_owned()
+        self.s
+            .ph
+            .bin_dir
+            .join("vxstub")
+            .to_string_lossy()
+            .into_owned()
     }
 
     /// Where `argv-dump` of integration `id` writes (the template names it).

@@ -156,7 +156,8 @@ pub fn main() -> i32 {
             if let Some(code) = crate::offline_check::dispatch(group, sub, json) {
                 return code;
             }
-            if let Some(code) = crate::workspace::dispatch(group, sub, socket_flag.as_deref(), json) {
+            if let Some(code) = crate::workspace::dispatch(group, sub, socket_flag.as_deref(), json)
+            {
                 return code;
             }
             if let Some(verb) = crate::manifest::find(group) {

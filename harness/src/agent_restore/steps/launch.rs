@@ -14,7 +14,9 @@ use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-#[given(regex = r#"^the plugin "([a-z0-9-]+)" with id "([^"]+)" has the integration "([a-z0-9-]+)":$"#)]
+#[given(
+    regex = r#"^the plugin "([a-z0-9-]+)" with id "([^"]+)" has the integration "([a-z0-9-]+)":$"#
+)]
 async fn plugin_integration(w: &mut World, c: &[String], #[step] step: &Step) {
     w.run(c, step.docstring.as_deref(), |s, c| {
         let text = c.doc().or_harness("the step needs a docstring").to_string();
@@ -65,7 +67,9 @@ async fn create_program_with_record(w: &mut World, c: &[String]) {
     .await;
 }
 
-#[when(regex = r#"^pane.split splits (\$\w+) with the record of "([^"]*)" "([^"]*)" "([^"]*)" as "(\w+)"$"#)]
+#[when(
+    regex = r#"^pane.split splits (\$\w+) with the record of "([^"]*)" "([^"]*)" "([^"]*)" as "(\w+)"$"#
+)]
 async fn split_with_record(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let l = s.live();
@@ -81,7 +85,9 @@ async fn split_with_record(w: &mut World, c: &[String]) {
     .await;
 }
 
-#[when(regex = r#"^pane.float floats in (\$\w+) with the record of "([^"]*)" "([^"]*)" "([^"]*)" as "(\w+)"$"#)]
+#[when(
+    regex = r#"^pane.float floats in (\$\w+) with the record of "([^"]*)" "([^"]*)" "([^"]*)" as "(\w+)"$"#
+)]
 async fn float_with_record(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let l = s.live();
@@ -98,7 +104,10 @@ async fn float_with_record(w: &mut World, c: &[String]) {
 }
 
 fn ok_result(l: &Live) -> Value {
-    let reply = l.launch_reply.as_ref().or_harness("no agent.launch was made");
+    let reply = l
+        .launch_reply
+        .as_ref()
+        .or_harness("no agent.launch was made");
     match &reply.result {
         Ok(v) => v.clone(),
         Err(e) => panic!("the launch failed: {e}"),
@@ -200,7 +209,10 @@ async fn record_has_uuid(w: &mut World, c: &[String]) {
         let id = v["native_id"].as_str().unwrap_or_default().to_string();
         assert!(is_v4_uuid(&id), "the minted id is not a v4 UUID: {id:?}");
         let integration = l.subst("$launched");
-        assert_eq!(v, serde_json::from_str::<Value>(&record_text("team", &integration, &id)).unwrap());
+        assert_eq!(
+            v,
+            serde_json::from_str::<Value>(&record_text("team", &integration, &id)).unwrap()
+        );
         l.s.vars.insert(c[2].to_string(), id);
     })
     .await;
@@ -258,7 +270,10 @@ async fn racing_reader(w: &mut World) {
             let start = std::time::Instant::now();
             while !flag.load(Ordering::Relaxed) && start.elapsed() < limit {
                 let (list, _) = wire::call(&socket, Some(&token), "pane.list", Map::new());
-                let panes = list.result.ok().and_then(|v| v["panes"].as_array().cloned());
+                let panes = list
+                    .result
+                    .ok()
+                    .and_then(|v| v["panes"].as_array().cloned());
                 for p in panes.unwrap_or_default() {
                     let id = p["pane"].as_str().unwrap_or_default().to_string();
                     let mut params = Map::new();
@@ -290,7 +305,11 @@ async fn racing_reader_saw(w: &mut World, c: &[String]) {
         std::thread::sleep(std::time::Duration::from_millis(200));
         stop.store(true, Ordering::Relaxed);
         let seen = handle.join().ok().or_harness("the racing reader panicked");
-        let of_pane: Vec<bool> = seen.iter().filter(|(p, _)| *p == pane).map(|(_, r)| *r).collect();
+        let of_pane: Vec<bool> = seen
+            .iter()
+            .filter(|(p, _)| *p == pane)
+            .map(|(_, r)| *r)
+            .collect();
         assert!(!of_pane.is_empty(), "the racing reader never saw the pane");
         assert!(
             of_pane.iter().all(|r| *r),

@@ -43,7 +43,10 @@ fn create_with_record(l: &mut Live, record: &str) {
 
 fn set(l: &mut Live, pane: &str, key: &str, value: &str) {
     let pane = l.subst(pane);
-    l.call("meta.set", json!({"pane": pane, "key": key, "value": value}));
+    l.call(
+        "meta.set",
+        json!({"pane": pane, "key": key, "value": value}),
+    );
 }
 
 #[given(regex = r"^the daemon is running$")]
@@ -51,7 +54,9 @@ async fn daemon_running(w: &mut World) {
     w.run(&[], None, |s, _| s.live().ensure_running()).await;
 }
 
-#[given(regex = r#"^a pane "(\w+)" in a new window with the record of "([^"]*)" "([^"]*)" "([^"]*)"$"#)]
+#[given(
+    regex = r#"^a pane "(\w+)" in a new window with the record of "([^"]*)" "([^"]*)" "([^"]*)"$"#
+)]
 async fn pane_with_record(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let l = s.live();
@@ -170,8 +175,8 @@ async fn meta_is_record(w: &mut World, c: &[String]) {
         let got = l
             .meta(&pane, &c[1])
             .unwrap_or_else(|| panic!("meta.get found no value under {}", &c[1]));
-        let got: Value = serde_json::from_str(&got)
-            .unwrap_or_else(|_| panic!("the value is not JSON: {got:?}"));
+        let got: Value =
+            serde_json::from_str(&got).unwrap_or_else(|_| panic!("the value is not JSON: {got:?}"));
         let want: Value = serde_json::from_str(&record_text(&c[3], &c[4], &c[5])).unwrap();
         assert_eq!(got, want);
     })

@@ -38,7 +38,12 @@ fn restore_command(l: &mut Live, name: &str, with_fallback: bool) -> std::proces
 }
 
 fn client_ok(l: &Live) -> Value {
-    match &l.client_reply.as_ref().or_harness("no save or restore ran").result {
+    match &l
+        .client_reply
+        .as_ref()
+        .or_harness("no save or restore ran")
+        .result
+    {
         Ok(v) => v.clone(),
         Err(e) => panic!("the workspace command failed: {e}"),
     }
@@ -192,7 +197,13 @@ async fn restored_racing(w: &mut World, c: &[String]) {
                 Some(e) => Err(e.clone()),
                 None => Ok(v),
             };
-            l.raced.push((name, Reply { result, exit: out.status.code() }));
+            l.raced.push((
+                name,
+                Reply {
+                    result,
+                    exit: out.status.code(),
+                },
+            ));
         }
     })
     .await;
@@ -205,9 +216,14 @@ async fn one_restored(w: &mut World, c: &[String]) {
         let name = json!(c[1]);
         let mut won = 0;
         for (archive, reply) in &l.raced {
-            let v = reply.result.as_ref().unwrap_or_else(|e| panic!("the restore of {archive} failed: {e}"));
+            let v = reply
+                .result
+                .as_ref()
+                .unwrap_or_else(|e| panic!("the restore of {archive} failed: {e}"));
             let restored = v["restored"].as_array().is_some_and(|a| a.contains(&name));
-            let skipped = v["skipped_existing"].as_array().is_some_and(|a| a.contains(&name));
+            let skipped = v["skipped_existing"]
+                .as_array()
+                .is_some_and(|a| a.contains(&name));
             assert!(restored != skipped, "the restore of {archive} said: {v}");
             won += usize::from(restored);
         }
@@ -223,14 +239,32 @@ async fn winner_record(w: &mut World, c: &[String]) {
         let (archive, v) = l
             .raced
             .iter()
-            .find_map(|(a, r)| r.result.as_ref().ok().filter(|v| v["native"].as_array().is_some_and(|n| !n.is_empty())).map(|v| (a.clone(), v.clone())))
+            .find_map(|(a, r)| {
+                r.result
+                    .as_ref()
+                    .ok()
+                    .filter(|v| v["native"].as_array().is_some_and(|n| !n.is_empty()))
+                    .map(|v| (a.clone(), v.clone()))
+            })
             .unwrap_or_else(|| panic!("no restore launched the native pane"));
         assert_eq!(v["native"][0]["session"], json!(c[1]));
-        let pane = v["native"][0]["pane"].as_str().unwrap_or_default().to_string();
-        let want = archive_of(l, &archive)["sessions"][0]["windows"][0]["panes"][0]["agent_session"].clone();
-        let got = l.meta(&pane, RECORD_KEY).unwrap_or_else(|| panic!("the winner's pane has no record"));
-        assert_eq!(serde_json::from_str::<Value>(&got).unwrap_or_default(), want);
-        let panes: usize = l.ok("pane.list", json!({}))["panes"].as_array().map_or(0, Vec::len);
+        let pane = v["native"][0]["pane"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let want = archive_of(l, &archive)["sessions"][0]["windows"][0]["panes"][0]
+            ["agent_session"]
+            .clone();
+        let got = l
+            .meta(&pane, RECORD_KEY)
+            .unwrap_or_else(|| panic!("the winner's pane has no record"));
+        assert_eq!(
+            serde_json::from_str::<Value>(&got).unwrap_or_default(),
+            want
+        );
+        let panes: usize = l.ok("pane.list", json!({}))["panes"]
+            .as_array()
+            .map_or(0, Vec::len);
         assert_eq!(panes, 1, "the loser must create nothing");
     })
     .await;
@@ -300,7 +334,12 @@ async fn kill_sessions(w: &mut World) {
     w.run(&[], None, |s, _| {
         let l = s.live();
         let v = l.ok("session.list", json!({}));
-        for id in v["sessions"].as_array().into_iter().flatten().filter_map(|s| s["session"].as_str()) {
+        for id in v["sessions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s["session"].as_str())
+        {
             l.ok("session.kill", json!({"session": id}));
         }
     })
@@ -323,7 +362,10 @@ async fn new_pid(w: &mut World, c: &[String]) {
         let l = s.live();
         let old = l.subst(&c[2]);
         let pid = l.dump(&c[1])["pid"].to_string();
-        assert_ne!(pid, old, "restore must start a new process, not resurrect one");
+        assert_ne!(
+            pid, old,
+            "restore must start a new process, not resurrect one"
+        );
     })
     .await;
 }
@@ -333,8 +375,14 @@ async fn same_pid(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let l = s.live();
         let old: i32 = l.subst(&c[2]).parse().or_harness("a remembered PID");
-        assert!(crate::drivers::process::alive(old), "the existing session's process was replaced");
-        assert!(!l.dump_path(&c[1]).exists() || l.dump(&c[1])["pid"] == json!(old), "a new program started");
+        assert!(
+            crate::drivers::process::alive(old),
+            "the existing session's process was replaced"
+        );
+        assert!(
+            !l.dump_path(&c[1]).exists() || l.dump(&c[1])["pid"] == json!(old),
+            "a new program started"
+        );
     })
     .await;
 }
@@ -364,7 +412,9 @@ async fn integration_changed(w: &mut World, c: &[String]) {
             "renamed" => std::fs::rename(&file, root.join("integrations/renamed.toml"))
                 .or_harness("rename the template"),
             "no longer restorable" => {
-                let cut = text.find("[session_identity]").or_harness("a session_identity");
+                let cut = text
+                    .find("[session_identity]")
+                    .or_harness("a session_identity");
                 std::fs::write(&file, &text[..cut]).or_harness("write the template")
             }
             other => {

@@ -262,7 +262,11 @@ mod tests {
         plugin(dir.path(), "a", "alpha", false);
         let ints = dir.path().join("a/integrations");
         std::fs::rename(ints.join("stub.toml"), ints.join("other.toml")).unwrap();
-        std::fs::write(ints.join("bad.toml"), "id = \"bad\"\n[session_identity]\nx = 1\n").unwrap();
+        std::fs::write(
+            ints.join("bad.toml"),
+            "id = \"bad\"\n[session_identity]\nx = 1\n",
+        )
+        .unwrap();
         let r = load(dir.path());
         assert!(r.entries.is_empty());
         let rules: Vec<&str> = r.problems.iter().map(|p| p.rule).collect();

@@ -10,6 +10,7 @@ mod config_verbs;
 mod dispatch;
 mod events;
 mod grants;
+mod pane_program;
 mod panes;
 pub mod params;
 pub mod recovery;

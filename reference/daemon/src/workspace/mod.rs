@@ -90,9 +90,8 @@ pub fn dispatch(group: &str, sub: &ArgMatches, socket: Option<&Path>, json: bool
         return None;
     }
     let result = match sub.subcommand()? {
-        ("save", args) => connect(socket).and_then(|c| {
-            save::run(&c, args.get_one::<PathBuf>("output").map(PathBuf::as_path))
-        }),
+        ("save", args) => connect(socket)
+            .and_then(|c| save::run(&c, args.get_one::<PathBuf>("output").map(PathBuf::as_path))),
         ("restore", args) => connect(socket).and_then(|c| {
             let archive = args.get_one::<PathBuf>("archive").expect("required");
             restore::run(&c, archive, args.get_one::<String>("fallback-argv"))
@@ -114,7 +113,10 @@ fn report(result: Result<Value, Value>, json: bool) -> i32 {
             EXIT_OK
         }
         Err(error) => {
-            let code = error["code"].as_str().unwrap_or("internal.error").to_string();
+            let code = error["code"]
+                .as_str()
+                .unwrap_or("internal.error")
+                .to_string();
             // Success prints JSON, so failure does too (one line, as `--json` would).
             println!("{}", serde_json::json!({ "error": error }));
             if !json {

@@ -36,7 +36,13 @@ fn read_archive(path: &Path) -> Result<Vec<u8>, Value> {
 
 fn fallback_argv(text: Option<&String>) -> Result<Option<Vec<String>>, Value> {
     let Some(text) = text else { return Ok(None) };
-    let bad = || ApiError::param("fallback_argv", "fallback argv must be a JSON array of 1-256 non-empty strings").to_json();
+    let bad = || {
+        ApiError::param(
+            "fallback_argv",
+            "fallback argv must be a JSON array of 1-256 non-empty strings",
+        )
+        .to_json()
+    };
     let v = crate::strict_json::parse_strict(text.as_bytes()).map_err(|_| bad())?;
     let argv: Vec<String> = v
         .as_array()
@@ -63,7 +69,10 @@ fn plan(record: &Record, integrations: &Value) -> Result<(), Value> {
     if owners.is_empty() {
         return Err(err(ErrorCode::IntegrationNotFound));
     }
-    let enabled: Vec<&&Value> = owners.iter().filter(|e| e["enabled"] == json!(true)).collect();
+    let enabled: Vec<&&Value> = owners
+        .iter()
+        .filter(|e| e["enabled"] == json!(true))
+        .collect();
     let owner = match enabled.as_slice() {
         [] => return Err(err(ErrorCode::IntegrationDisabled)),
         [one] => *one,
@@ -82,7 +91,11 @@ fn plan(record: &Record, integrations: &Value) -> Result<(), Value> {
 /// older one, refused before anything is created; any answer but the refusal fails
 /// closed.
 fn probe(c: &Client, any_pane: &str) -> Result<(), Value> {
-    let key = format!("{}{}", crate::agent::meta::RESERVED_PREFIX, uuid::Uuid::new_v4());
+    let key = format!(
+        "{}{}",
+        crate::agent::meta::RESERVED_PREFIX,
+        uuid::Uuid::new_v4()
+    );
     let params = json!({"pane": any_pane, "key": key, "value": "probe"});
     match c.call("meta.set", params) {
         Err(e) if e["code"] == "denied.reserved_key" => Ok(()),
@@ -139,7 +152,10 @@ fn restore_session(
     fallback: Option<&[String]>,
     native: &mut Vec<Value>,
 ) -> Result<bool, Value> {
-    let created = match c.call("session.create", json!({"name": session.name, "unique": true})) {
+    let created = match c.call(
+        "session.create",
+        json!({"name": session.name, "unique": true}),
+    ) {
         Ok(v) => v,
         // Another restore (or a user) took the name since it was read: skipped.
         Err(e) if e["code"] == "conflict.exists" => return Ok(false),
@@ -150,7 +166,8 @@ fn restore_session(
     for (wi, w) in session.windows.iter().enumerate() {
         let mut params = json!({"session": sid, "name": window_name(&w.name)});
         if let Some(p) = w.panes.first() {
-            if let (Some(cols), Some(rows)) = (p.cols.filter(|n| *n > 0), p.rows.filter(|n| *n > 0)) {
+            if let (Some(cols), Some(rows)) = (p.cols.filter(|n| *n > 0), p.rows.filter(|n| *n > 0))
+            {
                 params["cols"] = json!(cols);
                 params["rows"] = json!(rows);
             }
@@ -172,7 +189,10 @@ fn restore_session(
             let argv = fallback.ok_or_else(|| err(ErrorCode::Param("fallback_argv")))?;
             let reply = match &last {
                 None => c.call("pane.create", json!({"window": wid, "argv": argv}))?,
-                Some(prev) => c.call("pane.split", json!({"pane": prev, "axis": "cols", "argv": argv}))?,
+                Some(prev) => c.call(
+                    "pane.split",
+                    json!({"pane": prev, "axis": "cols", "argv": argv}),
+                )?,
             };
             last = Some(str_of(&reply, "pane")?.to_string());
         }
@@ -210,11 +230,18 @@ pub fn run(c: &Client, path: &Path, fallback_text: Option<&String>) -> Result<Va
         needs_fallback |= panes > usize::from(record.is_some());
     }
     if needs_fallback && fallback.is_none() {
-        return Err(ApiError::param("fallback_argv", "panes without a record need --fallback-argv").to_json());
+        return Err(ApiError::param(
+            "fallback_argv",
+            "panes without a record need --fallback-argv",
+        )
+        .to_json());
     }
     if any_native {
         let panes = c.call("pane.list", json!({}))?;
-        let any = panes["panes"][0]["pane"].as_str().unwrap_or("p1").to_string();
+        let any = panes["panes"][0]["pane"]
+            .as_str()
+            .unwrap_or("p1")
+            .to_string();
         probe(c, &any)?;
     }
     let mut restored = Vec::new();

@@ -140,5 +140,9 @@ pub fn run(c: &Client, output: Option<&Path>) -> Result<Value, Value> {
             }
         };
     }
-    Err(ApiError::new(ErrorCode::Revision, "the pane set kept changing during the save").to_json())
+    Err(ApiError::new(
+        ErrorCode::Revision,
+        "the pane set kept changing during the save",
+    )
+    .to_json())
 }
