@@ -9,7 +9,6 @@ use super::Client;
 use crate::errors::{ApiError, ErrorCode};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::Path;
 use vx_agentsession::archive::{self, Archive, Pane, Session, Window};
 use vx_agentsession::record::Record;
@@ -82,29 +81,11 @@ fn file_io() -> Value {
 /// Publishes `bytes` at `path`: nothing partial is ever under the final name, and an
 /// old archive stays intact until the rename.
 fn publish(path: &Path, bytes: &[u8]) -> Result<(), Value> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let tmp = dir.join(format!("ws-{}.tmp", uuid::Uuid::new_v4()));
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)?;
-        std::fs::File::open(&dir)?.sync_all()
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(file_io());
-    }
-    Ok(())
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let tmp = dir
+        .unwrap_or(Path::new("."))
+        .join(format!("ws-{}.tmp", uuid::Uuid::new_v4()));
+    crate::paths::write_atomic(path, &tmp, bytes).map_err(|_| file_io())
 }
 
 pub fn run(c: &Client, output: Option<&Path>) -> Result<Value, Value> {
