@@ -140,3 +140,17 @@ Feature: Launch
     When pane.create starts "/nonexistent/vx-agent-ghost" in a new window with the record of "team" "ghost" "g-2"
     Then the call fails with "unavailable.spawn"
     And the new window has no pane
+
+  @asr-readback
+  Scenario: The launch client reads back the exact record before it succeeds
+    When the launch client starts "stub" in a new window with native id "cli-1" as "a"
+    Then the launch client succeeds
+    And meta.get "agent-session/v1" on $a is the record of "team" "stub" "cli-1"
+    And the program of "stub" got the arguments '["--resume","cli-1"]' after its command
+
+  @asr-fallback @optional-legacy-spawn
+  Scenario: Against an older server, which ignores the spawn field, the client sets and confirms the record
+    Given the daemon is restarted as an older server
+    When the launch client starts "stub" in a new window with native id "cli-2" as "a"
+    Then the launch client succeeds
+    And meta.get "agent-session/v1" on $a is the record of "team" "stub" "cli-2"

@@ -181,7 +181,8 @@ fn a_writable_reserved_namespace_fails_every_native_restore_row() {
 
 // Reviewed by hand: each row below reads a record back (meta.get, a saved archive,
 // or restore's confirmation); the passing rows read none, or only its presence.
-const READBACK_LIES_FAILS: [&str; 15] = [
+const READBACK_LIES_FAILS: [&str; 16] = [
+    "The launch client reads back the exact record before it succeeds",
     "A record given to pane.split and pane.float is there from the pane's first turn",
     "A record with a member beyond the three is refused on both write paths",
     "A resume-only integration resumes a supplied id",

@@ -26,6 +26,10 @@ pub struct Templates {
     /// `workspace restore` of `{file}` with `{fallback_argv}` (the server rows).
     #[serde(default)]
     pub workspace_restore: Vec<String>,
+    /// The launching client (`{window}`, `{integration}`, `{native_id}`): launch,
+    /// then read back or set-and-confirm the record (ADR-0068 §4).
+    #[serde(default)]
+    pub agent_launch: Vec<String>,
     /// The implementation as an older server (optional feature `legacy-spawn`).
     #[serde(default)]
     pub legacy_serve: Vec<String>,

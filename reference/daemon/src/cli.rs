@@ -171,7 +171,7 @@ pub fn main() -> i32 {
     }
 }
 
-fn params_from(verb: &Verb, args: &ArgMatches) -> Result<Map<String, Value>, ApiError> {
+pub(crate) fn params_from(verb: &Verb, args: &ArgMatches) -> Result<Map<String, Value>, ApiError> {
     let mut params = Map::new();
     for p in verb.params {
         let value = match p.kind {

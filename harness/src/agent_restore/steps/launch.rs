@@ -52,6 +52,48 @@ async fn launch_with_id(w: &mut World, c: &[String]) {
 }
 
 #[when(
+    regex = r#"^the launch client starts "([a-z0-9-]+)" in a new window with native id "([^"]*)" as "(\w+)"$"#
+)]
+async fn client_launch(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        let t = crate::agent_restore::checks::templates().agent_launch;
+        if t.is_empty() {
+            crate::harness_error!("the profile's [agent_restore] table needs agent_launch");
+        }
+        l.forget_dump(&c[1]);
+        let window = l.new_window();
+        let words: Vec<String> = t
+            .iter()
+            .map(|w| {
+                w.replace("{window}", &window)
+                    .replace("{integration}", &c[1])
+                    .replace("{native_id}", &c[2])
+            })
+            .collect();
+        let cmd = l.client_command(&words, std::path::Path::new(""), None);
+        let reply = l.run_client(cmd);
+        l.s.last = Some(reply.clone());
+        l.keep_pane(&c[3]);
+        l.client_reply = Some(reply);
+    })
+    .await;
+}
+
+#[then(regex = r"^the launch client succeeds$")]
+async fn client_launch_succeeds(w: &mut World) {
+    w.run(&[], None, |s, _| {
+        let l = s.live();
+        let reply = l.client_reply.as_ref().or_harness("no launch client ran");
+        if let Err(e) = &reply.result {
+            panic!("the launch client failed: {e}");
+        }
+        assert_eq!(reply.exit, Some(0), "the launch client's exit code");
+    })
+    .await;
+}
+
+#[when(
     regex = r#"^pane.create starts "([^"]+)" in a new window with the record of "([^"]*)" "([^"]*)" "([^"]*)"$"#
 )]
 async fn create_program_with_record(w: &mut World, c: &[String]) {

@@ -7,6 +7,7 @@
 //! `cwd` (panes without a record get `--fallback-argv`). Archive bytes are read and
 //! written only by vx-agentsession.
 
+mod launch;
 mod restore;
 mod save;
 
@@ -84,8 +85,21 @@ fn connect(socket_flag: Option<&Path>) -> Result<Client, Value> {
     Ok(Client { socket, token })
 }
 
-/// Runs `workspace save|restore`; `None` for other subcommands.
+/// Runs `workspace save|restore` and the orchestrated `agent launch`; `None` for
+/// other subcommands.
 pub fn dispatch(group: &str, sub: &ArgMatches, socket: Option<&Path>, json: bool) -> Option<i32> {
+    if group == "agent" {
+        let ("launch", args) = sub.subcommand()? else {
+            return None;
+        };
+        let verb = crate::manifest::VerbId::AgentLaunch.verb();
+        let result = crate::cli::params_from(verb, args)
+            .map_err(|e| e.to_json())
+            .and_then(|params| {
+                connect(socket).and_then(|c| launch::run(&c, Value::Object(params)))
+            });
+        return Some(report(result, json));
+    }
     if group != "workspace" {
         return None;
     }
