@@ -34,6 +34,16 @@ Feature: Save and restore
     And the archive "ws.json" holds exactly the records of "team" "stub" "alpha" and "team" "stub" "beta"
     And the archive "ws.json" has 3 panes
 
+  @asr-save-stable
+  Scenario: A pane killed while save reads the records is archived with its record or not at all
+    Given a pane "a" in a new window with the record of "team" "stub" "alpha"
+    And a pane "b" in a new window with the record of "team" "stub" "beta"
+    And a pane "c" in a new window with the record of "team" "stub" "gamma"
+    When the workspace is saved to "ws.json" under the fault plan "close@socket:*#3=delay:600" while $b is killed
+    Then the save succeeds
+    And every pane of the archive "ws.json" has a record
+    And the archive "ws.json" holds the native ids "alpha" and "gamma"
+
   @asr-save-copies @asr-schema1
   Scenario: A save without records writes schema 1
     Given a pane "c" in a new window without a record

@@ -129,7 +129,8 @@ fn run_relay(mode: &str) -> (i32, BTreeSet<String>, BTreeSet<String>) {
              [agent_restore]\nplugins_dir = \"{{config_home}}/venomx/plugins\"\n\
              archive_check = [{vxref:?}, \"workspace\", \"check\", \"--json\", \"{{file}}\"]\n\
              workspace_save = [{vxref:?}, \"--socket\", \"{{socket}}\", \"workspace\", \"save\", \"--output\", \"{{file}}\"]\n\
-             workspace_restore = [{vxref:?}, \"--socket\", \"{{socket}}\", \"workspace\", \"restore\", \"--archive\", \"{{file}}\", \"--fallback-argv\", \"{{fallback_argv}}\"]\n"
+             workspace_restore = [{vxref:?}, \"--socket\", \"{{socket}}\", \"workspace\", \"restore\", \"--archive\", \"{{file}}\", \"--fallback-argv\", \"{{fallback_argv}}\"]\n\
+             agent_launch = [{vxref:?}, \"--socket\", \"{{socket}}\", \"agent\", \"launch\", \"--window\", \"{{window}}\", \"--integration\", \"{{integration}}\", \"--native-id\", \"{{native_id}}\"]\n"
         ),
         &["--tags", "@optional-agent-server and not @optional-legacy-spawn"],
     );
@@ -142,6 +143,11 @@ fn run_relay(mode: &str) -> (i32, BTreeSet<String>, BTreeSet<String>) {
             .map(|s| s["name"].as_str().expect("name").to_string())
             .collect()
     };
+    assert!(
+        with("harness-error").is_empty(),
+        "the control profile lacks a template: {:?}",
+        with("harness-error")
+    );
     (code, with("fail"), with("pass"))
 }
 
@@ -181,7 +187,8 @@ fn a_writable_reserved_namespace_fails_every_native_restore_row() {
 
 // Reviewed by hand: each row below reads a record back (meta.get, a saved archive,
 // or restore's confirmation); the passing rows read none, or only its presence.
-const READBACK_LIES_FAILS: [&str; 16] = [
+const READBACK_LIES_FAILS: [&str; 17] = [
+    "A pane killed while save reads the records is archived with its record or not at all",
     "The launch client reads back the exact record before it succeeds",
     "A record given to pane.split and pane.float is there from the pane's first turn",
     "A record with a member beyond the three is refused on both write paths",

@@ -81,6 +81,84 @@ async fn saved_to(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| save(s.live(), &c[1])).await;
 }
 
+#[when(
+    regex = r#"^the workspace is saved to "([\w.-]+)" under the fault plan "([^"]+)" while (\$\w+) is killed$"#
+)]
+async fn saved_while_killed(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        let pane = l.subst(&c[3]);
+        let file = l.file(&c[1]);
+        let trace = l.file("save-trace.jsonl");
+        let lib = crate::recovery::scenario::fault_preload(&l.s);
+        let mut cmd = l.client_command(&templates().workspace_save, &file, None);
+        for (k, v) in crate::drivers::fault::env(&lib, &c[2], Some(&trace)) {
+            cmd.env(k, v);
+        }
+        cmd.stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        let child = cmd.spawn().or_harness("start the save");
+        // Inside the plan's delay: the save has listed the panes and holds a read.
+        std::thread::sleep(crate::drivers::scaled(250));
+        l.ok("pane.kill", json!({"pane": pane}));
+        let out = child.wait_with_output().or_harness("wait for the save");
+        let fired = crate::drivers::fault::read_trace(&trace)
+            .iter()
+            .any(|call| {
+                call["action"]
+                    .as_str()
+                    .is_some_and(|a| a.starts_with("delay"))
+            });
+        if !fired {
+            crate::harness_error!("the fault plan's delay never fired in the save client");
+        }
+        let v: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|_| panic!("the save printed no JSON"));
+        let result = match v.get("error") {
+            Some(e) => Err(e.clone()),
+            None => Ok(v),
+        };
+        l.client_reply = Some(Reply {
+            result,
+            exit: out.status.code(),
+        });
+    })
+    .await;
+}
+
+#[then(regex = r#"^every pane of the archive "([\w.-]+)" has a record$"#)]
+async fn every_pane_has_record(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let a = archive_of(s.live(), &c[1]);
+        for p in panes_of_archive(&a) {
+            assert!(
+                p.get("agent_session").is_some(),
+                "a pane whose record was reaped mid-save was archived without it: {a}"
+            );
+        }
+    })
+    .await;
+}
+
+#[then(regex = r#"^the archive "([\w.-]+)" holds the native ids "([^"]+)" and "([^"]+)"$"#)]
+async fn archive_holds_ids(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let a = archive_of(s.live(), &c[1]);
+        let ids: Vec<Value> = panes_of_archive(&a)
+            .iter()
+            .map(|p| p["agent_session"]["native_id"].clone())
+            .collect();
+        for want in [&c[2], &c[3]] {
+            assert!(
+                ids.contains(&json!(want)),
+                "the archive lacks {want}: {ids:?}"
+            );
+        }
+    })
+    .await;
+}
+
 #[then(regex = r"^the save succeeds$")]
 async fn save_succeeds(w: &mut World) {
     w.run(&[], None, |s, _| {
