@@ -113,10 +113,10 @@ Feature: Launch
   @asr-spawn-atomic
   Scenario: A record given to pane.split and pane.float is there from the pane's first turn
     Given a pane "p" in a new window with the record of "team" "stub" "root"
-    When pane.split splits $p with the record of "team" "stub" "split-1" as "s"
+    When pane.split on $p starts a pane with the record of "team" "stub" "split-1" as "s"
     Then the call succeeds
     And meta.get "agent-session/v1" on $s is the record of "team" "stub" "split-1"
-    When pane.float floats in $window with the record of "team" "stub" "float-1" as "f"
+    When pane.float on $window starts a pane with the record of "team" "stub" "float-1" as "f"
     Then the call succeeds
     And meta.get "agent-session/v1" on $f is the record of "team" "stub" "float-1"
     And meta.get "agent-session/v1" on $p is the record of "team" "stub" "root"

@@ -109,38 +109,26 @@ async fn create_program_with_record(w: &mut World, c: &[String]) {
     .await;
 }
 
+/// `pane.split` of a pane (by columns) or `pane.float` in a window, with a record.
 #[when(
-    regex = r#"^pane.split splits (\$\w+) with the record of "([^"]*)" "([^"]*)" "([^"]*)" as "(\w+)"$"#
+    regex = r#"^pane.(split|float) on (\$\w+) starts a pane with the record of "([^"]*)" "([^"]*)" "([^"]*)" as "(\w+)"$"#
 )]
-async fn split_with_record(w: &mut World, c: &[String]) {
+async fn split_or_float_with_record(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let l = s.live();
-        let pane = l.subst(&c[1]);
-        let argv = l.sleeper();
-        let record = record_text(&c[2], &c[3], &c[4]);
-        l.call(
-            "pane.split",
-            json!({"pane": pane, "axis": "cols", "argv": argv, "agent_session": record}),
-        );
-        l.keep_pane(&c[5]);
-    })
-    .await;
-}
-
-#[when(
-    regex = r#"^pane.float floats in (\$\w+) with the record of "([^"]*)" "([^"]*)" "([^"]*)" as "(\w+)"$"#
-)]
-async fn float_with_record(w: &mut World, c: &[String]) {
-    w.run(c, None, |s, c| {
-        let l = s.live();
-        let window = l.subst(&c[1]);
-        let argv = l.sleeper();
-        let record = record_text(&c[2], &c[3], &c[4]);
-        l.call(
-            "pane.float",
-            json!({"window": window, "argv": argv, "agent_session": record}),
-        );
-        l.keep_pane(&c[5]);
+        let target = l.subst(&c[2]);
+        let record = record_text(&c[3], &c[4], &c[5]);
+        let mut params = json!({"argv": l.sleeper(), "agent_session": record});
+        let verb = if &c[1] == "split" {
+            params["pane"] = json!(target);
+            params["axis"] = json!("cols");
+            "pane.split"
+        } else {
+            params["window"] = json!(target);
+            "pane.float"
+        };
+        l.call(verb, params);
+        l.keep_pane(&c[6]);
     })
     .await;
 }

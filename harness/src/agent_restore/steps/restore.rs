@@ -362,14 +362,19 @@ async fn restore_counts(w: &mut World, c: &[String]) {
     .await;
 }
 
+/// The error of the last restore, which must have failed.
+fn restore_error(l: &Live) -> Value {
+    match &l.client_reply.as_ref().or_harness("no restore ran").result {
+        Ok(v) => panic!("the restore succeeded where it must fail: {v}"),
+        Err(e) => e.clone(),
+    }
+}
+
 #[then(regex = r#"^the restore fails with "([a-z_.]+)"$"#)]
 async fn restore_fails(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
-        let l = s.live();
-        match &l.client_reply.as_ref().or_harness("no restore ran").result {
-            Ok(v) => panic!("the restore succeeded where it must fail: {v}"),
-            Err(e) => assert_eq!(e["code"], json!(c[1]), "the error: {e}"),
-        }
+        let e = restore_error(s.live());
+        assert_eq!(e["code"], json!(c[1]), "the error: {e}");
     })
     .await;
 }
@@ -377,14 +382,9 @@ async fn restore_fails(w: &mut World, c: &[String]) {
 #[then(regex = r#"^the restore fails with "([a-z_.]+)" by rule "([a-z0-9_.]+)"$"#)]
 async fn restore_fails_by_rule(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
-        let l = s.live();
-        match &l.client_reply.as_ref().or_harness("no restore ran").result {
-            Ok(v) => panic!("the restore succeeded where it must fail: {v}"),
-            Err(e) => {
-                assert_eq!(e["code"], json!(c[1]), "the error: {e}");
-                assert_eq!(e["data"]["rule"], json!(c[2]), "the error: {e}");
-            }
-        }
+        let e = restore_error(s.live());
+        assert_eq!(e["code"], json!(c[1]), "the error: {e}");
+        assert_eq!(e["data"]["rule"], json!(c[2]), "the error: {e}");
     })
     .await;
 }
