@@ -12,6 +12,12 @@
 //! - `restored-to-all`: every `recovery.restored` event is also delivered to the
 //!   event subscriptions of principals other than the owner, whatever their grants
 //!   (RFC §8: it requires read on `server:root`).
+//! - `reserved-writable`: a `denied.reserved_key` refusal of `meta.set`/`meta.delete`
+//!   is answered as a success, as an older server whose `session.created/v1/*` is
+//!   client-writable (ADR-0068 §6).
+//! - `readback-lies`: every `agent-session/v1` value `meta.get` reads has another
+//!   native id (ADR-0068 §4, §6: readback and confirmation).
+//! - `drop-meta-set`: `meta.set` is answered `ok` and never reaches the reference.
 //!
 //! After the `ok` reply to `pane.attach` the relay copies bytes unchanged both ways:
 //! the binary frames are not lines.
@@ -39,6 +45,9 @@ fn main() {
         "corrupt-as-valid" => "corrupt-as-valid",
         "resume-old-cursor" => "resume-old-cursor",
         "restored-to-all" => "restored-to-all",
+        "reserved-writable" => "reserved-writable",
+        "readback-lies" => "readback-lies",
+        "drop-meta-set" => "drop-meta-set",
         other => panic!("unknown mode {other}"),
     };
     let vxref = PathBuf::from(&args[2]);
@@ -109,6 +118,13 @@ fn main() {
                     Ok(_) => {}
                 }
                 let attach = match serde_json::from_slice::<Value>(&line) {
+                    Ok(v) if mode == "drop-meta-set" && v["verb"] == "meta.set" => {
+                        let ok = serde_json::json!({"id": v["id"], "ok": {}});
+                        if writeln!(mine.lock().unwrap(), "{ok}").is_err() {
+                            break;
+                        }
+                        continue;
+                    }
                     Ok(v) => {
                         if v["verb"] == "pane.create" {
                             if let Some(a0) = v["params"]["argv"][0].as_str() {
@@ -260,7 +276,23 @@ fn rewrite(mode: &str, mut v: Value, last: &Mutex<Option<String>>) -> Option<Str
             let id = v["id"].clone();
             v = serde_json::json!({"id": id, "ok": {"checkpoint": "", "sessions": [], "windows": [], "panes": []}});
         }
-        "restored-to-all" => return None,
+        "restored-to-all" | "drop-meta-set" => return None,
+        "reserved-writable" => {
+            if v["error"]["code"] != "denied.reserved_key" {
+                return None;
+            }
+            v = serde_json::json!({"id": v["id"], "ok": {}});
+        }
+        "readback-lies" => {
+            if v["ok"]["key"] != "agent-session/v1" {
+                return None;
+            }
+            let text = v["ok"]["value"].as_str()?;
+            let mut record: Value = serde_json::from_str(text).ok()?;
+            let native = record["native_id"].as_str()?.to_string();
+            record["native_id"] = Value::String(format!("{native}-lie"));
+            v["ok"]["value"] = Value::String(record.to_string());
+        }
         "resume-old-cursor" => {
             let ok = v.get_mut("ok")?.as_object_mut()?;
             if ok.get("reason")? != "source_changed" {

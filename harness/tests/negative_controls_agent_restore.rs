@@ -30,7 +30,8 @@ fn run(archive: &str, template: &str) -> (i32, BTreeSet<String>, BTreeSet<String
             "name = \"negative-control\"\ncontracts = [\"agent-restore\"]\nfeatures = [\"template-check\"]\n\
              [agent_restore]\narchive_check = [{archive:?}, \"{{file}}\"]\ntemplate_check = [{template:?}, \"{{file}}\"]\n"
         ),
-        &[],
+        // The server rows are the relay controls' (below).
+        &["--tags", "not @optional-agent-server"],
     );
     (
         code,
@@ -112,3 +113,116 @@ sys.exit(0 if v["result"] == "valid" else 1)
     let expected: BTreeSet<String> = NO_CONTENT.iter().map(|s| s.to_string()).collect();
     assert_eq!(failing, expected);
 }
+
+/// Runs the server rows against the relay in `mode` (the reference behind a wire
+/// relay that breaks one ADR-0068 rule): (exit code, the names of the scenarios that
+/// failed, and of those that passed).
+fn run_relay(mode: &str) -> (i32, BTreeSet<String>, BTreeSet<String>) {
+    common::ensure_reference(&["leaky_daemon"]);
+    let vxref = "{bin_dir}/vxref";
+    let (code, report) = common::run_profile(
+        &format!(
+            "name = \"negative-control\"\ncontracts = [\"agent-restore\"]\nfeatures = [\"agent-server\"]\n\
+             serve = [\"{{bin_dir}}/examples/leaky_daemon\", {mode:?}, {vxref:?}, \"{{socket}}\"]\n\
+             cli = [{vxref:?}, \"--socket\", \"{{socket}}\"]\n\
+             [readiness]\nkind = \"file\"\npath = \"{{socket}}.ready\"\n\
+             [agent_restore]\nplugins_dir = \"{{config_home}}/venomx/plugins\"\n\
+             archive_check = [{vxref:?}, \"workspace\", \"check\", \"--json\", \"{{file}}\"]\n\
+             workspace_save = [{vxref:?}, \"--socket\", \"{{socket}}\", \"workspace\", \"save\", \"--output\", \"{{file}}\"]\n\
+             workspace_restore = [{vxref:?}, \"--socket\", \"{{socket}}\", \"workspace\", \"restore\", \"--archive\", \"{{file}}\", \"--fallback-argv\", \"{{fallback_argv}}\"]\n\
+             agent_launch = [{vxref:?}, \"--socket\", \"{{socket}}\", \"agent\", \"launch\", \"--window\", \"{{window}}\", \"--integration\", \"{{integration}}\", \"--native-id\", \"{{native_id}}\"]\n"
+        ),
+        &["--tags", "@optional-agent-server and not @optional-legacy-spawn"],
+    );
+    let with = |verdict: &str| -> BTreeSet<String> {
+        report["scenarios"]
+            .as_array()
+            .expect("scenarios")
+            .iter()
+            .filter(|s| s["verdict"] == verdict)
+            .map(|s| s["name"].as_str().expect("name").to_string())
+            .collect()
+    };
+    assert!(
+        with("harness-error").is_empty(),
+        "the control profile lacks a template: {:?}",
+        with("harness-error")
+    );
+    (code, with("fail"), with("pass"))
+}
+
+fn names(list: &[&str]) -> BTreeSet<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+/// A relay whose readback lies: every row that reads a record back must fail, and
+/// restore's confirmation must refuse (and remove) the pane it launched.
+#[test]
+fn a_readback_that_lies_fails_every_readback_row() {
+    let (code, failing, passing) = run_relay("readback-lies");
+    assert_eq!(code, 1);
+    assert!(passing.len() >= 9, "{passing:?}");
+    assert_eq!(failing, names(&READBACK_LIES_FAILS));
+}
+
+/// A relay that drops `meta.set`: every row that writes through meta.set (a refusal
+/// expected, or a value read back) must fail; spawn-path rows pass.
+#[test]
+fn a_dropped_meta_set_fails_every_meta_set_row() {
+    let (code, failing, passing) = run_relay("drop-meta-set");
+    assert_eq!(code, 1);
+    assert!(passing.len() >= 9, "{passing:?}");
+    assert_eq!(failing, names(&DROP_META_SET_FAILS));
+}
+
+/// A relay whose reserved namespace is writable: restore's probe must refuse every
+/// native restore before creating anything; records and launch rows pass.
+#[test]
+fn a_writable_reserved_namespace_fails_every_native_restore_row() {
+    let (code, failing, passing) = run_relay("reserved-writable");
+    assert_eq!(code, 1);
+    assert!(passing.len() >= 9, "{passing:?}");
+    assert_eq!(failing, names(&RESERVED_WRITABLE_FAILS));
+}
+
+// Reviewed by hand: each row below reads a record back (meta.get, a saved archive,
+// or restore's confirmation); the passing rows read none, or only its presence.
+const READBACK_LIES_FAILS: [&str; 17] = [
+    "A pane killed while save reads the records is archived with its record or not at all",
+    "The launch client reads back the exact record before it succeeds",
+    "A record given to pane.split and pane.float is there from the pane's first turn",
+    "A record with a member beyond the three is refused on both write paths",
+    "A resume-only integration resumes a supplied id",
+    "A saved native session is restored from its record, as a new process",
+    "An existing session name is skipped and its process is untouched",
+    "Native ids are trimmed, not option-shaped, control-free and at most 1024 bytes",
+    "Plugin and integration ids are trimmed, control-free and at most 120 bytes",
+    "Restore uses the current template, not the one of the save",
+    "Save copies each pane's record into that pane's agent_session",
+    "Setting agent/v1 leaves agent-session/v1 unchanged",
+    "The caller's id is the resumed id, in argv, environment and record",
+    "The whole encoded record is at most 4096 bytes on both write paths",
+    "Two panes of one integration keep their own ids",
+    "Two restores of one name race: the winner's pane has the winner's record",
+    "Without an id, fresh_args gets a minted v4 UUID",
+];
+// Each row below writes through meta.set and expects a refusal or reads the value
+// back; native restore fails too, since a dropped probe looks like a writable
+// reserved namespace. Spawn-path records are untouched.
+const DROP_META_SET_FAILS: [&str; 9] = [
+    "A record with a member beyond the three is refused on both write paths",
+    "A saved native session is restored from its record, as a new process",
+    "Native ids are trimmed, not option-shaped, control-free and at most 1024 bytes",
+    "Plugin and integration ids are trimmed, control-free and at most 120 bytes",
+    "Restore uses the current template, not the one of the save",
+    "Setting agent/v1 leaves agent-session/v1 unchanged",
+    "The whole encoded record is at most 4096 bytes on both write paths",
+    "Two panes of one integration keep their own ids",
+    "Two restores of one name race: the winner's pane has the winner's record",
+];
+// Exactly the rows that restore a session natively (the probe runs only then).
+const RESERVED_WRITABLE_FAILS: [&str; 3] = [
+    "A saved native session is restored from its record, as a new process",
+    "Restore uses the current template, not the one of the save",
+    "Two restores of one name race: the winner's pane has the winner's record",
+];

@@ -16,20 +16,22 @@ pub struct Templates {
     /// Offline verdict on one integration template (optional feature `template-check`).
     #[serde(default)]
     pub template_check: Vec<String>,
-    // The server rows' templates: preflight checks their programs now; their rows
-    // read them once the reference daemon has the agent verbs.
-    /// Where the implementation reads plugins (a per-scenario path template).
+    /// Where the implementation reads plugins (a per-scenario path template); the
+    /// server rows need it.
     #[serde(default)]
-    #[allow(dead_code)]
     pub plugins_dir: Option<String>,
+    /// `workspace save` to `{file}` (the server rows).
     #[serde(default)]
-    #[allow(dead_code)] // type-checked now, read by the server rows
     pub workspace_save: Vec<String>,
+    /// `workspace restore` of `{file}` with `{fallback_argv}` (the server rows).
     #[serde(default)]
-    #[allow(dead_code)] // type-checked now, read by the server rows
     pub workspace_restore: Vec<String>,
+    /// The launching client (`{window}`, `{integration}`, `{native_id}`): launch,
+    /// then read back or set-and-confirm the record (ADR-0068 §4).
     #[serde(default)]
-    #[allow(dead_code)] // type-checked now, read by the server rows
+    pub agent_launch: Vec<String>,
+    /// The implementation as an older server (optional feature `legacy-spawn`).
+    #[serde(default)]
     pub legacy_serve: Vec<String>,
 }
 
@@ -55,5 +57,23 @@ pub fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
 }
 
-/// One agent-restore scenario: the offline checkers' sandbox.
-pub type Checks = CheckerScenario;
+/// One agent-restore scenario: the offline checkers' sandbox, and the live
+/// implementation of the server rows, started on first use.
+pub struct Checks {
+    pub offline: CheckerScenario,
+    pub(crate) live: Option<super::live::Live>,
+}
+
+impl Checks {
+    pub fn new(bin_dir: PathBuf) -> Checks {
+        Checks {
+            offline: CheckerScenario::new(bin_dir),
+            live: None,
+        }
+    }
+
+    /// The server rows' state (a sandbox; no daemon runs until a step starts it).
+    pub fn live(&mut self) -> &mut super::live::Live {
+        self.live.get_or_insert_with(super::live::Live::new)
+    }
+}

@@ -1,10 +1,11 @@
 //! The agent-restore contract (phux ADR-0068, `features/agent-restore/`): its World
-//! and steps. Today the suite certifies what the offline checkers can show (the
-//! workspace-archive reader and the integration-template validator); the server
-//! rows (records through `meta.*`, `agent.launch`, save and restore) come with the
-//! reference daemon's agent verbs.
+//! and steps. The offline rows judge the workspace-archive reader and the
+//! integration-template validator (`checks`); the server rows (`@optional-agent-server`:
+//! records through `meta.*` and spawn verbs, `agent.launch`) drive a live
+//! implementation in its own sandbox (`live`), through the shared drivers.
 
 pub(crate) mod checks;
+pub(crate) mod live;
 mod steps;
 
 use checks::Checks;

@@ -39,6 +39,12 @@ pub fn command() -> Command {
                         .long("on-demand")
                         .action(ArgAction::SetTrue)
                         .help("stop 5000 ms after the last session ends"),
+                )
+                .arg(
+                    Arg::new("legacy-spawn")
+                        .long("legacy-spawn")
+                        .action(ArgAction::SetTrue)
+                        .help("play an older server: ignore agent_session on spawns, let clients write session.created/v1/*"),
                 ),
         )
         .subcommand(
@@ -74,7 +80,7 @@ pub fn command() -> Command {
         }
         root = root.subcommand(g);
     }
-    crate::offline_check::install(root)
+    crate::workspace::install(crate::offline_check::install(root))
 }
 
 fn verb_command(verb: &'static Verb, name: &str) -> Command {
@@ -124,6 +130,7 @@ pub fn main() -> i32 {
             server::serve(server::ServeOptions {
                 socket,
                 on_demand: sub.get_flag("on-demand"),
+                legacy_spawn: sub.get_flag("legacy-spawn"),
             })
         }
         "manifest" => {
@@ -149,6 +156,10 @@ pub fn main() -> i32 {
             if let Some(code) = crate::offline_check::dispatch(group, sub, json) {
                 return code;
             }
+            if let Some(code) = crate::workspace::dispatch(group, sub, socket_flag.as_deref(), json)
+            {
+                return code;
+            }
             if let Some(verb) = crate::manifest::find(group) {
                 return run_verb(verb, sub, socket_flag, json);
             }
@@ -160,7 +171,7 @@ pub fn main() -> i32 {
     }
 }
 
-fn params_from(verb: &Verb, args: &ArgMatches) -> Result<Map<String, Value>, ApiError> {
+pub(crate) fn params_from(verb: &Verb, args: &ArgMatches) -> Result<Map<String, Value>, ApiError> {
     let mut params = Map::new();
     for p in verb.params {
         let value = match p.kind {

@@ -126,6 +126,18 @@ pub enum ErrorCode {
     CheckpointFormat,
     CheckpointSize,
     Locked,
+    ReservedKey,
+    IntegrationNotFound,
+    MetaKeyLimit,
+    IntegrationDisabled,
+    IntegrationAmbiguous,
+    IntegrationOwner,
+    Exists,
+    AgentSessionUnconfirmed,
+    ArchiveCorrupt,
+    NativeRestore,
+    ArchiveSchema,
+    FileIo,
 }
 
 /// The placeholder the docs table shows for [`ErrorCode::Param`].
@@ -134,7 +146,7 @@ const ANY_PARAM: &str = "<param>";
 impl ErrorCode {
     /// Every code, in the order the docs table lists them. `Param` appears once for
     /// any parameter and once for each parameter code RFC §6 or the config names.
-    pub const ALL: [ErrorCode; 42] = [
+    pub const ALL: [ErrorCode; 57] = [
         ErrorCode::Internal,
         ErrorCode::Malformed,
         ErrorCode::FrameSize,
@@ -144,6 +156,9 @@ impl ErrorCode {
         ErrorCode::Param("ack_orphans"),
         ErrorCode::Param("checkpoint"),
         ErrorCode::Param("config"),
+        ErrorCode::Param("agent_session"),
+        ErrorCode::Param("native_id"),
+        ErrorCode::Param("fallback_argv"),
         ErrorCode::SessionNotFound,
         ErrorCode::WindowNotFound,
         ErrorCode::PaneNotFound,
@@ -177,6 +192,18 @@ impl ErrorCode {
         ErrorCode::CheckpointFormat,
         ErrorCode::CheckpointSize,
         ErrorCode::Locked,
+        ErrorCode::ReservedKey,
+        ErrorCode::IntegrationNotFound,
+        ErrorCode::MetaKeyLimit,
+        ErrorCode::IntegrationDisabled,
+        ErrorCode::IntegrationAmbiguous,
+        ErrorCode::IntegrationOwner,
+        ErrorCode::Exists,
+        ErrorCode::AgentSessionUnconfirmed,
+        ErrorCode::ArchiveCorrupt,
+        ErrorCode::NativeRestore,
+        ErrorCode::ArchiveSchema,
+        ErrorCode::FileIo,
     ];
 
     /// The wire string.
@@ -221,6 +248,18 @@ impl ErrorCode {
             ErrorCode::CheckpointFormat => "unsupported.checkpoint_format",
             ErrorCode::CheckpointSize => "unsupported.checkpoint_size",
             ErrorCode::Locked => "unavailable.locked",
+            ErrorCode::ReservedKey => "denied.reserved_key",
+            ErrorCode::IntegrationNotFound => "not_found.integration",
+            ErrorCode::MetaKeyLimit => "conflict.meta_limit",
+            ErrorCode::IntegrationDisabled => "conflict.integration_disabled",
+            ErrorCode::IntegrationAmbiguous => "conflict.integration_ambiguous",
+            ErrorCode::IntegrationOwner => "conflict.integration_owner",
+            ErrorCode::Exists => "conflict.exists",
+            ErrorCode::AgentSessionUnconfirmed => "conflict.agent_session_unconfirmed",
+            ErrorCode::ArchiveCorrupt => "conflict.archive_corrupt",
+            ErrorCode::NativeRestore => "unsupported.native_restore",
+            ErrorCode::ArchiveSchema => "unsupported.archive_schema",
+            ErrorCode::FileIo => "unavailable.file_io",
         })
     }
 
@@ -234,13 +273,15 @@ impl ErrorCode {
             | E::WindowNotFound
             | E::PaneNotFound
             | E::PrincipalNotFound
-            | E::CheckpointNotFound => Class::NotFound,
+            | E::CheckpointNotFound
+            | E::IntegrationNotFound => Class::NotFound,
             E::DeniedRead
             | E::DeniedWrite
             | E::DeniedSpawn
             | E::DeniedAdmin
             | E::DeniedDelegation
-            | E::DeniedToken => Class::Denied,
+            | E::DeniedToken
+            | E::ReservedKey => Class::Denied,
             E::NotEmpty
             | E::NotArchive
             | E::RecoveryBusy
@@ -251,7 +292,14 @@ impl ErrorCode {
             | E::Exited
             | E::Revision
             | E::TagLimit
-            | E::InputFull => Class::Conflict,
+            | E::InputFull
+            | E::MetaKeyLimit
+            | E::IntegrationDisabled
+            | E::IntegrationAmbiguous
+            | E::IntegrationOwner
+            | E::Exists
+            | E::AgentSessionUnconfirmed
+            | E::ArchiveCorrupt => Class::Conflict,
             E::Shutdown
             | E::Spawn
             | E::Daemon
@@ -260,8 +308,11 @@ impl ErrorCode {
             | E::ConfigIo
             | E::RecoveryDisabled
             | E::RecoveryIo
-            | E::Locked => Class::Unavailable,
-            E::CheckpointFormat | E::CheckpointSize => Class::Unsupported,
+            | E::Locked
+            | E::FileIo => Class::Unavailable,
+            E::CheckpointFormat | E::CheckpointSize | E::NativeRestore | E::ArchiveSchema => {
+                Class::Unsupported
+            }
         }
     }
 
@@ -312,6 +363,18 @@ impl ErrorCode {
             E::CheckpointFormat => "unsupported checkpoint format",
             E::CheckpointSize => "checkpoint exceeds size bounds",
             E::Locked => "another daemon holds the socket's lock",
+            E::ReservedKey => "metadata key is reserved for the server",
+            E::IntegrationNotFound => "integration not found",
+            E::MetaKeyLimit => "metadata limit reached",
+            E::IntegrationDisabled => "integration is disabled",
+            E::IntegrationAmbiguous => "more than one enabled plugin owns the integration",
+            E::IntegrationOwner => "integration owner changed",
+            E::Exists => "a session of that name exists",
+            E::AgentSessionUnconfirmed => "agent-session record could not be confirmed",
+            E::ArchiveCorrupt => "workspace archive corrupt",
+            E::NativeRestore => "native restore unsupported",
+            E::ArchiveSchema => "unsupported workspace archive schema",
+            E::FileIo => "a file could not be read or published",
         }
     }
 
@@ -326,6 +389,9 @@ impl ErrorCode {
             E::Param("ack_orphans") => "pane.relaunch without ack_orphans=true",
             E::Param("checkpoint") => "the checkpoint id is not `c` + lowercase UUID v4 (never used as a path)",
             E::Param("config") => "a config document or key fails the schema; `data.field` is the path, `data.problem` the rule",
+            E::Param("agent_session") => "an `agent-session/v1` record (param or meta.set value) fails the record rules; `data.rule` names the rule",
+            E::Param("native_id") => "agent.launch: the native id fails its rules (`native.option_shaped` for `-x`)",
+            E::Param("fallback_argv") => "CLI only: workspace restore needs `--fallback-argv` for panes without a record",
             E::Param(_) => "the named parameter is missing, of the wrong type, malformed or out of range",
             E::UnknownParam => "a parameter the verb does not declare",
             E::SessionNotFound => "no such session",
@@ -361,6 +427,18 @@ impl ErrorCode {
             E::CheckpointFormat => "the checkpoint's durable format is not 1, 2 or 3",
             E::CheckpointSize => "whole-file, count, depth or tag-count bounds exceeded",
             E::Locked => "`serve`: another daemon holds the socket's lock",
+            E::ReservedKey => "meta.set/delete on `session.created/v1/*`: the server's own namespace (ADR-0068 §6)",
+            E::IntegrationNotFound => "agent.launch or restore: no loaded plugin declares the integration",
+            E::MetaKeyLimit => "a pane holds at most 64 metadata keys",
+            E::IntegrationDisabled => "the integration exists only in disabled plugins",
+            E::IntegrationAmbiguous => "two enabled plugins (or two packages with one plugin id) declare it; nothing is guessed",
+            E::IntegrationOwner => "the enabled owner is not `expect_plugin_id` (the archived record's plugin)",
+            E::Exists => "session.create with `unique`: the name is taken (checked and created in one turn)",
+            E::AgentSessionUnconfirmed => "CLI only: the record read back is not the bytes written; the new pane was killed",
+            E::ArchiveCorrupt => "workspace archive refused by the strict reader; `data.rule` and `data.field` say where, never what",
+            E::NativeRestore => "the integration cannot restore natively, or the server lets clients write its reserved namespace",
+            E::ArchiveSchema => "the workspace archive's schema_version is not 1 or 2",
+            E::FileIo => "CLI only: `workspace save --output` could not publish (old archive intact), or an input file could not be read",
         }
     }
 
@@ -382,8 +460,9 @@ impl ErrorCode {
 
 /// A parameter name the manifest declares, as its `'static` name.
 fn declared_param(name: &str) -> Option<&'static str> {
-    if name == "config" {
-        return Some("config");
+    // Not verb params: the config document, and the restore client's flag.
+    if let Some(n) = ["config", "fallback_argv"].into_iter().find(|n| *n == name) {
+        return Some(n);
     }
     crate::manifest::VERBS
         .iter()

@@ -9,6 +9,7 @@
 //! - [`manifest::VERBS`]: the verb table; [`manifest::EVENTS`]: the event catalog;
 //!   [`errors`]: codes and exit codes.
 
+pub mod agent;
 pub mod attach;
 pub mod auth;
 pub mod cli;
@@ -32,3 +33,4 @@ pub mod stream;
 pub mod strict_json;
 pub mod topology;
 pub mod wire;
+pub mod workspace;

@@ -50,6 +50,34 @@ pub fn owner_path(socket: &Path) -> PathBuf {
     with_suffix(socket, ".owner")
 }
 
+/// Publishes `bytes` at `path` through `tmp` (a new 0600 file in the same
+/// directory): write, fsync, rename, fsync of the directory. On failure the
+/// temporary file is removed and `path` is as it was.
+pub fn write_atomic(path: &Path, tmp: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let result = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        drop(file);
+        std::fs::rename(tmp, path)?;
+        std::fs::File::open(dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(tmp);
+    }
+    result
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

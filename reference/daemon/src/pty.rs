@@ -108,7 +108,9 @@ pub struct SpawnSpec<'a> {
     pub argv: &'a [String],
     pub cols: u16,
     pub rows: u16,
-    pub env: Vec<(&'static str, String)>,
+    pub env: Vec<(String, String)>,
+    /// The working directory (default: the daemon's).
+    pub cwd: Option<&'a str>,
     pub history_rows: usize,
 }
 
@@ -124,7 +126,8 @@ pub fn spawn(
     let tty = rustix::pty::ptsname(pty.as_fd(), Vec::new()).map_err(|_| SpawnError)?;
     // The parent's slave fd keeps the PTY open until the child holds its own (the
     // child opens it before its exec, and posix_spawn returns after the exec).
-    let child = crate::spawn::spawn_on_tty(spec.argv, &spec.env, &tty).map_err(|_| SpawnError)?;
+    let child =
+        crate::spawn::spawn_on_tty(spec.argv, &spec.env, spec.cwd, &tty).map_err(|_| SpawnError)?;
     drop(pts);
     let pid = child.id();
     let winsize = rustix::io::fcntl_dupfd_cloexec(pty.as_fd(), 0).map_err(|_| SpawnError)?;

@@ -40,6 +40,9 @@ pub const EXIT_LOCKED: i32 = 6;
 pub struct ServeOptions {
     pub socket: PathBuf,
     pub on_demand: bool,
+    /// Play an older server (ADR-0068 §4, §6): ignore `agent_session` on spawns and
+    /// let clients write `session.created/v1/*`, so suites prove fallback and probe.
+    pub legacy_spawn: bool,
 }
 
 fn fail(message: &str, code: i32) -> i32 {
@@ -79,8 +82,8 @@ pub fn serve(opts: ServeOptions) -> i32 {
         Err(_) => return fail("cannot lock the lock file", EXIT_LOCKED),
     };
     let config_path = config::default_path();
-    let config = match config_path.as_deref().map(config::load) {
-        Some(Ok((_, c))) => c,
+    let config = match config_path.as_deref().map(config::load_with_plugins) {
+        Some(Ok(c)) => c,
         Some(Err(e)) => return fail(&e.to_string(), EXIT_CONFIG),
         None => config::Config::default(),
     };
@@ -124,6 +127,7 @@ pub fn serve(opts: ServeOptions) -> i32 {
         source: format!("venomx/{}", uuid::Uuid::new_v4()),
         socket: socket.to_string_lossy().into_owned(),
         config_path,
+        legacy_spawn: opts.legacy_spawn,
     };
     let reaped = runtime.block_on(run(
         &socket,

@@ -79,7 +79,7 @@ struct SpawnConfig {
 }
 
 impl SpawnConfig {
-    fn new(tty: &CStr) -> io::Result<SpawnConfig> {
+    fn new(tty: &CStr, cwd: Option<&CStr>) -> io::Result<SpawnConfig> {
         let mut attr = std::mem::MaybeUninit::<libc::posix_spawnattr_t>::uninit();
         let mut actions = std::mem::MaybeUninit::<libc::posix_spawn_file_actions_t>::uninit();
         // SAFETY: init writes the whole object behind a valid pointer.
@@ -100,6 +100,12 @@ impl SpawnConfig {
             }
         };
         c.configure(tty)?;
+        if let Some(dir) = cwd {
+            // SAFETY: `actions` is initialized; addchdir copies the path.
+            check(unsafe {
+                libc::posix_spawn_file_actions_addchdir_np(&mut c.actions, dir.as_ptr())
+            })?;
+        }
         Ok(c)
     }
 
@@ -162,12 +168,14 @@ impl Drop for SpawnConfig {
 
 /// Starts `argv` (looked up in `PATH`) as the leader of a new session whose stdin,
 /// stdout and stderr are the terminal at `tty`, with the daemon's environment plus
-/// `env` (which wins).
+/// `env` (which wins), in `cwd` when given (a missing directory fails the spawn).
 pub fn spawn_on_tty(
     argv: &[String],
-    env: &[(&'static str, String)],
+    env: &[(String, String)],
+    cwd: Option<&str>,
     tty: &CStr,
 ) -> io::Result<Child> {
+    let cwd = cwd.map(|d| c_string(d.as_bytes())).transpose()?;
     let args: Vec<CString> = argv
         .iter()
         .map(|a| c_string(a.as_bytes()))
@@ -194,7 +202,7 @@ pub fn spawn_on_tty(
     arg_ptrs.push(std::ptr::null_mut());
     let mut env_ptrs: Vec<*mut libc::c_char> = vars.iter().map(|v| v.as_ptr().cast_mut()).collect();
     env_ptrs.push(std::ptr::null_mut());
-    let config = SpawnConfig::new(tty)?;
+    let config = SpawnConfig::new(tty, cwd.as_deref())?;
     let mut pid: libc::pid_t = 0;
     // SAFETY: every pointer is valid for the call: `program`, the argv and envp
     // strings are CStrings alive until after it returns, both pointer arrays are

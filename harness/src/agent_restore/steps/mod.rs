@@ -1,3 +1,6 @@
-//! The agent-restore suite's steps.
+//! The agent-restore suite's steps: offline checkers, then the server rows by topic.
 
+mod launch;
 mod offline;
+mod records;
+mod restore;

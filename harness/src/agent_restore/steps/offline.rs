@@ -12,7 +12,7 @@ use cucumber::{then, when};
 async fn archive_checker_reads_corpus(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let file = corpus_dir().join("workspace").join(&c[1]);
-        s.check_file(&templates().archive_check, &file);
+        s.offline.check_file(&templates().archive_check, &file);
     })
     .await;
 }
@@ -27,8 +27,8 @@ async fn archive_checker_reads_sized(w: &mut World, c: &[String]) {
             crate::harness_error!("{n} bytes cannot hold an archive");
         }
         bytes.resize(n, b' ');
-        let file = s.write_input("sized.json", &bytes);
-        s.check_file(&templates().archive_check, &file);
+        let file = s.offline.write_input("sized.json", &bytes);
+        s.offline.check_file(&templates().archive_check, &file);
     })
     .await;
 }
@@ -37,8 +37,8 @@ async fn archive_checker_reads_sized(w: &mut World, c: &[String]) {
 async fn archive_checker_reads_doc(w: &mut World, #[step] step: &Step) {
     w.run(&[], step.docstring.as_deref(), |s, c| {
         let doc = c.doc().or_harness("the step needs a docstring");
-        let file = s.write_input("archive.json", doc.as_bytes());
-        s.check_file(&templates().archive_check, &file);
+        let file = s.offline.write_input("archive.json", doc.as_bytes());
+        s.offline.check_file(&templates().archive_check, &file);
     })
     .await;
 }
@@ -47,7 +47,7 @@ async fn archive_checker_reads_doc(w: &mut World, #[step] step: &Step) {
 async fn template_checker_reads_corpus(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let file = corpus_dir().join("integrations").join(&c[1]);
-        s.check_file(&templates().template_check, &file);
+        s.offline.check_file(&templates().template_check, &file);
     })
     .await;
 }
@@ -66,8 +66,8 @@ async fn template_checker_reads_padded(w: &mut World, c: &[String]) {
             crate::harness_error!("{n} bytes cannot hold the template");
         }
         bytes.resize(n, b' ');
-        let file = s.write_input(&c[1], &bytes);
-        s.check_file(&templates().template_check, &file);
+        let file = s.offline.write_input(&c[1], &bytes);
+        s.offline.check_file(&templates().template_check, &file);
     })
     .await;
 }
@@ -76,22 +76,22 @@ async fn template_checker_reads_padded(w: &mut World, c: &[String]) {
 async fn template_checker_reads_doc(w: &mut World, c: &[String], #[step] step: &Step) {
     w.run(c, step.docstring.as_deref(), |s, c| {
         let doc = c.doc().or_harness("the step needs a docstring");
-        let file = s.write_input(&c[1], doc.as_bytes());
-        s.check_file(&templates().template_check, &file);
+        let file = s.offline.write_input(&c[1], doc.as_bytes());
+        s.offline.check_file(&templates().template_check, &file);
     })
     .await;
 }
 
 #[then(regex = r"^the checker accepts it$")]
 async fn checker_accepts(w: &mut World) {
-    w.run(&[], None, |s, _| checker::assert_valid(s.last()))
+    w.run(&[], None, |s, _| checker::assert_valid(s.offline.last()))
         .await;
 }
 
 #[then(regex = r#"^the checker refuses it with "([a-z_.]+)" by rule "([a-z0-9_.]+)"$"#)]
 async fn checker_refuses(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
-        checker::assert_refused(s.last(), &c[1], &c[2])
+        checker::assert_refused(s.offline.last(), &c[1], &c[2])
     })
     .await;
 }
@@ -99,7 +99,7 @@ async fn checker_refuses(w: &mut World, c: &[String]) {
 #[then(regex = r#"^the verdict does not contain "([^"]+)"$"#)]
 async fn verdict_does_not_contain(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
-        let v = s.last();
+        let v = s.offline.last();
         assert!(
             !v.raw.contains(&c[1]),
             "the verdict carries content of the input: {}",

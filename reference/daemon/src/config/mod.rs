@@ -7,7 +7,6 @@ pub mod watch;
 pub mod zon;
 
 pub use schema::{Config, ConfigError};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Why the config file could not be used.
@@ -89,10 +88,20 @@ pub fn load(path: &Path) -> Result<(zon::Zon, Config), LoadError> {
     }
 }
 
+/// [`load`], then the plugin registry beside the file (its problems are listed, never
+/// a reason to refuse the config).
+pub fn load_with_plugins(path: &Path) -> Result<Config, LoadError> {
+    let (_, mut config) = load(path)?;
+    if let Some(dir) = crate::agent::registry::plugins_dir(path) {
+        config.integrations = std::sync::Arc::new(crate::agent::registry::load(&dir));
+    }
+    Ok(config)
+}
+
 /// Writes the document atomically: a 0600 temporary file in the same directory,
 /// fsync, rename over the config, fsync the directory.
 pub fn store(path: &Path, doc: &zon::Zon) -> std::io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+    use std::os::unix::fs::DirBuilderExt as _;
     let dir = path
         .parent()
         .ok_or_else(|| std::io::Error::other("no parent"))?;
@@ -101,22 +110,7 @@ pub fn store(path: &Path, doc: &zon::Zon) -> std::io::Result<()> {
         .mode(0o700)
         .create(dir)?;
     let tmp = dir.join(format!(".config.zon.tmp-{}", uuid::Uuid::new_v4()));
-    let result = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        file.write_all(zon::write(doc).as_bytes())?;
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&tmp, path)?;
-        std::fs::File::open(dir)?.sync_all()
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    crate::paths::write_atomic(path, &tmp, zon::write(doc).as_bytes())
 }
 
 /// `$XDG_CONFIG_HOME/venomx/config.zon`, else `$HOME/.config/venomx/config.zon`.

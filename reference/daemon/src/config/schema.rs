@@ -158,6 +158,9 @@ pub struct Config {
     pub unknown_read: UnknownRead,
     pub panes: Panes,
     pub floats: Floats,
+    /// Not ZON: the plugin registry read beside the file (`plugins/`), loaded and
+    /// activated with it so one reload swaps both.
+    pub integrations: std::sync::Arc<crate::agent::Integrations>,
 }
 
 impl Default for Config {
@@ -167,6 +170,7 @@ impl Default for Config {
             unknown_read: UnknownRead::All,
             panes: Panes::default(),
             floats: Floats::default(),
+            integrations: Default::default(),
         }
     }
 }

@@ -158,6 +158,7 @@ pub const EVENTS: &[EventType] = &[
         emitted_by: &[
             V(VerbId::PaneCreate),
             V(VerbId::PaneSplit),
+            V(VerbId::AgentLaunch),
             V(VerbId::PaneKill),
             V(VerbId::PanePlace),
             V(VerbId::PaneResize),
@@ -192,6 +193,7 @@ pub const EVENTS: &[EventType] = &[
             V(VerbId::PaneFloat),
             V(VerbId::PaneRelaunch),
             V(VerbId::RecoveryRestore),
+            V(VerbId::AgentLaunch),
         ],
     },
     EventType {
@@ -249,6 +251,7 @@ pub const EVENTS: &[EventType] = &[
             V(VerbId::PaneSplit),
             V(VerbId::PaneFloat),
             V(VerbId::PaneRelaunch),
+            V(VerbId::AgentLaunch),
         ],
     },
     EventType {
@@ -294,6 +297,14 @@ pub const SILENT_MUTATIONS: &[(VerbId, &str)] = &[
     ),
     (VerbId::RecoveryCheckpoint, "writes the store only"),
     (VerbId::RecoveryForget, "writes the store only"),
+    (
+        VerbId::MetaSet,
+        "pane metadata is read with `meta.get`; events never carry it (a record holds a native id)",
+    ),
+    (
+        VerbId::MetaDelete,
+        "pane metadata is read with `meta.get`; events never carry it",
+    ),
 ];
 
 #[cfg(test)]

@@ -68,7 +68,12 @@ verb_ids!(
     RecoveryRestore,
     RecoveryForget,
     EventsSubscribe,
-    Doctor
+    Doctor,
+    MetaGet,
+    MetaSet,
+    MetaDelete,
+    IntegrationList,
+    AgentLaunch
 );
 
 impl VerbId {

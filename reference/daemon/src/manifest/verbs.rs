@@ -7,6 +7,8 @@ use super::{opt, req, Target, Verb, VerbId, VerbKind};
 const GRANTS_HELP: &str =
     "JSON array of \"right@resource\" strings for the child's token (default none); `pane:self` is the new pane";
 const ARGV_HELP: &str = "JSON array of strings: the program and its arguments";
+const AGENT_SESSION_HELP: &str =
+    "an `agent-session/v1` record (JSON text, at most 4096 bytes), installed in the same turn as the pane";
 
 /// Every verb the core daemon serves.
 pub const VERBS: &[Verb] = &[
@@ -20,7 +22,7 @@ pub const VERBS: &[Verb] = &[
         mutation: false,
         product: false,
         kind: VerbKind::Turn,
-        result: "{source,version,protocol}",
+        result: "{source,version,protocol,capabilities}",
     },
     Verb {
         id: VerbId::AuthLogin,
@@ -77,7 +79,10 @@ pub const VERBS: &[Verb] = &[
         id: VerbId::SessionCreate,
         name: "session.create",
         summary: "Create an empty session",
-        params: &[req("name", S, "1-255 bytes, no control characters")],
+        params: &[
+            req("name", S, "1-255 bytes, no control characters"),
+            opt("unique", B, "refuse (`conflict.exists`) when a session has the name"),
+        ],
         right: Write,
         target: Target::Server,
         mutation: true,
@@ -205,6 +210,7 @@ pub const VERBS: &[Verb] = &[
             opt("cols", I, "window width (default: the window's)"),
             opt("rows", I, "window height (default: the window's)"),
             opt("grants", J, GRANTS_HELP),
+            opt("agent_session", S, AGENT_SESSION_HELP),
         ],
         right: Spawn,
         target: Target::Param("window"),
@@ -224,6 +230,7 @@ pub const VERBS: &[Verb] = &[
             opt("ratio", I, "1-9999, the first child's share in 1/10000 (default: equal)"),
             opt("before", B, "put the new pane first (default false: second)"),
             opt("grants", J, GRANTS_HELP),
+            opt("agent_session", S, AGENT_SESSION_HELP),
         ],
         right: Spawn,
         target: Target::Param("pane"),
@@ -250,6 +257,7 @@ pub const VERBS: &[Verb] = &[
             opt("border", S, "none|single|double|rounded|heavy"),
             opt("title", S, "1-128 bytes, no control characters"),
             opt("grants", J, GRANTS_HELP),
+            opt("agent_session", S, AGENT_SESSION_HELP),
         ],
         right: Spawn,
         target: Target::Param("window"),
@@ -528,6 +536,78 @@ pub const VERBS: &[Verb] = &[
         kind: VerbKind::Deferred,
         result: "{checks:[{name,status,summary,…}]}",
     },
+    Verb {
+        id: VerbId::MetaGet,
+        name: "meta.get",
+        summary: "One metadata value of a pane (null when unset)",
+        params: &[req("pane", S, "pane id"), req("key", S, META_KEY_HELP)],
+        right: Read,
+        target: Target::Param("pane"),
+        mutation: false,
+        product: false,
+        kind: VerbKind::Turn,
+        result: "{pane,key,value}",
+    },
+    Verb {
+        id: VerbId::MetaSet,
+        name: "meta.set",
+        summary: "Set one metadata value of a pane; `agent-session/v1` takes only a valid record, `session.created/v1/*` is the server's",
+        params: &[
+            req("pane", S, "pane id"),
+            req("key", S, META_KEY_HELP),
+            req("value", S, "at most 16384 bytes (a record: at most 4096)"),
+        ],
+        right: Write,
+        target: Target::Param("pane"),
+        mutation: true,
+        product: false,
+        kind: VerbKind::Turn,
+        result: "{}",
+    },
+    Verb {
+        id: VerbId::MetaDelete,
+        name: "meta.delete",
+        summary: "Remove one metadata value of a pane (absent is not an error)",
+        params: &[req("pane", S, "pane id"), req("key", S, META_KEY_HELP)],
+        right: Write,
+        target: Target::Param("pane"),
+        mutation: true,
+        product: false,
+        kind: VerbKind::Turn,
+        result: "{}",
+    },
+    Verb {
+        id: VerbId::IntegrationList,
+        name: "integration.list",
+        summary: "Integrations of the loaded plugins, and the files refused (rule, never content)",
+        params: &[],
+        right: Read,
+        target: Target::Server,
+        mutation: false,
+        product: false,
+        kind: VerbKind::Turn,
+        result: "{integrations:[{plugin_id,integration_id,enabled,restorable,fresh_identity}],problems:[{file,code,rule}]}",
+    },
+    Verb {
+        id: VerbId::AgentLaunch,
+        name: "agent.launch",
+        summary: "Start an integration's program as the first pane of an empty window, with its record in the same turn",
+        params: &[
+            req("window", S, "window id (empty)"),
+            req("integration", S, "integration id"),
+            opt("native_id", S, "resume this native id (the CLI passes $<native_env>)"),
+            opt("expect_plugin_id", S, "refuse unless this plugin owns the integration"),
+            opt("grants", J, GRANTS_HELP),
+        ],
+        right: Spawn,
+        target: Target::Param("window"),
+        mutation: true,
+        product: true,
+        kind: VerbKind::Turn,
+        result: "{pane,window,session,principal,pid,restorable,agent_session?}",
+    },
 ];
+
+const META_KEY_HELP: &str = "1-255 bytes of [A-Za-z0-9._/-], not starting with `/`";
 
 const CHECKPOINT_HELP: &str = "checkpoint id: c + lowercase UUID v4";

@@ -98,8 +98,7 @@ fn run(job: ConfigJob) {
         ConfigJob::Reload { path, then } => {
             then(
                 file(path.as_deref())
-                    .and_then(config::load)
-                    .map(|(_, config)| config)
+                    .and_then(config::load_with_plugins)
                     .map_err(|e| e.to_api()),
             );
         }

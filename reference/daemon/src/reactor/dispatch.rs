@@ -87,6 +87,11 @@ pub fn handler(id: VerbId) -> Handler {
         VerbId::RecoveryForget => Deferred(|s, _, p, r| s.recovery_forget(p, r)),
         VerbId::EventsSubscribe => Stream(State::subscribe),
         VerbId::Doctor => Deferred(|s, _, _, r| s.doctor(r)),
+        VerbId::MetaGet => Turn(|s, _, p| s.meta_get(p)),
+        VerbId::MetaSet => Turn(|s, _, p| s.meta_set(p)),
+        VerbId::MetaDelete => Turn(|s, _, p| s.meta_delete(p)),
+        VerbId::IntegrationList => Turn(|s, _, _| Ok(s.integration_list())),
+        VerbId::AgentLaunch => Turn(State::agent_launch),
     }
 }
 
@@ -175,6 +180,7 @@ impl State {
             "source": self.identity.source,
             "version": env!("CARGO_PKG_VERSION"),
             "protocol": 1,
+            "capabilities": self.capabilities(),
         })
     }
 
@@ -244,6 +250,7 @@ mod tests {
                     ("cols" | "rows", _) => json!(10),
                     ("node", _) => json!(0),
                     ("ack_orphans", _) => json!(true),
+                    ("integration", _) => json!("none"),
                     (_, crate::manifest::ParamKind::Integer) => json!(1),
                     (_, crate::manifest::ParamKind::Boolean) => json!(true),
                     _ => json!("x"),

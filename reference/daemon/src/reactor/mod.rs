@@ -3,12 +3,14 @@
 //! request is authorized and applied in one turn, so no other request ever sees half of
 //! a mutation. Pane supervisors report exits to it on a separate channel.
 
+mod agent_verbs;
 mod attach;
 mod config_io;
 mod config_verbs;
 mod dispatch;
 mod events;
 mod grants;
+mod pane_program;
 mod panes;
 pub mod params;
 pub mod recovery;
@@ -58,6 +60,9 @@ pub struct Identity {
     /// Absolute socket path, given to children as `VENOMX_SOCKET`.
     pub socket: String,
     pub config_path: Option<PathBuf>,
+    /// `serve --legacy-spawn`: behave as a server without ADR-0068's spawn field and
+    /// reserved namespace.
+    pub legacy_spawn: bool,
 }
 
 pub struct State {
@@ -81,6 +86,8 @@ pub struct State {
     supervised: watch::Sender<usize>,
     sessions: watch::Sender<usize>,
     events: crate::events::EventLog,
+    /// Pane metadata (`meta.*`, agent-session records).
+    meta: crate::agent::meta::Metadata,
 }
 
 /// Handles for talking to a running reactor.
@@ -125,6 +132,7 @@ pub fn start(
         supervised: supervised_tx,
         sessions: sessions_tx,
         events,
+        meta: Default::default(),
     };
     // The reactor holds the only strong resize sender: streams hold weak ones.
     tokio::spawn(run(
@@ -206,6 +214,7 @@ pub(crate) fn test_state() -> State {
             source: "venomx/test".into(),
             socket: "/run/test.sock".into(),
             config_path: None,
+            legacy_spawn: false,
         },
         registry: Registry::new("token", config.unknown_read),
         recovery: recovery::RecoveryState::new(
@@ -225,6 +234,7 @@ pub(crate) fn test_state() -> State {
         supervised: watch::channel(0).0,
         sessions: watch::channel(0).0,
         events: crate::events::EventLog::new("venomx/test".into()),
+        meta: Default::default(),
     }
 }
 
@@ -304,6 +314,7 @@ impl State {
                 self.registry.revoke(id);
             }
             self.screens.remove(pane);
+            self.meta.remove_pane(*pane);
             self.recovery.archives.remove(pane);
         }
     }

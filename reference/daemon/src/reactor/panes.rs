@@ -1,6 +1,7 @@
 //! Pane verbs: spawning (create, split, float), listing, capture, input, tags, kill,
 //! place and resize.
 
+pub(super) use super::pane_program::Program;
 use super::params::Params;
 use super::{Caller, State};
 use crate::auth::{PrincipalKind, Resource, Right};
@@ -16,7 +17,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 /// Where a new pane goes.
-enum Placement {
+pub(super) enum Placement {
     Root,
     Split {
         target: PaneId,
@@ -53,16 +54,24 @@ fn pane_not_found() -> ApiError {
 }
 
 impl State {
-    fn spawn_pane(
+    /// Spawns `program` and inserts the pane at `placement`; its record (if any) is
+    /// installed in this same turn, so nobody sees the pane without it, and a failed
+    /// spawn leaves neither.
+    pub(super) fn spawn_pane(
         &mut self,
         caller: &Caller,
         p: &Params<'_>,
-        window: WindowId,
-        session: SessionId,
+        program: Program,
+        (window, session): (WindowId, SessionId),
         size: (u16, u16),
         placement: Placement,
     ) -> ApiResult<Value> {
-        let argv = p.argv("argv")?;
+        let Program {
+            argv,
+            env: extra_env,
+            cwd,
+            record: agent_record,
+        } = program;
         let id = self
             .topology
             .allocate_pane()
@@ -80,12 +89,17 @@ impl State {
             argv: &argv,
             cols: size.0,
             rows: size.1,
-            env: vec![
+            env: [
                 ("VENOMX_TOKEN", token),
                 ("VENOMX_SOCKET", self.identity.socket.clone()),
                 ("VENOMX_PANE", id.to_string()),
                 ("TERM", "xterm-256color".to_string()),
-            ],
+            ]
+            .map(|(k, v)| (k.to_string(), v))
+            .into_iter()
+            .chain(extra_env)
+            .collect(),
+            cwd: cwd.as_deref(),
             history_rows: self.config.panes.history_rows as usize,
         };
         let handle = match pty::spawn(id, spec, self.exits.clone()) {
@@ -146,6 +160,9 @@ impl State {
                 Vec::new()
             }
         };
+        if let Some(encoded) = agent_record {
+            self.meta.install_record(id, encoded);
+        }
         self.apply_resizes(&resized);
         self.emit_spawned(id, replaced, &principal);
         let mut out = json!({
@@ -165,25 +182,10 @@ impl State {
         let window = p.window("window")?;
         let cols = p.opt_int("cols", 1, 65535)?;
         let rows = p.opt_int("rows", 1, 65535)?;
-        let w = self
-            .topology
-            .windows
-            .get_mut(&window)
-            .ok_or_else(|| ApiError::code(ErrorCode::WindowNotFound))?;
-        if w.tree.is_some() {
-            return Err(ApiError::new(
-                ErrorCode::NotEmpty,
-                "window already has a tiled pane",
-            ));
-        }
-        if let Some(c) = cols {
-            w.cols = c as u16;
-        }
-        if let Some(r) = rows {
-            w.rows = r as u16;
-        }
-        let (session, size) = (w.session, (w.cols, w.rows));
-        self.spawn_pane(caller, p, window, session, size, Placement::Root)
+        let size = self.empty_window(window, cols, rows)?;
+        let program = self.spawn_program(p)?;
+        let session = self.resize_empty_window(window, size);
+        self.spawn_pane(caller, p, program, (window, session), size, Placement::Root)
     }
 
     pub(super) fn pane_split(&mut self, caller: &Caller, p: &Params<'_>) -> ApiResult<Value> {
@@ -213,11 +215,12 @@ impl State {
             Axis::Rows => (t.cols, new_side),
         };
         let (window, session) = (t.window, t.session);
+        let program = self.spawn_program(p)?;
         self.spawn_pane(
             caller,
             p,
-            window,
-            session,
+            program,
+            (window, session),
             size,
             Placement::Split {
                 target,
@@ -238,11 +241,12 @@ impl State {
             .ok_or_else(|| ApiError::code(ErrorCode::WindowNotFound))?;
         let geometry = float::resolve(&merged_spec(&self.config, &spec), w.cols, w.rows);
         let session = w.session;
+        let program = self.spawn_program(p)?;
         self.spawn_pane(
             caller,
             p,
-            window,
-            session,
+            program,
+            (window, session),
             (geometry.cols, geometry.rows),
             Placement::Float { spec, geometry },
         )
@@ -259,7 +263,10 @@ impl State {
                 "relaunch needs ack_orphans=true",
             ));
         }
-        p.argv("argv")?;
+        let program = Program {
+            record: None,
+            ..Program::of(p, true)?
+        };
         let pane = self.topology.panes.get(&id).ok_or_else(pane_not_found)?;
         if !self.recovery.archives.contains_key(&id) {
             return Err(ApiError::new(
@@ -276,8 +283,8 @@ impl State {
         self.spawn_pane(
             caller,
             p,
-            window,
-            session,
+            program,
+            (window, session),
             size,
             Placement::Replace { archive: id, layer },
         )

@@ -28,6 +28,12 @@ fn exhausted() -> ApiError {
 impl State {
     pub(super) fn session_create(&mut self, p: &Params<'_>) -> ApiResult<Value> {
         let name = name_param(p)?;
+        // Checked and created in this one turn: two racing creates cannot both win.
+        if p.opt_bool("unique") == Some(true)
+            && self.topology.sessions.values().any(|s| s.name == name)
+        {
+            return Err(ApiError::code(ErrorCode::Exists));
+        }
         let id = self
             .topology
             .create_session(name.clone())

@@ -1,0 +1,103 @@
+@must @optional-agent-server
+Feature: Records
+  The agent-session/v1 record (ADR-0068 §1, §7) is an opaque, Terminal-scoped record
+  of exactly plugin_id, integration_id and native_id. Every write path holds it to
+  those rules: the spawn verbs' agent_session and meta.set alike. phux.agent/v1 is a
+  separate record. Driven through the implementation's wire protocol.
+
+  @asr-record-closed
+  Scenario Outline: A record with a member beyond the three is refused on both write paths
+    Given the daemon is running
+    When pane.create starts a pane in a new window with the record '<record>'
+    Then the call fails with "invalid_params.agent_session" by rule "record.shape"
+    And the new window has no pane
+    Given a pane "p" in a new window with the record of "team" "stub" "n1"
+    When meta.set writes "agent-session/v1" on $p with '<record>'
+    Then the call fails with "invalid_params.agent_session" by rule "record.shape"
+    And meta.get "agent-session/v1" on $p is the record of "team" "stub" "n1"
+
+    Examples:
+      | member | record |
+      | argv | {"plugin_id":"team","integration_id":"stub","native_id":"n1","argv":["sh","-c","x"]} |
+      | env | {"plugin_id":"team","integration_id":"stub","native_id":"n1","env":{"PATH":"/tmp"}} |
+
+  @asr-record-closed
+  Scenario: A record that is not strict JSON is refused before its shape is read
+    Given the daemon is running
+    When pane.create starts a pane in a new window with the record '{"plugin_id":"team","plugin_id":"team","integration_id":"stub","native_id":"n1"}'
+    Then the call fails with "invalid_params.agent_session" by rule "record.json"
+    And the new window has no pane
+
+  @asr-record-scoped
+  Scenario: Two panes of one integration keep their own ids
+    Given the daemon is running
+    And a pane "a" in a new window with the record of "team" "stub" "alpha"
+    And a pane "b" in a new window with the record of "team" "stub" "beta"
+    When meta.set writes "agent-session/v1" on $a with '{"plugin_id":"team","integration_id":"stub","native_id":"gamma"}'
+    Then the call succeeds
+    And meta.get "agent-session/v1" on $a is the record of "team" "stub" "gamma"
+    And meta.get "agent-session/v1" on $b is the record of "team" "stub" "beta"
+
+  @asr-record-separate
+  Scenario: Setting agent/v1 leaves agent-session/v1 unchanged
+    Given the daemon is running
+    And a pane "p" in a new window with the record of "team" "stub" "n1"
+    When meta.set writes "agent/v1" on $p with '{"name":"stub","kind":"agent","state":"idle","native_id":"other"}'
+    Then the call succeeds
+    And meta.get "agent-session/v1" on $p is the record of "team" "stub" "n1"
+    When meta.set writes "agent/v1" on $p with 'not a record at all'
+    Then the call succeeds
+    And meta.get "agent/v1" on $p is 'not a record at all'
+    And meta.get "agent-session/v1" on $p is the record of "team" "stub" "n1"
+
+  @asr-bounds-ids
+  Scenario Outline: Plugin and integration ids are trimmed, control-free and at most 120 bytes
+    Given the daemon is running
+    When pane.create starts a pane in a new window with a record whose <field> is <case>
+    Then the call fails with "invalid_params.agent_session" by rule "<rule>"
+    And the new window has no pane
+    Given a pane "p" in a new window with the record of "team" "stub" "n1"
+    When meta.set writes "agent-session/v1" on $p with a record whose <field> is <case>
+    Then the call fails with "invalid_params.agent_session" by rule "<rule>"
+    And meta.get "agent-session/v1" on $p is the record of "team" "stub" "n1"
+
+    Examples:
+      | field | case | rule |
+      | plugin_id | 121 bytes | record.owner_length |
+      | plugin_id | padded | record.owner_padded |
+      | plugin_id | a tab | record.owner_control |
+      | integration_id | a C1 control | record.owner_control |
+      | integration_id | 121 bytes | record.owner_length |
+
+  @asr-bounds-native
+  Scenario Outline: Native ids are trimmed, not option-shaped, control-free and at most 1024 bytes
+    Given the daemon is running
+    When pane.create starts a pane in a new window with a record whose native_id is <case>
+    Then the call fails with "invalid_params.agent_session" by rule "<rule>"
+    And the new window has no pane
+    Given a pane "p" in a new window with the record of "team" "stub" "n1"
+    When meta.set writes "agent-session/v1" on $p with a record whose native_id is <case>
+    Then the call fails with "invalid_params.agent_session" by rule "<rule>"
+    And meta.get "agent-session/v1" on $p is the record of "team" "stub" "n1"
+
+    Examples:
+      | case | rule |
+      | 1025 bytes | native.length |
+      | option-shaped | native.option_shaped |
+      | a newline | native.control |
+      | padded | native.padded |
+
+  @asr-bounds-record
+  Scenario: The whole encoded record is at most 4096 bytes on both write paths
+    Given the daemon is running
+    When pane.create starts a pane in a new window with a record of 4097 bytes
+    Then the call fails with "invalid_params.agent_session" by rule "record.size"
+    And the new window has no pane
+    When pane.create starts a pane in a new window with a record of 4096 bytes
+    Then the call succeeds
+    Given a pane "p" in a new window with the record of "team" "stub" "n1"
+    When meta.set writes "agent-session/v1" on $p with a record of 4097 bytes
+    Then the call fails with "invalid_params.agent_session" by rule "record.size"
+    And meta.get "agent-session/v1" on $p is the record of "team" "stub" "n1"
+    When meta.set writes "agent-session/v1" on $p with a record of 4096 bytes
+    Then the call succeeds

@@ -1,0 +1,151 @@
+@must @optional-agent-server
+Feature: Save and restore
+  Workspace save copies each pane's record from that exact pane into the archive
+  (ADR-0068 §5). Restore (§6) recreates only missing sessions, re-resolves the
+  archived integration against the current templates, fails before creating a
+  session when that resolution fails, probes the server's reserved namespace first,
+  and never runs what the archive says to run: panes without a record get the
+  caller's fallback argv. Driven through the profile's workspace_save and
+  workspace_restore commands.
+
+  Background:
+    Given the plugin "team" with id "team" has the integration "stub":
+      """
+      id = "stub"
+      [launch]
+      command = ["{vxstub}", "argv-dump", "{dump}", "--env", "PHUX_STUB_SESSION_ID", "--"]
+      [session_identity]
+      mode = "native-or-phux"
+      native_env = "PHUX_STUB_SESSION_ID"
+      restore = "external-cli"
+      resume_args = ["--resume", "${PHUX_AGENT_SESSION_ID}"]
+      fresh_args = ["--session-id", "${PHUX_AGENT_SESSION_ID}"]
+      """
+    And the daemon is running
+
+  @asr-save-copies
+  Scenario: Save copies each pane's record into that pane's agent_session
+    Given a pane "a" in a new window with the record of "team" "stub" "alpha"
+    And a pane "b" in a new window with the record of "team" "stub" "beta"
+    And a pane "c" in a new window without a record
+    When the workspace is saved to "ws.json"
+    Then the save succeeds
+    And the archive "ws.json" has schema_version 2
+    And the archive "ws.json" holds exactly the records of "team" "stub" "alpha" and "team" "stub" "beta"
+    And the archive "ws.json" has 3 panes
+
+  @asr-save-stable
+  Scenario: A pane killed while save reads the records is archived with its record or not at all
+    Given a pane "a" in a new window with the record of "team" "stub" "alpha"
+    And a pane "b" in a new window with the record of "team" "stub" "beta"
+    And a pane "c" in a new window with the record of "team" "stub" "gamma"
+    When the workspace is saved to "ws.json" under the fault plan "close@socket:*#3=delay:600" while $b is killed
+    Then the save succeeds
+    And every pane of the archive "ws.json" has a record
+    And the archive "ws.json" holds the native ids "alpha" and "gamma"
+
+  @asr-save-copies @asr-schema1
+  Scenario: A save without records writes schema 1
+    Given a pane "c" in a new window without a record
+    When the workspace is saved to "ws.json"
+    Then the save succeeds
+    And the archive "ws.json" has schema_version 1
+
+  @asr-restore-preferred @asr-seed-not-resurrect
+  Scenario: A saved native session is restored from its record, as a new process
+    When agent.launch starts "stub" in a new window with native id "keep-1" as "a"
+    And the PID of the program of "stub" is remembered as "old"
+    And the workspace is saved to "ws.json"
+    And every session is killed
+    And the workspace is restored from "ws.json"
+    Then the restore succeeds with 1 restored, 0 skipped and 1 native
+    And the program of "stub" got the arguments '["--resume","keep-1"]' after its command
+    And the program of "stub" runs with a PID other than $old
+
+  @asr-restore-current
+  Scenario: Restore uses the current template, not the one of the save
+    When agent.launch starts "stub" in a new window with native id "keep-2" as "a"
+    And the workspace is saved to "ws.json"
+    And every session is killed
+    Given the plugin "team" with id "team" has the integration "stub":
+      """
+      id = "stub"
+      [launch]
+      command = ["{vxstub}", "argv-dump", "{dump}", "--env", "PHUX_STUB_SESSION_ID", "--", "wrapper-v2"]
+      [session_identity]
+      mode = "native-or-phux"
+      native_env = "PHUX_STUB_SESSION_ID"
+      restore = "external-cli"
+      resume_args = ["--continue", "${PHUX_AGENT_SESSION_ID}", "--v2"]
+      """
+    When the workspace is restored from "ws.json"
+    Then the restore succeeds with 1 restored, 0 skipped and 1 native
+    And the program of "stub" got the arguments '["wrapper-v2","--continue","keep-2","--v2"]' after its command
+    And the program of "stub" has PHUX_STUB_SESSION_ID set to "keep-2"
+
+  @asr-no-archive-authority @asr-schema1-fresh @asr-schema1
+  Scenario: A schema-1 archive's command never runs: its panes get the fallback argv
+    Given the archive "old.json":
+      """
+      {"schema_version":1,"sessions":[{"name":"legacy","command":["{vxstub}","argv-dump","{dir}/archived.dump.json"],"windows":[{"name":"w","panes":[{"command":["{vxstub}","argv-dump","{dir}/archived.dump.json"],"cwd":"/"}]}]}]}
+      """
+    When the workspace is restored from "old.json"
+    Then the restore succeeds with 1 restored, 0 skipped and 0 native
+    And the program of "fallback" got the arguments '[]' after its command
+    And no program wrote the dump "archived"
+
+  @asr-no-archive-authority
+  Scenario: Panes without a record need a fallback argv, checked before anything is created
+    Given the archive "old.json":
+      """
+      {"schema_version":1,"sessions":[{"name":"legacy","windows":[{"name":"w","panes":[{}]}]}]}
+      """
+    When the workspace is restored from "old.json" without a fallback argv
+    Then the restore fails with "invalid_params.fallback_argv"
+    And no session is named "legacy"
+
+  @asr-skip-existing
+  Scenario: An existing session name is skipped and its process is untouched
+    When agent.launch starts "stub" in a new window with native id "keep-3" as "a"
+    And the workspace is saved to "ws.json"
+    And the PID of the program of "stub" is remembered as "old"
+    And the workspace is restored from "ws.json"
+    Then the restore succeeds with 0 restored, 1 skipped and 0 native
+    And the program of "stub" still runs as $old
+    And meta.get "agent-session/v1" on $a is the record of "team" "stub" "keep-3"
+
+  @asr-restore-fail-before
+  Scenario Outline: A native session whose integration no longer resolves is not created
+    When agent.launch starts "stub" in a new window with native id "keep-4" as "a"
+    And the workspace is saved to "ws.json"
+    And every session is killed
+    And the integration "stub" of plugin "team" is <change>
+    And the workspace is restored from "ws.json"
+    Then the restore fails with "<code>"
+    And no session exists
+
+    Examples:
+      | change | code |
+      | removed | not_found.integration |
+      | disabled | conflict.integration_disabled |
+      | renamed | not_found.integration |
+      | also declared by the plugin "rival" | conflict.integration_ambiguous |
+      | now owned by the plugin id "other" | conflict.integration_owner |
+      | no longer restorable | unsupported.native_restore |
+
+  @asr-restore-oneshot
+  Scenario: Two restores of one name race: the winner's pane has the winner's record
+    Given the archive "one.json" holds the session "dup" natively resumed as "team" "stub" "id-one"
+    And the archive "two.json" holds the session "dup" natively resumed as "team" "stub" "id-two"
+    When the workspace is restored from "one.json" and from "two.json" at once
+    Then exactly one of them restored "dup" and the other skipped it
+    And the pane of "dup" has the record of the restore that won
+
+  @asr-restore-probe @optional-legacy-spawn
+  Scenario: An older server, whose reserved namespace is writable, is refused before anything is created
+    Given the daemon is restarted as an older server
+    And a pane "p" in a new window without a record
+    And the archive "one.json" holds the session "native" natively resumed as "team" "stub" "id-one"
+    When the workspace is restored from "one.json"
+    Then the restore fails with "unsupported.native_restore" by rule "restore.probe_writable"
+    And no session is named "native"

@@ -1,0 +1,204 @@
+//! Steps of the record rows (`01_records`): the two write paths of an
+//! `agent-session/v1` record (a spawn verb's `agent_session`, `meta.set`) and what
+//! `meta.get` reads back.
+
+use crate::agent_restore::live::{bad_value, record_text, Live, RECORD_KEY};
+use crate::agent_restore::World;
+use crate::drivers::step::Caps;
+use crate::verdict::OrHarness;
+use cucumber::{given, then, when};
+use serde_json::{json, Value};
+
+/// A record of the three ids with `field` replaced by `value`.
+fn record_with(field: &str, value: &str) -> String {
+    let mut ids = ["team", "stub", "n1"].map(str::to_string);
+    let i = ["plugin_id", "integration_id", "native_id"]
+        .iter()
+        .position(|f| *f == field)
+        .or_harness("a record field");
+    ids[i] = value.to_string();
+    record_text(&ids[0], &ids[1], &ids[2])
+}
+
+/// A valid record padded with JSON whitespace to exactly `n` bytes.
+fn record_of_size(n: usize) -> String {
+    let mut text = record_text("team", "stub", "n1");
+    let close = text.pop().or_harness("a record");
+    if n < text.len() + 1 {
+        crate::harness_error!("{n} bytes cannot hold a record");
+    }
+    text.extend(std::iter::repeat_n(' ', n - text.len() - 1));
+    text.push(close);
+    text
+}
+
+fn create_with_record(l: &mut Live, record: &str) {
+    let window = l.new_window();
+    let argv = l.sleeper();
+    l.call(
+        "pane.create",
+        json!({"window": window, "argv": argv, "agent_session": record}),
+    );
+}
+
+fn set(l: &mut Live, pane: &str, key: &str, value: &str) {
+    let pane = l.subst(pane);
+    l.call(
+        "meta.set",
+        json!({"pane": pane, "key": key, "value": value}),
+    );
+}
+
+#[given(regex = r"^the daemon is running$")]
+async fn daemon_running(w: &mut World) {
+    w.run(&[], None, |s, _| s.live().ensure_running()).await;
+}
+
+#[given(
+    regex = r#"^a pane "(\w+)" in a new window with the record of "([^"]*)" "([^"]*)" "([^"]*)"$"#
+)]
+async fn pane_with_record(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        create_with_record(l, &record_text(&c[2], &c[3], &c[4]));
+        if let Err(e) = &l.last().result {
+            panic!("pane.create with a valid record failed: {e}");
+        }
+        l.keep_pane(&c[1]);
+    })
+    .await;
+}
+
+#[when(regex = r"^pane.create starts a pane in a new window with the record '(.*)'$")]
+async fn create_with_text(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| create_with_record(s.live(), &c[1]))
+        .await;
+}
+
+#[when(
+    regex = r"^pane.create starts a pane in a new window with a record whose (plugin_id|integration_id|native_id) is (.+)$"
+)]
+async fn create_with_bad_field(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        create_with_record(s.live(), &record_with(&c[1], &bad_value(&c[2])))
+    })
+    .await;
+}
+
+#[when(regex = r"^pane.create starts a pane in a new window with a record of (\d+) bytes$")]
+async fn create_with_sized(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let n = c[1].parse().or_harness("a byte count");
+        create_with_record(s.live(), &record_of_size(n))
+    })
+    .await;
+}
+
+#[when(regex = r#"^meta.set writes "([^"]+)" on (\$\w+) with '(.*)'$"#)]
+async fn meta_set_text(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| set(s.live(), &c[2], &c[1], &c[3]))
+        .await;
+}
+
+#[when(
+    regex = r#"^meta.set writes "agent-session/v1" on (\$\w+) with a record whose (plugin_id|integration_id|native_id) is (.+)$"#
+)]
+async fn meta_set_bad_field(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let record = record_with(&c[2], &bad_value(&c[3]));
+        set(s.live(), &c[1], RECORD_KEY, &record)
+    })
+    .await;
+}
+
+#[when(regex = r#"^meta.set writes "agent-session/v1" on (\$\w+) with a record of (\d+) bytes$"#)]
+async fn meta_set_sized(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let n = c[2].parse().or_harness("a byte count");
+        set(s.live(), &c[1], RECORD_KEY, &record_of_size(n))
+    })
+    .await;
+}
+
+fn error_of(l: &Live) -> Value {
+    match &l.last().result {
+        Ok(v) => panic!("the call succeeded where it must fail: {v}"),
+        Err(e) => e.clone(),
+    }
+}
+
+#[then(regex = r#"^the call fails with "([a-z_.]+)"$"#)]
+async fn call_fails(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c: Caps| {
+        let e = error_of(s.live());
+        assert_eq!(e["code"], json!(c[1]), "the error: {e}");
+    })
+    .await;
+}
+
+#[then(regex = r#"^the call fails with "([a-z_.]+)" by rule "([a-z0-9_.]+)"$"#)]
+async fn call_fails_by_rule(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let e = error_of(s.live());
+        assert_eq!(e["code"], json!(c[1]), "the error: {e}");
+        assert_eq!(e["data"]["rule"], json!(c[2]), "the error: {e}");
+    })
+    .await;
+}
+
+#[then(regex = r"^the call succeeds$")]
+async fn call_succeeds(w: &mut World) {
+    w.run(&[], None, |s, _| {
+        if let Err(e) = &s.live().last().result {
+            panic!("the call failed: {e}");
+        }
+    })
+    .await;
+}
+
+#[then(regex = r"^the new window has no pane$")]
+async fn window_has_no_pane(w: &mut World) {
+    w.run(&[], None, |s, _| {
+        let l = s.live();
+        let window = l.subst("$window");
+        let panes = l.panes_of(&window);
+        assert!(panes.is_empty(), "the window has panes: {panes:?}");
+    })
+    .await;
+}
+
+#[then(regex = r#"^meta.get "([^"]+)" on (\$\w+) is the record of "([^"]*)" "([^"]*)" "([^"]*)"$"#)]
+async fn meta_is_record(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        let pane = l.subst(&c[2]);
+        let got = l
+            .meta(&pane, &c[1])
+            .unwrap_or_else(|| panic!("meta.get found no value under {}", &c[1]));
+        let got: Value =
+            serde_json::from_str(&got).unwrap_or_else(|_| panic!("the value is not JSON: {got:?}"));
+        let want: Value = serde_json::from_str(&record_text(&c[3], &c[4], &c[5])).unwrap();
+        assert_eq!(got, want);
+    })
+    .await;
+}
+
+#[then(regex = r#"^meta.get "([^"]+)" on (\$\w+) is '(.*)'$"#)]
+async fn meta_is_text(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        let pane = l.subst(&c[2]);
+        assert_eq!(l.meta(&pane, &c[1]).as_deref(), Some(&c[3]));
+    })
+    .await;
+}
+
+#[then(regex = r#"^meta.get "([^"]+)" on (\$\w+) is unset$"#)]
+async fn meta_is_unset(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        let pane = l.subst(&c[2]);
+        assert_eq!(l.meta(&pane, &c[1]), None);
+    })
+    .await;
+}

@@ -1,0 +1,530 @@
+//! Steps of the save and restore rows (`05_restore`): the profile's workspace_save
+//! and workspace_restore commands, archives written by the scenario, the plugin
+//! changes restore must notice, and the processes restore starts (or must not).
+
+use crate::agent_restore::checks::templates;
+use crate::agent_restore::live::{record_text, Live, RECORD_KEY};
+use crate::agent_restore::World;
+use crate::drivers::wire::Reply;
+use crate::verdict::OrHarness;
+use cucumber::gherkin::Step;
+use cucumber::{given, then, when};
+use serde_json::{json, Value};
+
+fn save(l: &mut Live, name: &str) {
+    let file = l.file(name);
+    let t = templates().workspace_save;
+    if t.is_empty() {
+        crate::harness_error!("the profile's [agent_restore] table needs workspace_save");
+    }
+    let cmd = l.client_command(&t, &file, None);
+    l.client_reply = Some(l.run_client(cmd));
+}
+
+/// The fallback program: an argv dump named "fallback" (nothing the archive says).
+fn fallback(l: &Live) -> String {
+    let dump = l.dump_path("fallback").to_string_lossy().into_owned();
+    json!([l.vxstub(), "argv-dump", dump, "--"]).to_string()
+}
+
+fn restore_command(l: &mut Live, name: &str, with_fallback: bool) -> std::process::Command {
+    let file = l.file(name);
+    let t = templates().workspace_restore;
+    if t.is_empty() {
+        crate::harness_error!("the profile's [agent_restore] table needs workspace_restore");
+    }
+    let fb = with_fallback.then(|| fallback(l));
+    l.client_command(&t, &file, fb.as_deref())
+}
+
+fn client_ok(l: &Live) -> Value {
+    match &l
+        .client_reply
+        .as_ref()
+        .or_harness("no save or restore ran")
+        .result
+    {
+        Ok(v) => v.clone(),
+        Err(e) => panic!("the workspace command failed: {e}"),
+    }
+}
+
+fn archive_of(l: &Live, name: &str) -> Value {
+    let bytes = std::fs::read(l.file(name)).unwrap_or_else(|e| panic!("no archive {name}: {e}"));
+    serde_json::from_slice(&bytes).unwrap_or_else(|_| panic!("the archive {name} is not JSON"))
+}
+
+fn panes_of_archive(a: &Value) -> Vec<Value> {
+    a["sessions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|s| s["windows"].as_array().cloned().unwrap_or_default())
+        .flat_map(|w| w["panes"].as_array().cloned().unwrap_or_default())
+        .collect()
+}
+
+#[given(regex = r#"^a pane "(\w+)" in a new window without a record$"#)]
+async fn pane_without_record(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        let window = l.new_window();
+        let argv = l.sleeper();
+        l.ok("pane.create", json!({"window": window, "argv": argv}));
+        l.keep_pane(&c[1]);
+    })
+    .await;
+}
+
+#[when(regex = r#"^the workspace is saved to "([\w.-]+)"$"#)]
+async fn saved_to(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| save(s.live(), &c[1])).await;
+}
+
+#[when(
+    regex = r#"^the workspace is saved to "([\w.-]+)" under the fault plan "([^"]+)" while (\$\w+) is killed$"#
+)]
+async fn saved_while_killed(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        let pane = l.subst(&c[3]);
+        let file = l.file(&c[1]);
+        let trace = l.file("save-trace.jsonl");
+        let lib = crate::recovery::scenario::fault_preload(&l.s);
+        let mut cmd = l.client_command(&templates().workspace_save, &file, None);
+        for (k, v) in crate::drivers::fault::env(&lib, &c[2], Some(&trace)) {
+            cmd.env(k, v);
+        }
+        cmd.stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        let child = cmd.spawn().or_harness("start the save");
+        // Inside the plan's delay: the save has listed the panes and holds a read.
+        std::thread::sleep(crate::drivers::scaled(250));
+        l.ok("pane.kill", json!({"pane": pane}));
+        let out = child.wait_with_output().or_harness("wait for the save");
+        let fired = crate::drivers::fault::read_trace(&trace)
+            .iter()
+            .any(|call| {
+                call["action"]
+                    .as_str()
+                    .is_some_and(|a| a.starts_with("delay"))
+            });
+        if !fired {
+            crate::harness_error!("the fault plan's delay never fired in the save client");
+        }
+        let v: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|_| panic!("the save printed no JSON"));
+        let result = match v.get("error") {
+            Some(e) => Err(e.clone()),
+            None => Ok(v),
+        };
+        l.client_reply = Some(Reply {
+            result,
+            exit: out.status.code(),
+        });
+    })
+    .await;
+}
+
+#[then(regex = r#"^every pane of the archive "([\w.-]+)" has a record$"#)]
+async fn every_pane_has_record(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let a = archive_of(s.live(), &c[1]);
+        for p in panes_of_archive(&a) {
+            assert!(
+                p.get("agent_session").is_some(),
+                "a pane whose record was reaped mid-save was archived without it: {a}"
+            );
+        }
+    })
+    .await;
+}
+
+#[then(regex = r#"^the archive "([\w.-]+)" holds the native ids "([^"]+)" and "([^"]+)"$"#)]
+async fn archive_holds_ids(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let a = archive_of(s.live(), &c[1]);
+        let ids: Vec<Value> = panes_of_archive(&a)
+            .iter()
+            .map(|p| p["agent_session"]["native_id"].clone())
+            .collect();
+        for want in [&c[2], &c[3]] {
+            assert!(
+                ids.contains(&json!(want)),
+                "the archive lacks {want}: {ids:?}"
+            );
+        }
+    })
+    .await;
+}
+
+#[then(regex = r"^the save succeeds$")]
+async fn save_succeeds(w: &mut World) {
+    w.run(&[], None, |s, _| {
+        client_ok(s.live());
+    })
+    .await;
+}
+
+#[then(regex = r#"^the archive "([\w.-]+)" has schema_version (\d)$"#)]
+async fn archive_schema(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let a = archive_of(s.live(), &c[1]);
+        assert_eq!(a["schema_version"].to_string(), c[2]);
+    })
+    .await;
+}
+
+#[then(regex = r#"^the archive "([\w.-]+)" has (\d+) panes$"#)]
+async fn archive_pane_count(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let a = archive_of(s.live(), &c[1]);
+        assert_eq!(panes_of_archive(&a).len().to_string(), c[2]);
+    })
+    .await;
+}
+
+#[then(
+    regex = r#"^the archive "([\w.-]+)" holds exactly the records of "([^"]*)" "([^"]*)" "([^"]*)" and "([^"]*)" "([^"]*)" "([^"]*)"$"#
+)]
+async fn archive_records(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let a = archive_of(s.live(), &c[1]);
+        let mut got: Vec<Value> = panes_of_archive(&a)
+            .into_iter()
+            .filter_map(|p| p.get("agent_session").cloned())
+            .collect();
+        let mut want: Vec<Value> = [(2, 3, 4), (5, 6, 7)]
+            .iter()
+            .map(|&(i, j, k)| serde_json::from_str(&record_text(&c[i], &c[j], &c[k])).unwrap())
+            .collect();
+        let key = |v: &Value| v.to_string();
+        got.sort_by_key(key);
+        want.sort_by_key(key);
+        assert_eq!(got, want);
+    })
+    .await;
+}
+
+#[given(regex = r#"^the archive "([\w.-]+)":$"#)]
+async fn archive_doc(w: &mut World, c: &[String], #[step] step: &Step) {
+    w.run(c, step.docstring.as_deref(), |s, c| {
+        let l = s.live();
+        let doc = c.doc().or_harness("the step needs a docstring");
+        let text = doc
+            .trim()
+            .replace("{vxstub}", &l.vxstub())
+            .replace("{dir}", &l.s.dir.path().to_string_lossy());
+        std::fs::write(l.file(&c[1]), text).or_harness("write the archive");
+    })
+    .await;
+}
+
+#[given(
+    regex = r#"^the archive "([\w.-]+)" holds the session "(\w+)" natively resumed as "([^"]*)" "([^"]*)" "([^"]*)"$"#
+)]
+async fn archive_native(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let record: Value = serde_json::from_str(&record_text(&c[3], &c[4], &c[5])).unwrap();
+        let a = json!({"schema_version": 2, "sessions": [{"name": c[2], "windows": [
+            {"name": "w", "panes": [{"agent_session": record}]}]}]});
+        std::fs::write(s.live().file(&c[1]), a.to_string()).or_harness("write the archive");
+    })
+    .await;
+}
+
+#[when(regex = r#"^the workspace is restored from "([\w.-]+)"$"#)]
+async fn restored_from(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        l.forget_dump("stub");
+        let cmd = restore_command(l, &c[1], true);
+        l.client_reply = Some(l.run_client(cmd));
+    })
+    .await;
+}
+
+#[when(regex = r#"^the workspace is restored from "([\w.-]+)" without a fallback argv$"#)]
+async fn restored_without_fallback(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        let cmd = restore_command(l, &c[1], false);
+        l.client_reply = Some(l.run_client(cmd));
+    })
+    .await;
+}
+
+#[when(regex = r#"^the workspace is restored from "([\w.-]+)" and from "([\w.-]+)" at once$"#)]
+async fn restored_racing(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        let mut started = Vec::new();
+        for name in [&c[1], &c[2]] {
+            let mut cmd = restore_command(l, name, true);
+            cmd.stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null());
+            started.push((name.to_string(), cmd.spawn().or_harness("start a restore")));
+        }
+        for (name, child) in started {
+            let out = child.wait_with_output().or_harness("wait for a restore");
+            let v: Value = serde_json::from_slice(&out.stdout)
+                .unwrap_or_else(|_| panic!("the restore of {name} printed no JSON"));
+            let result = match v.get("error") {
+                Some(e) => Err(e.clone()),
+                None => Ok(v),
+            };
+            l.raced.push((
+                name,
+                Reply {
+                    result,
+                    exit: out.status.code(),
+                },
+            ));
+        }
+    })
+    .await;
+}
+
+#[then(regex = r"^exactly one of them restored (?:\x22)(\w+)(?:\x22) and the other skipped it$")]
+async fn one_restored(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        let name = json!(c[1]);
+        let mut won = 0;
+        for (archive, reply) in &l.raced {
+            let v = reply
+                .result
+                .as_ref()
+                .unwrap_or_else(|e| panic!("the restore of {archive} failed: {e}"));
+            let restored = v["restored"].as_array().is_some_and(|a| a.contains(&name));
+            let skipped = v["skipped_existing"]
+                .as_array()
+                .is_some_and(|a| a.contains(&name));
+            assert!(restored != skipped, "the restore of {archive} said: {v}");
+            won += usize::from(restored);
+        }
+        assert_eq!(won, 1, "restores: {:?}", l.raced);
+    })
+    .await;
+}
+
+#[then(regex = r#"^the pane of "(\w+)" has the record of the restore that won$"#)]
+async fn winner_record(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        let (archive, v) = l
+            .raced
+            .iter()
+            .find_map(|(a, r)| {
+                r.result
+                    .as_ref()
+                    .ok()
+                    .filter(|v| v["native"].as_array().is_some_and(|n| !n.is_empty()))
+                    .map(|v| (a.clone(), v.clone()))
+            })
+            .unwrap_or_else(|| panic!("no restore launched the native pane"));
+        assert_eq!(v["native"][0]["session"], json!(c[1]));
+        let pane = v["native"][0]["pane"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let want = archive_of(l, &archive)["sessions"][0]["windows"][0]["panes"][0]
+            ["agent_session"]
+            .clone();
+        let got = l
+            .meta(&pane, RECORD_KEY)
+            .unwrap_or_else(|| panic!("the winner's pane has no record"));
+        assert_eq!(
+            serde_json::from_str::<Value>(&got).unwrap_or_default(),
+            want
+        );
+        let panes: usize = l.ok("pane.list", json!({}))["panes"]
+            .as_array()
+            .map_or(0, Vec::len);
+        assert_eq!(panes, 1, "the loser must create nothing");
+    })
+    .await;
+}
+
+#[then(regex = r"^the restore succeeds with (\d+) restored, (\d+) skipped and (\d+) native$")]
+async fn restore_counts(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let v = client_ok(s.live());
+        let n = |k: &str| v[k].as_array().map_or(0, Vec::len).to_string();
+        assert_eq!(
+            (n("restored"), n("skipped_existing"), n("native")),
+            (c[1].to_string(), c[2].to_string(), c[3].to_string()),
+            "the restore said: {v}"
+        );
+    })
+    .await;
+}
+
+/// The error of the last restore, which must have failed.
+fn restore_error(l: &Live) -> Value {
+    match &l.client_reply.as_ref().or_harness("no restore ran").result {
+        Ok(v) => panic!("the restore succeeded where it must fail: {v}"),
+        Err(e) => e.clone(),
+    }
+}
+
+#[then(regex = r#"^the restore fails with "([a-z_.]+)"$"#)]
+async fn restore_fails(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let e = restore_error(s.live());
+        assert_eq!(e["code"], json!(c[1]), "the error: {e}");
+    })
+    .await;
+}
+
+#[then(regex = r#"^the restore fails with "([a-z_.]+)" by rule "([a-z0-9_.]+)"$"#)]
+async fn restore_fails_by_rule(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let e = restore_error(s.live());
+        assert_eq!(e["code"], json!(c[1]), "the error: {e}");
+        assert_eq!(e["data"]["rule"], json!(c[2]), "the error: {e}");
+    })
+    .await;
+}
+
+#[then(regex = r#"^no session is named "(\w+)"$"#)]
+async fn no_session_named(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let names = s.live().session_names();
+        assert!(!names.iter().any(|n| *n == c[1]), "sessions: {names:?}");
+    })
+    .await;
+}
+
+#[then(regex = r"^no session exists$")]
+async fn no_session(w: &mut World) {
+    w.run(&[], None, |s, _| {
+        let names = s.live().session_names();
+        assert!(names.is_empty(), "sessions: {names:?}");
+    })
+    .await;
+}
+
+#[when(regex = r"^every session is killed$")]
+async fn kill_sessions(w: &mut World) {
+    w.run(&[], None, |s, _| {
+        let l = s.live();
+        let v = l.ok("session.list", json!({}));
+        for id in v["sessions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s["session"].as_str())
+        {
+            l.ok("session.kill", json!({"session": id}));
+        }
+    })
+    .await;
+}
+
+#[when(regex = r#"^the PID of the program of "([a-z0-9-]+)" is remembered as "(\w+)"$"#)]
+async fn remember_pid(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        let pid = l.dump(&c[1])["pid"].to_string();
+        l.s.vars.insert(c[2].to_string(), pid);
+    })
+    .await;
+}
+
+#[then(regex = r#"^the program of "([a-z0-9-]+)" runs with a PID other than (\$\w+)$"#)]
+async fn new_pid(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        let old = l.subst(&c[2]);
+        let pid = l.dump(&c[1])["pid"].to_string();
+        assert_ne!(
+            pid, old,
+            "restore must start a new process, not resurrect one"
+        );
+    })
+    .await;
+}
+
+#[then(regex = r#"^the program of "([a-z0-9-]+)" still runs as (\$\w+)$"#)]
+async fn same_pid(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        let old: i32 = l.subst(&c[2]).parse().or_harness("a remembered PID");
+        assert!(
+            crate::drivers::process::alive(old),
+            "the existing session's process was replaced"
+        );
+        assert!(
+            !l.dump_path(&c[1]).exists() || l.dump(&c[1])["pid"] == json!(old),
+            "a new program started"
+        );
+    })
+    .await;
+}
+
+#[then(regex = r#"^no program wrote the dump "([a-z0-9-]+)"$"#)]
+async fn no_dump(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        // The fallback dump exists by now; the archived program would have had as long.
+        std::thread::sleep(crate::drivers::scaled(300));
+        assert!(!l.dump_path(&c[1]).exists(), "the archive's command ran");
+    })
+    .await;
+}
+
+#[when(regex = r#"^the integration "([a-z0-9-]+)" of plugin "([a-z0-9-]+)" is (.+)$"#)]
+async fn integration_changed(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        let (id, dir, change) = (c[1].to_string(), c[2].to_string(), c[3].to_string());
+        let root = l.plugins_dir().join(&dir);
+        let file = root.join(format!("integrations/{id}.toml"));
+        let text = std::fs::read_to_string(&file).or_harness("read the template");
+        match change.as_str() {
+            "removed" => std::fs::remove_file(&file).or_harness("remove the template"),
+            "disabled" => std::fs::write(root.join("disabled"), "").or_harness("disable"),
+            "renamed" => std::fs::rename(&file, root.join("integrations/renamed.toml"))
+                .or_harness("rename the template"),
+            "no longer restorable" => {
+                let cut = text
+                    .find("[session_identity]")
+                    .or_harness("a session_identity");
+                std::fs::write(&file, &text[..cut]).or_harness("write the template")
+            }
+            other => {
+                if let Some(rival) = other.strip_prefix("also declared by the plugin ") {
+                    let rival = rival.trim_matches('"').to_string();
+                    l.write_plugin(&rival, &rival, &id, &text);
+                } else if let Some(owner) = other.strip_prefix("now owned by the plugin id ") {
+                    let owner = owner.trim_matches('"');
+                    std::fs::write(root.join("plugin.toml"), format!("id = {owner:?}\n"))
+                        .or_harness("write plugin.toml");
+                } else {
+                    crate::harness_error!("no such change: {other}");
+                }
+            }
+        }
+        l.ok("config.reload", json!({}));
+    })
+    .await;
+}
+
+#[given(regex = r"^the daemon is restarted as an older server$")]
+async fn restart_legacy(w: &mut World) {
+    w.run(&[], None, |s, _| {
+        let l = s.live();
+        let t = templates().legacy_serve;
+        if t.is_empty() {
+            crate::harness_error!("the profile's [agent_restore] table needs legacy_serve");
+        }
+        if l.s.daemon.is_some() {
+            l.s.stop(nix::sys::signal::Signal::SIGTERM);
+        }
+        l.s.start_with(&t);
+    })
+    .await;
+}

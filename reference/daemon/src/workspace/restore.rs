@@ -1,0 +1,263 @@
+//! `workspace restore` (ADR-0068 §6), in order: validate the archive; skip sessions
+//! whose names exist (untouched); plan each other session's preferred pane against
+//! the current `integration.list` (any failure creates nothing); probe that
+//! `session.created/v1/*` is the server's; then create each session with `unique`,
+//! its windows, the native pane through `agent.launch {native_id, expect_plugin_id}`
+//! (the current template decides argv, env and cwd) confirmed by `meta.get`, and
+//! every other pane with `--fallback-argv`. The archive's `command` and `cwd` are
+//! never used: they are display data.
+
+use super::{archive_error, Client};
+use crate::errors::{ApiError, ErrorCode};
+use serde_json::{json, Value};
+use std::io::Read as _;
+use std::path::Path;
+use vx_agentsession::archive::{self, Session};
+use vx_agentsession::limits::{MAX_ARGV_ELEMENTS, MIN_ARGV_ELEMENTS};
+use vx_agentsession::record::Record;
+
+const RECORD_KEY: &str = crate::agent::meta::AGENT_SESSION_KEY;
+
+fn err(code: ErrorCode) -> Value {
+    ApiError::code(code).to_json()
+}
+
+fn read_archive(path: &Path) -> Result<Vec<u8>, Value> {
+    let file = std::fs::File::open(path).map_err(|_| err(ErrorCode::FileIo))?;
+    let len = file.metadata().map_err(|_| err(ErrorCode::FileIo))?.len();
+    // Decided on the length alone, before a byte is read.
+    archive::check_length(len).map_err(|e| archive_error(&e))?;
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(vx_agentsession::check::ARCHIVE_READ_LIMIT)
+        .read_to_end(&mut bytes)
+        .map_err(|_| err(ErrorCode::FileIo))?;
+    Ok(bytes)
+}
+
+fn fallback_argv(text: Option<&String>) -> Result<Option<Vec<String>>, Value> {
+    let Some(text) = text else { return Ok(None) };
+    let bad = || {
+        ApiError::param(
+            "fallback_argv",
+            "fallback argv must be a JSON array of 1-256 non-empty strings",
+        )
+        .to_json()
+    };
+    let v = crate::strict_json::parse_strict(text.as_bytes()).map_err(|_| bad())?;
+    let argv: Vec<String> = v
+        .as_array()
+        .ok_or_else(bad)?
+        .iter()
+        .map(|a| a.as_str().filter(|s| !s.is_empty()).map(str::to_string))
+        .collect::<Option<_>>()
+        .ok_or_else(bad)?;
+    if !(MIN_ARGV_ELEMENTS..=MAX_ARGV_ELEMENTS).contains(&argv.len()) {
+        return Err(bad());
+    }
+    Ok(Some(argv))
+}
+
+/// The current owner of `record.integration_id`, judged as `agent.launch` will:
+/// checked here first so that a failure creates nothing.
+fn plan(record: &Record, integrations: &Value) -> Result<(), Value> {
+    let owners: Vec<&Value> = integrations["integrations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["integration_id"] == json!(record.integration_id))
+        .collect();
+    if owners.is_empty() {
+        return Err(err(ErrorCode::IntegrationNotFound));
+    }
+    let enabled: Vec<&&Value> = owners
+        .iter()
+        .filter(|e| e["enabled"] == json!(true))
+        .collect();
+    let owner = match enabled.as_slice() {
+        [] => return Err(err(ErrorCode::IntegrationDisabled)),
+        [one] => *one,
+        _ => return Err(err(ErrorCode::IntegrationAmbiguous)),
+    };
+    if owner["plugin_id"] != json!(record.plugin_id) {
+        return Err(err(ErrorCode::IntegrationOwner));
+    }
+    if owner["restorable"] != json!(true) {
+        return Err(err(ErrorCode::NativeRestore));
+    }
+    Ok(())
+}
+
+/// §6's probe: a server that still lets clients write its reserved namespace is an
+/// older one, refused before anything is created; any answer but the refusal fails
+/// closed.
+fn probe(c: &Client, any_pane: &str) -> Result<(), Value> {
+    let key = format!(
+        "{}{}",
+        crate::agent::meta::RESERVED_PREFIX,
+        uuid::Uuid::new_v4()
+    );
+    let params = json!({"pane": any_pane, "key": key, "value": "probe"});
+    match c.call("meta.set", params) {
+        Err(e) if e["code"] == "denied.reserved_key" => Ok(()),
+        Ok(_) => {
+            let _ = c.call("meta.delete", json!({"pane": any_pane, "key": key}));
+            Err(ApiError::code(ErrorCode::NativeRestore)
+                .with("rule", "restore.probe_writable")
+                .to_json())
+        }
+        Err(_) => Err(ApiError::code(ErrorCode::NativeRestore)
+            .with("rule", "restore.probe_unanswered")
+            .to_json()),
+    }
+}
+
+fn str_of<'a>(v: &'a Value, key: &str) -> Result<&'a str, Value> {
+    v[key].as_str().ok_or_else(|| err(ErrorCode::Internal))
+}
+
+/// Launches the native pane into `window` and confirms its record; a pane whose
+/// record reads back different is killed.
+fn launch_native(c: &Client, window: &str, record: &Record) -> Result<String, Value> {
+    let launched = c.call(
+        "agent.launch",
+        json!({
+            "window": window,
+            "integration": record.integration_id,
+            "native_id": record.native_id,
+            "expect_plugin_id": record.plugin_id,
+        }),
+    )?;
+    let pane = str_of(&launched, "pane")?.to_string();
+    let want = String::from_utf8(record.encode()).map_err(|_| err(ErrorCode::Internal))?;
+    let read = c.call("meta.get", json!({"pane": pane, "key": RECORD_KEY}));
+    if read.as_ref().ok().and_then(|v| v["value"].as_str()) != Some(want.as_str()) {
+        let _ = c.call("pane.kill", json!({"pane": pane}));
+        return Err(err(ErrorCode::AgentSessionUnconfirmed));
+    }
+    Ok(pane)
+}
+
+/// A window name the daemon accepts (archived names are display data).
+fn window_name(name: &str) -> String {
+    if crate::topology::validate::valid_name(name) {
+        name.to_string()
+    } else {
+        "w".to_string()
+    }
+}
+
+fn restore_session(
+    c: &Client,
+    session: &Session,
+    fallback: Option<&[String]>,
+    native: &mut Vec<Value>,
+) -> Result<bool, Value> {
+    let created = match c.call(
+        "session.create",
+        json!({"name": session.name, "unique": true}),
+    ) {
+        Ok(v) => v,
+        // Another restore (or a user) took the name since it was read: skipped.
+        Err(e) if e["code"] == "conflict.exists" => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let sid = str_of(&created, "session")?.to_string();
+    let preferred = session.preferred_pane();
+    for (wi, w) in session.windows.iter().enumerate() {
+        let mut params = json!({"session": sid, "name": window_name(&w.name)});
+        if let Some(p) = w.panes.first() {
+            if let (Some(cols), Some(rows)) = (p.cols.filter(|n| *n > 0), p.rows.filter(|n| *n > 0))
+            {
+                params["cols"] = json!(cols);
+                params["rows"] = json!(rows);
+            }
+        }
+        let window = c.call("window.create", params)?;
+        let wid = str_of(&window, "window")?.to_string();
+        // The native pane first: agent.launch starts an empty window's first pane.
+        let native_index = preferred
+            .filter(|(pw, pi)| *pw == wi && w.panes[*pi].agent_session.is_some())
+            .map(|(_, pi)| pi);
+        let mut last: Option<String> = None;
+        if let Some(pi) = native_index {
+            let record = w.panes[pi].agent_session.as_ref().expect("checked");
+            let pane = launch_native(c, &wid, record)?;
+            native.push(json!({"session": session.name, "pane": pane, "integration_id": record.integration_id}));
+            last = Some(pane);
+        }
+        for _ in (0..w.panes.len()).filter(|pi| Some(*pi) != native_index) {
+            let argv = fallback.ok_or_else(|| err(ErrorCode::Param("fallback_argv")))?;
+            let reply = match &last {
+                None => c.call("pane.create", json!({"window": wid, "argv": argv}))?,
+                Some(prev) => c.call(
+                    "pane.split",
+                    json!({"pane": prev, "axis": "cols", "argv": argv}),
+                )?,
+            };
+            last = Some(str_of(&reply, "pane")?.to_string());
+        }
+    }
+    Ok(true)
+}
+
+pub fn run(c: &Client, path: &Path, fallback_text: Option<&String>) -> Result<Value, Value> {
+    let bytes = read_archive(path)?;
+    let decoded = archive::read(&bytes).map_err(|e| archive_error(&e))?;
+    let fallback = fallback_argv(fallback_text)?;
+    let listed = c.call("session.list", json!({}))?;
+    let existing: Vec<&str> = listed["sessions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    let (skipped, todo): (Vec<&Session>, Vec<&Session>) = decoded
+        .archive
+        .sessions
+        .iter()
+        .partition(|s| existing.contains(&s.name.as_str()));
+    let integrations = c.call("integration.list", json!({}))?;
+    let mut any_native = false;
+    let mut needs_fallback = false;
+    for s in &todo {
+        let preferred = s.preferred_pane();
+        let record = preferred.and_then(|(w, p)| s.windows[w].panes[p].agent_session.as_ref());
+        if let Some(record) = record {
+            plan(record, &integrations)?;
+            any_native = true;
+        }
+        let panes = s.windows.iter().map(|w| w.panes.len()).sum::<usize>();
+        needs_fallback |= panes > usize::from(record.is_some());
+    }
+    if needs_fallback && fallback.is_none() {
+        return Err(ApiError::param(
+            "fallback_argv",
+            "panes without a record need --fallback-argv",
+        )
+        .to_json());
+    }
+    if any_native {
+        let panes = c.call("pane.list", json!({}))?;
+        let any = panes["panes"][0]["pane"]
+            .as_str()
+            .unwrap_or("p1")
+            .to_string();
+        probe(c, &any)?;
+    }
+    let mut restored = Vec::new();
+    let mut skipped_existing: Vec<String> = skipped.iter().map(|s| s.name.clone()).collect();
+    let mut native = Vec::new();
+    for s in todo {
+        if restore_session(c, s, fallback.as_deref(), &mut native)? {
+            restored.push(s.name.clone());
+        } else {
+            skipped_existing.push(s.name.clone());
+        }
+    }
+    Ok(json!({
+        "schema_version": decoded.schema_version,
+        "restored": restored,
+        "skipped_existing": skipped_existing,
+        "native": native,
+    }))
+}
