@@ -16,10 +16,10 @@
 
 // Modes with their own files live in src/bin/vxstub/ (a file directly in
 // src/bin/ would be discovered as a binary of its own).
-#[path = "vxstub/cli.rs"]
-mod cli;
 #[path = "vxstub_agent.rs"]
 mod agent;
+#[path = "vxstub/cli.rs"]
+mod cli;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
