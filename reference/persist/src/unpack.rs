@@ -9,7 +9,7 @@
 
 use crate::blob;
 use crate::error::Result;
-use crate::fs::{write_sync_close, Dir};
+use crate::fs::{sync_close, write_start_writeback, Dir};
 use crate::layout::FileKind;
 use crate::packer::{check_id, SessionPacker};
 
@@ -69,9 +69,18 @@ impl SessionPacker<'_> {
         // after that takes it away again, so an error always means no session.
         let mut placed_key: Option<Dir> = None;
         let result = (|| {
+            // Every member written (its writeback started) before the first fsync,
+            // so the disk works while the rest are written; all are fsynced before any
+            // rename, as before.
+            let mut staged = Vec::with_capacity(order.len());
             for (i, m) in order.iter().enumerate() {
                 hook(UnpackStep::Stage)?;
-                write_sync_close(stage.create_exclusive(&format!("m{i}"))?, m.body)?;
+                let fd = stage.create_exclusive(&format!("m{i}"))?;
+                write_start_writeback(&fd, m.body)?;
+                staged.push(fd);
+            }
+            for fd in staged {
+                sync_close(fd)?;
             }
             stage.fsync()?;
             // Every other member first, each distinct directory fsynced once after all
