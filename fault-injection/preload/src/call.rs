@@ -44,7 +44,11 @@ pub enum Detail {
     Sync,
     /// ftruncate (`len`) and fallocate (`mode`, `off`, `len`): recorded by `vxfault
     /// record` so the crash explorer can replay them.
-    Range { mode: Option<c_int>, off: i64, len: i64 },
+    Range {
+        mode: Option<c_int>,
+        off: i64,
+        len: i64,
+    },
 }
 
 /// The bytes a write-family call writes, as the caller passed them: `vxfault record`

@@ -18,8 +18,9 @@ use crate::call::{Bytes, Call, Detail};
 use crate::paths::file_type;
 use crate::real::real;
 use crate::state::{shm, DATA_FD};
-use crate::sys::{errno, getenv, lseek64, IoVec, EINTR, F_DUPFD_CLOEXEC, O_CLOEXEC, O_WRONLY, SEEK_CUR, S_IFREG};
-
+use crate::sys::{
+    errno, getenv, lseek64, IoVec, EINTR, F_DUPFD_CLOEXEC, O_CLOEXEC, O_WRONLY, SEEK_CUR, S_IFREG,
+};
 
 /// Opens `VXFAULT_DATA` (created by the runner) and moves its fd out of the way
 /// (>= 700). Whether writes are recorded.
