@@ -26,6 +26,8 @@ pub struct Tree {
     names: BTreeMap<PathBuf, Entry>,
     files: HashMap<Ino, Vec<u8>>,
     modes: HashMap<Ino, u32>,
+    /// Directory modes (a store directory must stay private), the root's under "".
+    dir_modes: HashMap<PathBuf, u32>,
 }
 
 impl Tree {
@@ -41,6 +43,8 @@ impl Tree {
                 .insert(ino, fs::metadata(&full)?.permissions().mode() & 0o7777);
             t.names.insert(p.clone(), Entry::File(ino));
         }
+        let mode = |p: &Path| fs::metadata(p).map(|m| m.permissions().mode() & 0o7777);
+        t.dir_modes.insert(PathBuf::new(), mode(root)?);
         let mut stack = vec![PathBuf::new()];
         while let Some(rel) = stack.pop() {
             for e in fs::read_dir(root.join(&rel))? {
@@ -48,6 +52,7 @@ impl Tree {
                 let p = rel.join(e.file_name());
                 let ty = e.file_type()?;
                 if ty.is_dir() {
+                    t.dir_modes.insert(p.clone(), mode(&e.path())?);
                     t.names.insert(p.clone(), Entry::Dir);
                     stack.push(p);
                 } else if ty.is_symlink() {
@@ -200,12 +205,18 @@ impl Tree {
         h.finalize().into()
     }
 
-    /// Writes the tree under `dir` (which exists and is empty).
+    /// Writes the tree under `dir` (which exists and is empty), with the snapshot's
+    /// modes (0700 for directories made by the run).
     pub fn write_to(&self, dir: &Path) -> io::Result<()> {
+        let dir_mode = |p: &Path| self.dir_modes.get(p).copied().unwrap_or(0o700);
+        fs::set_permissions(dir, fs::Permissions::from_mode(dir_mode(Path::new(""))))?;
         for (p, e) in &self.names {
             let full = dir.join(p);
             match e {
-                Entry::Dir => fs::create_dir_all(&full)?,
+                Entry::Dir => {
+                    fs::create_dir_all(&full)?;
+                    fs::set_permissions(&full, fs::Permissions::from_mode(dir_mode(p)))?;
+                }
                 Entry::Symlink(t) => std::os::unix::fs::symlink(t, &full)?,
                 Entry::File(ino) => {
                     let d = self.files.get(ino).map(Vec::as_slice).unwrap_or(&[]);
