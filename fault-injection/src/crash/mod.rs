@@ -43,58 +43,128 @@ pub fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// A recording in progress, for a program the caller starts itself (a daemon it
+/// talks to): [`Recorder::env`] is the environment to start it with, and
+/// [`Recorder::finish`] (after it stopped) writes `meta.json`.
+#[derive(Debug)]
+pub struct Recorder {
+    out: PathBuf,
+    root: PathBuf,
+    _counters: tempfile::TempDir,
+    counters: PathBuf,
+}
+
+impl Recorder {
+    /// Snapshots `root` into `out/root` and creates the log and data files.
+    pub fn start(out: &Path, root: &Path) -> io::Result<Recorder> {
+        let root = root.canonicalize()?;
+        if out.exists() && fs::read_dir(out)?.next().is_some() {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "the --out directory is not empty",
+            ));
+        }
+        fs::create_dir_all(out)?;
+        let out = out.canonicalize()?;
+        if out.starts_with(&root) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the --out directory is inside the recorded root",
+            ));
+        }
+        copy_tree(&root, &out.join("root"))?;
+        fs::write(out.join("data.bin"), b"")?;
+        fs::write(out.join("log.jsonl"), b"")?;
+        let dir = tempfile::Builder::new().prefix("vxfault-rec-").tempdir()?;
+        let counters = dir.path().join("counters");
+        let mut words = vec![0u64; crate::planlang::SHM_SIZE / 8];
+        words[crate::planlang::SHM_MAGIC] = crate::planlang::SHM_MAGIC_VALUE;
+        words[crate::planlang::SHM_PLAN_HASH] = crate::planlang::fnv1a(b"");
+        fs::write(&counters, crate::words_to_bytes(&words))?;
+        Ok(Recorder {
+            out,
+            root,
+            _counters: dir,
+            counters,
+        })
+    }
+
+    /// The environment that records a program: the preload with an empty plan, the
+    /// trace, the data file and the shared counter file.
+    pub fn env(&self, lib: &Path) -> Vec<(String, String)> {
+        let s = |p: &Path| p.to_string_lossy().into_owned();
+        vec![
+            ("LD_PRELOAD".into(), s(lib)),
+            ("VXFAULT_PLAN".into(), String::new()),
+            ("VXFAULT_TRACE".into(), s(&self.out.join("log.jsonl"))),
+            ("VXFAULT_DATA".into(), s(&self.out.join("data.bin"))),
+            ("VXFAULT_SHM".into(), s(&self.counters)),
+        ]
+    }
+
+    /// The recording's directory.
+    pub fn dir(&self) -> &Path {
+        &self.out
+    }
+
+    /// Seals the recording once every recorded process has exited.
+    pub fn finish(self, exit_code: i32) -> io::Result<Meta> {
+        let text = fs::read(self.out.join("log.jsonl"))?;
+        // A process killed mid-line leaves a torn last line: it is not counted, and
+        // cut off so the log ends at a line boundary.
+        let end = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        if end != text.len() {
+            fs::write(self.out.join("log.jsonl"), &text[..end])?;
+        }
+        let lines = text[..end]
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .count() as u64;
+        let meta = Meta {
+            format: log::FORMAT.into(),
+            root: self.root.clone(),
+            lines,
+            data_bytes: fs::metadata(self.out.join("data.bin"))?.len(),
+            exit_code,
+        };
+        let tmp = self.out.join("meta.json.tmp");
+        fs::write(
+            &tmp,
+            serde_json::to_vec_pretty(&meta).map_err(io::Error::other)?,
+        )?;
+        fs::rename(&tmp, self.out.join("meta.json"))?;
+        Ok(meta)
+    }
+}
+
 /// Runs `cmd` under the preload recording every mutation, with a snapshot of `root`
 /// taken before the run, into `out` (created; must not exist or be empty).
 pub fn record(out: &Path, root: &Path, cmd: &mut Command) -> io::Result<Recorded> {
-    let root = root.canonicalize()?;
-    if out.exists() && fs::read_dir(out)?.next().is_some() {
-        return Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            "the --out directory is not empty",
-        ));
+    let rec = Recorder::start(out, root)?;
+    let lib = crate::preload_path()?;
+    for (k, v) in rec.env(&lib) {
+        cmd.env(k, v);
     }
-    fs::create_dir_all(out)?;
-    let out = out.canonicalize()?;
-    if out.starts_with(&root) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "the --out directory is inside the recorded root",
-        ));
-    }
-    copy_tree(&root, &out.join("root"))?;
-    let data = out.join("data.bin");
-    fs::write(&data, b"")?;
-    let log_path = out.join("log.jsonl");
-    cmd.env("VXFAULT_DATA", &data);
-    let injector = crate::Injector::new("")
-        .map_err(|e| io::Error::other(e.to_string()))?
-        .trace(&log_path);
-    let outcome = injector.run(cmd)?;
-    if let Err(why) = outcome.injectable() {
-        return Err(io::Error::other(format!("not recordable: {why}")));
-    }
-    let text = fs::read(&log_path)?;
-    let lines = text
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .count() as u64;
-    let meta = Meta {
-        format: log::FORMAT.into(),
-        root: root.clone(),
-        lines,
-        data_bytes: fs::metadata(&data)?.len(),
-        exit_code: outcome.exit_code(),
+    let status = cmd.status()?;
+    let code = match (
+        status.code(),
+        std::os::unix::process::ExitStatusExt::signal(&status),
+    ) {
+        (Some(c), _) => c,
+        (None, Some(s)) => 128 + s,
+        _ => 1,
     };
-    let tmp = out.join("meta.json.tmp");
-    fs::write(
-        &tmp,
-        serde_json::to_vec_pretty(&meta).map_err(io::Error::other)?,
-    )?;
-    fs::rename(&tmp, out.join("meta.json"))?;
-    Ok(Recorded {
-        status: outcome.status,
-        meta,
-    })
+    let pat: &[u8] = br#""op":"loaded""#;
+    let loaded = fs::read(rec.dir().join("log.jsonl"))?
+        .windows(pat.len())
+        .any(|w| w == pat);
+    let meta = rec.finish(code)?;
+    if !loaded {
+        return Err(io::Error::other(
+            "not recordable: libvxfault.so was never loaded into the command (static binary?)",
+        ));
+    }
+    Ok(Recorded { status, meta })
 }
 
 /// The default `--out`-relative path of the snapshot.
