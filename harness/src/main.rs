@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 mod agent_restore;
 mod contract;
+mod crash_explore_cmd;
 mod drivers;
 mod profile;
 mod recovery;
@@ -41,6 +42,8 @@ enum Command {
     Store(StoreCommand),
     /// Run the acceptance suite against an implementation and write the reports.
     Run(run::RunArgs),
+    /// Record one checkpoint publication and check every crash state it can leave.
+    CrashExplore(crash_explore_cmd::CrashExploreArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -55,6 +58,7 @@ fn main() {
         Command::Validate(args) => validate_cmd::run_validate(args),
         Command::Store(StoreCommand::List(args)) => store_cmd::run_store_list(args),
         Command::Run(args) => run::run_run(args),
+        Command::CrashExplore(args) => crash_explore_cmd::run(args),
     };
     std::process::exit(code);
 }

@@ -60,10 +60,8 @@ pub struct Checker {
 impl Checker {
     /// Checks that the command's first word is an executable file (or on PATH).
     pub fn new(template: &str) -> Result<Checker, ExploreError> {
-        let first = template
-            .split_whitespace()
-            .next()
-            .ok_or(ExploreError::CheckerNotExecutable)?;
+        let first = first_word(template).ok_or(ExploreError::CheckerNotExecutable)?;
+        let first = first.as_str();
         let exec = |p: &Path| {
             p.metadata()
                 .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
@@ -89,6 +87,18 @@ impl Checker {
         c.env_remove("LD_PRELOAD");
         c
     }
+}
+
+/// The program of a shell command line: its first word, with single or double quotes
+/// around it removed (no other shell syntax is interpreted).
+fn first_word(cmd: &str) -> Option<String> {
+    let cmd = cmd.trim_start();
+    let q = cmd.chars().next()?;
+    if q == '\'' || q == '"' {
+        let rest = &cmd[1..];
+        return rest.find(q).map(|end| rest[..end].to_string());
+    }
+    cmd.split_whitespace().next().map(str::to_string)
 }
 
 /// What to explore.

@@ -86,6 +86,8 @@ pub enum FsOp {
     Create {
         path: PathBuf,
         ino: Ino,
+        /// The mode the open gave (permission bits).
+        mode: u32,
     },
     /// `open` with `O_TRUNC` or `ftruncate`.
     Truncate {
@@ -357,6 +359,16 @@ pub fn moved_name(p: &Path, from: &Path, to: &Path) -> PathBuf {
     }
 }
 
+/// Whether the preload made the call for real (`pass`, or an action that still does
+/// it: `short:N`, `delay:MS`, `torn:N`, `crash-after`, `after:ERRNO`).
+fn made(action: &str) -> bool {
+    action == "pass"
+        || ["short:", "delay:", "torn:", "after:"]
+            .iter()
+            .any(|p| action.starts_with(p))
+        || action == "crash-after"
+}
+
 const FALLOC_FL_KEEP_SIZE: i64 = 1;
 
 /// The logical operations of the successful calls under `root`.
@@ -381,7 +393,9 @@ fn logical_ops(
     let mut lines = Vec::new();
     for (line, r) in records {
         let b = &r.base;
-        if !b.is_call() || b.result.is_none_or(|x| x < 0) {
+        // Only calls that were made: a failed one, or one an injected `lie` or error
+        // skipped, changed nothing.
+        if !b.is_call() || b.result.is_none_or(|x| x < 0) || !made(&b.action) {
             continue;
         }
         let path = rel(&b.path);
@@ -397,7 +411,12 @@ fn logical_ops(
                 let has = |f: &str| flags.split('|').any(|x| x == f);
                 if has("O_CREAT") && !names.by_path.contains_key(&p) {
                     let ino = names.fresh(&p);
-                    push(FsOp::Create { path: p, ino });
+                    let mode = b
+                        .mode
+                        .as_deref()
+                        .and_then(|m| u32::from_str_radix(m, 8).ok())
+                        .unwrap_or(0o644);
+                    push(FsOp::Create { path: p, ino, mode });
                 } else if has("O_TRUNC") {
                     let ino = names.get_or_new(&p);
                     names.size.insert(ino, 0);

@@ -28,6 +28,7 @@ pub struct Recorded {
 /// Copies the tree at `from` to `to` (files, directories, symlinks; modes kept).
 pub fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
     fs::create_dir_all(to)?;
+    fs::set_permissions(to, fs::metadata(from)?.permissions())?;
     for e in fs::read_dir(from)? {
         let e = e?;
         let ty = e.file_type()?;
@@ -52,11 +53,21 @@ pub struct Recorder {
     root: PathBuf,
     _counters: tempfile::TempDir,
     counters: PathBuf,
+    plan: String,
 }
 
 impl Recorder {
     /// Snapshots `root` into `out/root` and creates the log and data files.
     pub fn start(out: &Path, root: &Path) -> io::Result<Recorder> {
+        Recorder::with_plan(out, root, "")
+    }
+
+    /// As [`Recorder::start`], running the program under a fault plan too (`lie` on
+    /// an fsync makes a deliberately wrong publisher out of a correct one: the call
+    /// is not made, and the log leaves it out).
+    pub fn with_plan(out: &Path, root: &Path, plan: &str) -> io::Result<Recorder> {
+        crate::check_plan(plan)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
         let root = root.canonicalize()?;
         if out.exists() && fs::read_dir(out)?.next().is_some() {
             return Err(io::Error::new(
@@ -79,13 +90,14 @@ impl Recorder {
         let counters = dir.path().join("counters");
         let mut words = vec![0u64; crate::planlang::SHM_SIZE / 8];
         words[crate::planlang::SHM_MAGIC] = crate::planlang::SHM_MAGIC_VALUE;
-        words[crate::planlang::SHM_PLAN_HASH] = crate::planlang::fnv1a(b"");
+        words[crate::planlang::SHM_PLAN_HASH] = crate::planlang::fnv1a(plan.as_bytes());
         fs::write(&counters, crate::words_to_bytes(&words))?;
         Ok(Recorder {
             out,
             root,
             _counters: dir,
             counters,
+            plan: plan.to_string(),
         })
     }
 
@@ -95,7 +107,7 @@ impl Recorder {
         let s = |p: &Path| p.to_string_lossy().into_owned();
         vec![
             ("LD_PRELOAD".into(), s(lib)),
-            ("VXFAULT_PLAN".into(), String::new()),
+            ("VXFAULT_PLAN".into(), self.plan.clone()),
             ("VXFAULT_TRACE".into(), s(&self.out.join("log.jsonl"))),
             ("VXFAULT_DATA".into(), s(&self.out.join("data.bin"))),
             ("VXFAULT_SHM".into(), s(&self.counters)),

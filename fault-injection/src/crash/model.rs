@@ -307,6 +307,7 @@ mod tests {
             FsOp::Create {
                 path: p("a.tmp"),
                 ino: 2,
+                mode: 0o600,
             },
             FsOp::Write {
                 ino: 2,

@@ -79,10 +79,11 @@ impl Tree {
     /// state, such as a rename of a name that is not there, does nothing).
     fn apply(&mut self, rec: &Recording, op: &FsOp, tear: Option<Tear>) {
         match op {
-            FsOp::Create { path, ino } => {
+            FsOp::Create { path, ino, mode } => {
                 if self.parent_exists(path) && !self.names.contains_key(path) {
                     self.names.insert(path.clone(), Entry::File(*ino));
                     self.files.entry(*ino).or_default();
+                    self.modes.insert(*ino, *mode);
                 }
             }
             FsOp::Truncate { ino, len } => {

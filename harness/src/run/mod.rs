@@ -75,7 +75,7 @@ fn default_suite_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../features")
 }
 
-fn default_profile() -> PathBuf {
+pub(crate) fn default_profile() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../profiles/reference.toml")
 }
 
