@@ -77,6 +77,7 @@ fn run_inner(args: &CrashExploreArgs) -> Result<i32, String> {
     profile::set_context(RunContext {
         profile: loaded,
         bin_dir,
+        profile_path: profile_path.clone(),
         faketime: None,
     })?;
     if let Some(state) = &args.check_state {
@@ -98,7 +99,7 @@ fn run_inner(args: &CrashExploreArgs) -> Result<i32, String> {
     if let Some(keep) = &args.keep {
         vxfault::crash::copy_tree(&dir, keep).map_err(|e| format!("--keep: {e}"))?;
     }
-    let report = crash::explore(&dir, &expect, model, &profile_path)?;
+    let report = crash::explore(&dir, &expect, model)?;
     for line in crash::summary(&report) {
         println!("{line}");
     }

@@ -30,7 +30,7 @@ pub enum Workload {
 }
 
 /// What the judge of a state must know about the recording.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Expect {
     pub old_generation: u64,
     pub workload: Workload,
@@ -130,13 +130,9 @@ pub fn record(s: &mut Scenario, workload: Workload, plan: &str) -> (PathBuf, Exp
 }
 
 /// Explores the recording with the judge as checker.
-pub fn explore(
-    dir: &Path,
-    expect: &Expect,
-    model: Model,
-    profile: &Path,
-) -> Result<Report, String> {
+pub fn explore(dir: &Path, expect: &Expect, model: Model) -> Result<Report, String> {
     let bin_dir = &crate::profile::context().bin_dir;
+    let profile = &crate::profile::context().profile_path;
     let vxcert = bin_dir.join("vxcert");
     let check = format!(
         "{} crash-explore --profile {} --bin-dir {} --check-state {{root}} {}",
