@@ -207,7 +207,11 @@ fn cut_points(off: u64, len: u64) -> Vec<u64> {
     let mut cuts = Vec::new();
     for g in [SECTOR, BLOCK] {
         let first = (off / g + 1) * g;
-        let last = if end % g == 0 { end - g } else { end / g * g };
+        let last = if end.is_multiple_of(g) {
+            end - g
+        } else {
+            end / g * g
+        };
         for c in [first, last] {
             if c > off && c < end && !cuts.contains(&c) {
                 cuts.push(c);
