@@ -10,7 +10,7 @@
 //!    states, elapsed.
 
 #[path = "../../../reference/store/tests/common/mod.rs"]
-#[allow(dead_code, unused_imports)]
+#[allow(unused_imports)]
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -137,7 +137,11 @@ fn main() {
         rmed / pmed
     );
     let (_keep, out) = last.unwrap();
-    let checker = Checker::new(&format!("env VXBENCH_CHILD=check VXBENCH_DIR={{root}} '{}'", me().display())).unwrap();
+    let checker = Checker::new(&format!(
+        "env VXBENCH_CHILD=check VXBENCH_DIR={{root}} '{}'",
+        me().display()
+    ))
+    .unwrap();
     let opts = Options {
         model: Model::Posix,
         checker,
@@ -146,7 +150,11 @@ fn main() {
         timeout: Duration::from_secs(60),
     };
     let r = crash::explore(&out, None, &opts).unwrap();
-    let counts: Vec<String> = r.counts.iter().map(|(s, n)| format!("{} {n}", s.name())).collect();
+    let counts: Vec<String> = r
+        .counts
+        .iter()
+        .map(|(s, n)| format!("{} {n}", s.name()))
+        .collect();
     println!(
         "explore: one {PANES}-pane publish under posix, 2 workers: {} ops; {}; {} states, {} distinct checked, {} failing, {:.2} s",
         r.ops,
@@ -156,5 +164,8 @@ fn main() {
         r.violations.len(),
         r.elapsed.as_secs_f64()
     );
-    assert!(r.violations.is_empty(), "the reference's publish failed a state");
+    assert!(
+        r.violations.is_empty(),
+        "the reference's publish failed a state"
+    );
 }
