@@ -81,6 +81,7 @@ Feature: Interrupted writes
       | call       |
       | checkpoint |
       | forget     |
+      | prune      |
 
   # Negative controls: the same daemon made a wrong publisher by an fsync that lies.
   @crash-explore

@@ -27,6 +27,26 @@ pub enum Workload {
     Checkpoint,
     /// `recovery.forget` of generation N while N+1 stays.
     Forget,
+    /// `recovery.checkpoint` with `max_checkpoints = 1`: publishing N+1 prunes N.
+    Prune,
+}
+
+impl Workload {
+    fn name(self) -> &'static str {
+        match self {
+            Workload::Checkpoint => "checkpoint",
+            Workload::Forget => "forget",
+            Workload::Prune => "prune",
+        }
+    }
+
+    /// The daemon's configuration for the recording and the judge.
+    fn config(self) -> &'static str {
+        match self {
+            Workload::Prune => ".{ .recovery = .{ .enabled = true, .max_checkpoints = 1 } }\n",
+            _ => ENABLED,
+        }
+    }
 }
 
 /// What the judge of a state must know about the recording.
@@ -42,10 +62,7 @@ pub struct Expect {
 impl Expect {
     /// The judge's arguments after `--check-state {root}`.
     fn args(&self) -> String {
-        let w = match self.workload {
-            Workload::Checkpoint => "checkpoint",
-            Workload::Forget => "forget",
-        };
+        let w = self.workload.name();
         format!(
             "--old-generation {} --workload {w} --socket {}",
             self.old_generation,
@@ -67,8 +84,8 @@ fn ok(s: &mut Scenario, verb: &str, params: Value) -> Value {
 }
 
 /// A scenario whose daemon has recovery enabled and holds one session.
-fn started(s: &mut Scenario, session: &str) {
-    s.write_config(ENABLED);
+fn started(s: &mut Scenario, session: &str, config: &str) {
+    s.write_config(config);
     s.start();
     create_pane(
         s,
@@ -79,7 +96,7 @@ fn started(s: &mut Scenario, session: &str) {
 
 /// Records the workload; the recording's directory and the judge's expectations.
 pub fn record(s: &mut Scenario, workload: Workload, plan: &str) -> (PathBuf, Expect) {
-    started(s, OLD_SESSION);
+    started(s, OLD_SESSION, workload.config());
     let n = ok(s, "recovery.checkpoint", json!({}));
     let old_generation = n["generation"].as_u64().or_harness("generation of N");
     let old_id = n["checkpoint"].as_str().unwrap_or_default().to_string();
@@ -103,7 +120,7 @@ pub fn record(s: &mut Scenario, workload: Workload, plan: &str) -> (PathBuf, Exp
     s.extra_env.extend(rec.env(Path::new(&lib)));
     s.start();
     match workload {
-        Workload::Checkpoint => {
+        Workload::Checkpoint | Workload::Prune => {
             create_pane(
                 s,
                 NEW_SESSION,
@@ -115,7 +132,10 @@ pub fn record(s: &mut Scenario, workload: Workload, plan: &str) -> (PathBuf, Exp
             ok(s, "recovery.forget", json!({ "checkpoint": old_id }));
         }
     }
-    // The reply was the daemon's last output: killed now, nothing follows it.
+    // The reply reached us before the daemon's trace line for it may be written:
+    // wait until the log stops growing, then kill, so the reply is the last output
+    // recorded and nothing follows it.
+    settle(&dir.join("log.jsonl"));
     s.stop(Signal::SIGKILL);
     s.extra_env.clear();
     rec.finish(137).or_harness("seal the recording");
@@ -127,6 +147,18 @@ pub fn record(s: &mut Scenario, workload: Workload, plan: &str) -> (PathBuf, Exp
             socket: s.ph.socket.clone(),
         },
     )
+}
+
+/// Waits (at most ~6 s) until `log` has not grown for 300 ms.
+fn settle(log: &Path) {
+    let size = || std::fs::metadata(log).map(|m| m.len()).unwrap_or(0);
+    for _ in 0..20 {
+        let before = size();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        if size() == before {
+            return;
+        }
+    }
 }
 
 /// Explores the recording with the judge as checker.
@@ -181,7 +213,7 @@ pub fn check_state(state: &Path, expect: &Expect) -> Result<(), String> {
             .or_harness("store parent mode");
     }
     crash::copy_tree(state, &s.ph.store).or_harness("copy the state into the store");
-    s.write_config(ENABLED);
+    s.write_config(expect.workload.config());
     s.start();
     let listed = ok(&mut s, "recovery.list", json!({}));
     let entries = listed["checkpoints"]
@@ -212,7 +244,7 @@ pub fn check_state(state: &Path, expect: &Expect) -> Result<(), String> {
     let n = expect.old_generation;
     let newest = valid.iter().max().cloned();
     match expect.workload {
-        Workload::Checkpoint => {
+        Workload::Checkpoint | Workload::Prune => {
             let Some((g, _)) = &newest else {
                 return Err(format!("no valid checkpoint: generation {n} was lost"));
             };

@@ -9,6 +9,7 @@ fn workload(name: &str) -> Workload {
     match name {
         "checkpoint" => Workload::Checkpoint,
         "forget" => Workload::Forget,
+        "prune" => Workload::Prune,
         other => crate::harness_error!("unknown crash-explore workload {other}"),
     }
 }
@@ -23,7 +24,7 @@ fn record(w: &mut crate::recovery::scenario::Scenario, name: &str, plan: &str) {
 }
 
 #[given(
-    regex = r#"^the daemon's "(checkpoint|forget)" is recorded over a store holding a valid generation$"#
+    regex = r#"^the daemon's "(checkpoint|forget|prune)" is recorded over a store holding a valid generation$"#
 )]
 async fn daemon_call_recorded_over_valid_generation(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| record(w, &c[1], "")).await;
