@@ -163,8 +163,10 @@ fn settle(log: &Path) {
 
 /// Explores the recording with the judge as checker.
 pub fn explore(dir: &Path, expect: &Expect, model: Model) -> Result<Report, String> {
-    let bin_dir = &crate::profile::context().bin_dir;
-    let profile = &crate::profile::context().profile_path;
+    // Absolute: the judge runs in each state's temporary directory.
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let bin_dir = &abs(&crate::profile::context().bin_dir);
+    let profile = &abs(&crate::profile::context().profile_path);
     let vxcert = bin_dir.join("vxcert");
     let check = format!(
         "{} crash-explore --profile {} --bin-dir {} --check-state {{root}} {}",
