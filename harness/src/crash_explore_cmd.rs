@@ -44,11 +44,27 @@ pub struct CrashExploreArgs {
 }
 
 pub fn run(args: &CrashExploreArgs) -> i32 {
-    match run_inner(args) {
-        Ok(code) => code,
-        Err(e) => {
+    // A failed step (the implementation not starting on a state, a call failing) is
+    // one line, not a panic report.
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(|| run_inner(args));
+    match result {
+        Ok(Ok(code)) => code,
+        Ok(Err(e)) => {
             eprintln!("vxcert crash-explore: {e}");
             2
+        }
+        Err(payload) => {
+            let f = crate::verdict::StepFailure::from_panic(payload.as_ref());
+            let line = f.message.lines().next().unwrap_or("").to_string();
+            if args.check_state.is_some() {
+                // The judge's verdict on this state: the implementation failed on it.
+                println!("{line}");
+                1
+            } else {
+                eprintln!("vxcert crash-explore: {line}");
+                2
+            }
         }
     }
 }
@@ -64,9 +80,10 @@ fn run_inner(args: &CrashExploreArgs) -> Result<i32, String> {
         .profile
         .clone()
         .unwrap_or_else(crate::run::default_profile);
+    let profile_path = std::path::absolute(&profile_path).map_err(|e| format!("--profile: {e}"))?;
     let loaded = Profile::load(&profile_path)?;
     let bin_dir = match &args.bin_dir {
-        Some(d) => d.clone(),
+        Some(d) => std::path::absolute(d).map_err(|e| format!("--bin-dir: {e}"))?,
         None => std::env::current_exe()
             .map_err(|e| e.to_string())?
             .parent()
