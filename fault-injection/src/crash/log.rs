@@ -389,6 +389,9 @@ fn logical_ops(
         let ino = names.fresh(p);
         names.size.insert(ino, *size);
     }
+    // Which file each (pid, fd) opened: the trace names an fd by the path it was
+    // opened under, which a later rename makes stale.
+    let mut fds: HashMap<(i64, i64), Ino> = HashMap::new();
     let mut ops = Vec::new();
     let mut lines = Vec::new();
     for (line, r) in records {
@@ -400,6 +403,8 @@ fn logical_ops(
         }
         let path = rel(&b.path);
         let path2 = b.path2.as_deref().and_then(rel);
+        let key = b.fd.map(|fd| (b.pid, fd));
+        let by_fd = key.and_then(|k| fds.get(&k).copied());
         let mut push = |op: FsOp| {
             ops.push(op);
             lines.push(*line);
@@ -411,6 +416,9 @@ fn logical_ops(
                 let has = |f: &str| flags.split('|').any(|x| x == f);
                 if has("O_CREAT") && !names.by_path.contains_key(&p) {
                     let ino = names.fresh(&p);
+                    if let Some(k) = key {
+                        fds.insert(k, ino);
+                    }
                     let mode = b
                         .mode
                         .as_deref()
@@ -419,15 +427,26 @@ fn logical_ops(
                     push(FsOp::Create { path: p, ino, mode });
                 } else if has("O_TRUNC") {
                     let ino = names.get_or_new(&p);
+                    if let Some(k) = key {
+                        fds.insert(k, ino);
+                    }
                     names.size.insert(ino, 0);
                     push(FsOp::Truncate { ino, len: 0 });
                 } else {
-                    names.get_or_new(&p);
+                    let ino = names.get_or_new(&p);
+                    if let Some(k) = key {
+                        fds.insert(k, ino);
+                    }
+                }
+            }
+            "close" => {
+                if let Some(k) = key {
+                    fds.remove(&k);
                 }
             }
             "write" => match path {
                 Some(p) => {
-                    let ino = names.get_or_new(&p);
+                    let ino = by_fd.unwrap_or_else(|| names.get_or_new(&p));
                     let (Some(off), Some(len), Some(data)) = (r.off, r.len, r.data) else {
                         return Err(LogError::NoBytes(*line));
                     };
@@ -454,7 +473,7 @@ fn logical_ops(
             },
             "ftruncate" => {
                 if let Some(p) = path {
-                    let ino = names.get_or_new(&p);
+                    let ino = by_fd.unwrap_or_else(|| names.get_or_new(&p));
                     let len = r.len.unwrap_or(0).max(0) as u64;
                     names.size.insert(ino, len);
                     push(FsOp::Truncate { ino, len });
@@ -462,7 +481,7 @@ fn logical_ops(
             }
             "fallocate" => {
                 if let Some(p) = path {
-                    let ino = names.get_or_new(&p);
+                    let ino = by_fd.unwrap_or_else(|| names.get_or_new(&p));
                     let (off, len) = (
                         r.off.unwrap_or(0).max(0) as u64,
                         r.len.unwrap_or(0).max(0) as u64,
@@ -488,7 +507,7 @@ fn logical_ops(
                 }
                 if let Some(p) = path.or_else(|| all.then(PathBuf::new)) {
                     let dir = b.dir == Some(true);
-                    let ino = (!dir && !all).then(|| names.get_or_new(&p));
+                    let ino = (!dir && !all).then(|| by_fd.unwrap_or_else(|| names.get_or_new(&p)));
                     push(FsOp::Fsync {
                         ino,
                         path: p,
