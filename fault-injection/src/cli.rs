@@ -28,6 +28,7 @@ usage: vxfault run [--plan PLAN] [--trace FILE] [--seed N] [--lib PATH] [--requi
        vxfault record --out DIR [--root DIR] -- CMD ARGS...
        vxfault explore --log DIR [--model prefix|posix|ext4-ordered] --check 'CMD {root}' [--root DIR] [--jobs N] [--timeout SECS] [--state N]
        vxfault explore --log DIR [--model M] --state N --materialize DIR
+       vxfault explore --log DIR [--model M] --list
 
 PLAN (also from $VXFAULT_PLAN): rules separated by ';'
   rule    := op ['@' glob] [trigger] '=' action

@@ -5,6 +5,7 @@
 //! vxfault explore --log DIR [--model prefix|posix|ext4-ordered] --check 'CMD {root}'
 //!                 [--root DIR] [--jobs N] [--timeout SECS] [--state N]
 //! vxfault explore --log DIR [--model M] --state N --materialize DIR
+//! vxfault explore --log DIR [--model M] --list
 //! ```
 //!
 //! Exit codes: record returns the command's; explore 0 when every state passes, 1
