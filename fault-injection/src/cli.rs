@@ -5,6 +5,8 @@
 //! vxfault points [--trace FILE] [--lib PATH] [--all] [--filter GLOB] [--op OP]… [--json] -- CMD ARGS…
 //! vxfault check PLAN
 //! vxfault lib
+//! vxfault record --out DIR [--root DIR] -- CMD ARGS…     (crash::cli)
+//! vxfault explore --log DIR --model M --check 'CMD {root}' (crash::cli)
 //! ```
 //!
 //! Exit codes: the command's own (128+N when killed by signal N), 124 when the run was
@@ -23,6 +25,10 @@ usage: vxfault run [--plan PLAN] [--trace FILE] [--seed N] [--lib PATH] [--requi
        vxfault points [--trace FILE] [--lib PATH] [--all] [--filter GLOB] [--op OP]... [--json] -- CMD ARGS...
        vxfault check PLAN
        vxfault lib
+       vxfault record --out DIR [--root DIR] -- CMD ARGS...
+       vxfault explore --log DIR [--model prefix|posix|ext4-ordered] --check 'CMD {root}' [--root DIR] [--jobs N] [--timeout SECS] [--state N]
+       vxfault explore --log DIR [--model M] --state N --materialize DIR
+       vxfault explore --log DIR [--model M] --list
 
 PLAN (also from $VXFAULT_PLAN): rules separated by ';'
   rule    := op ['@' glob] [trigger] '=' action
@@ -143,6 +149,8 @@ pub fn run(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let rest = &args[1..];
     match sub {
         "run" => cmd_run(rest, err),
+        "record" => crate::crash::cli::record(rest, err),
+        "explore" => crate::crash::cli::explore_cmd(rest, out, err),
         "points" => cmd_points(rest, out, err),
         "check" => match rest.first().and_then(|a| a.to_str()) {
             Some(plan) => match check_plan(plan) {

@@ -21,6 +21,7 @@
 use vxfault_plan as planlang;
 
 pub mod cli;
+pub mod crash;
 mod points;
 mod trace;
 

@@ -65,3 +65,32 @@ Feature: Interrupted writes
     Then the call succeeds
     And the result "checkpoint" is saved as $cp
     And the trace shows "$cp" written, synced, renamed into place and its directory synced, in that order
+
+  # The crash-state explorer (docs/fault-injection.md, "Crash-state exploration"): a
+  # power cut, not a process crash. Every state ALICE's bounded strategies allow under
+  # the posix model is materialized as the store and judged on a restarted daemon:
+  # no temporary file is a candidate, the newest valid generation is N or N+1 (N+1
+  # once acknowledged), nothing invalid restores, the newest restores its session.
+  @crash-explore @rfc-3-lost-reply-not-proof
+  Scenario Outline: Every power-cut state of one store change keeps a durable generation
+    Given the daemon's "<call>" is recorded over a store holding a valid generation
+    When every "posix" crash state of the recording is checked
+    Then no crash state violates the recovery contract
+
+    Examples:
+      | call       |
+      | checkpoint |
+      | forget     |
+      | prune      |
+
+  # Negative controls: the same daemon made a wrong publisher by an fsync that lies.
+  @crash-explore
+  Scenario Outline: The explorer catches a publication whose fsync did not happen
+    Given the daemon's "checkpoint" is recorded under the fault plan "<plan>"
+    When every "posix" crash state of the recording is checked
+    Then a crash state violates the recovery contract with "was acknowledged"
+
+    Examples: no directory fsync after the rename; no file fsync before it
+      | plan                                                                           |
+      | fsync@*/recovery/????????????????????????????????????????????????????????????????=lie |
+      | fsync@*/.tmp-*=lie                                                             |

@@ -9,6 +9,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod agent_restore;
 mod contract;
+mod crash_explore_cmd;
 mod drivers;
 mod profile;
 mod profile_explain;
@@ -44,6 +45,8 @@ enum Command {
     Run(run::RunArgs),
     /// What a profile holds: every key, its meaning and its placeholders.
     Profile(ProfileArgs),
+    /// Record one checkpoint publication and check every crash state it can leave.
+    CrashExplore(crash_explore_cmd::CrashExploreArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -85,6 +88,7 @@ fn main() {
             print!("{}", profile_explain::explain());
             0
         }
+        Command::CrashExplore(args) => crash_explore_cmd::run(args),
     };
     std::process::exit(code);
 }

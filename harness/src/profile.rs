@@ -10,6 +10,8 @@ use std::sync::OnceLock;
 pub struct RunContext {
     pub profile: Profile,
     pub bin_dir: PathBuf,
+    /// Where the profile was read from (a checker run in its own process reads it).
+    pub profile_path: PathBuf,
     /// libfaketime's path, when installed (detected once, before any scenario).
     pub faketime: Option<String>,
 }

@@ -21,6 +21,9 @@ pub const SHM_PLAN_ERROR: usize = 5;
 pub const SHM_TRACE_ERRORS: usize = 6;
 /// Word index of the tree-wide count of random streams handed out (one per process).
 pub const SHM_STREAMS: usize = 7;
+/// Word index of the bytes reserved so far in the record's data file (`VXFAULT_DATA`):
+/// a writer takes its range with one `fetch_add`, so processes never overlap.
+pub const SHM_DATA_BYTES: usize = 8;
 /// First word of the per-op "calls seen" counters (`NUM_OPS` words).
 pub const SHM_SEEN: usize = 16;
 /// First word of the per-rule "matching calls" counters (`MAX_RULES` words).

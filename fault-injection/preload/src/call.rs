@@ -42,6 +42,22 @@ pub enum Detail {
     },
     /// An fsync-family call: the trace marks a directory fd.
     Sync,
+    /// ftruncate (`len`) and fallocate (`mode`, `off`, `len`): recorded by `vxfault
+    /// record` so the crash explorer can replay them.
+    Range {
+        mode: Option<c_int>,
+        off: i64,
+        len: i64,
+    },
+}
+
+/// The bytes a write-family call writes, as the caller passed them: `vxfault record`
+/// copies what the call accepted into its data file.
+#[derive(Clone, Copy)]
+pub enum Bytes {
+    None,
+    Buf(*const c_void),
+    Iov(*const IoVec, c_int),
 }
 
 impl Detail {
@@ -91,6 +107,9 @@ pub struct Call {
     fail: i64,
     /// The stdio stream of a stdio call: flushed before `torn:N`/`crash-after` kill.
     stream: *mut c_void,
+    /// A write's bytes, and its explicit offset (pwrite), for the record.
+    pub bytes: Bytes,
+    pub at: Option<i64>,
 }
 
 impl Call {
@@ -114,7 +133,16 @@ impl Call {
             real_result: None,
             fail: -1,
             stream: core::ptr::null_mut(),
+            bytes: Bytes::None,
+            at: None,
         }
+    }
+
+    /// A write's bytes and its explicit offset (`None`: the fd's position).
+    pub fn with_bytes(mut self, bytes: Bytes, at: Option<i64>) -> Call {
+        self.bytes = bytes;
+        self.at = at;
+        self
     }
 
     /// The second path of rename and link calls.

@@ -29,6 +29,7 @@ pub mod hooks;
 mod load;
 mod paths;
 mod real;
+mod record;
 mod state;
 mod sys;
 mod trace;

@@ -88,6 +88,7 @@ pub fn init() {
             st.trace_path[path.len()] = 0;
             st.tracing = true;
             open_trace(&st);
+            st.recording = crate::record::open_data();
         }
     }
     let mut mask = 0u32;

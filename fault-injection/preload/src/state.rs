@@ -27,6 +27,8 @@ pub struct State {
     /// Per family: whether some rule (or the trace) needs the call's path.
     pub needs_path: [bool; NUM_OPS],
     pub tracing: bool,
+    /// `VXFAULT_DATA` was set: write lines carry their offset and bytes (`vxfault record`).
+    pub recording: bool,
     pub seed: u64,
     /// NUL-terminated.
     pub trace_path: [u8; TRACE_PATH_CAP],
@@ -37,6 +39,7 @@ impl State {
         plan: Plan::EMPTY,
         needs_path: [false; NUM_OPS],
         tracing: false,
+        recording: false,
         seed: 0,
         trace_path: [0; TRACE_PATH_CAP],
     };
@@ -92,6 +95,9 @@ fn active_slow(op: Op) -> bool {
     let f = FLAGS.load(Ordering::Acquire);
     f & INIT != 0 && f & (1 << op as u32) != 0
 }
+
+/// The record's data file's fd (-1: none).
+pub static DATA_FD: AtomicI32 = AtomicI32::new(-1);
 
 /// The trace file's fd (-1: none or not open).
 pub static TRACE_FD: AtomicI32 = AtomicI32::new(-1);

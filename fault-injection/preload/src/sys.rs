@@ -49,6 +49,7 @@ extern "C" {
         buf: *mut c_void,
     ) -> c_int;
     pub fn dirfd(dir: *mut c_void) -> c_int;
+    pub fn lseek64(fd: c_int, off: i64, whence: c_int) -> i64;
 }
 
 pub const RTLD_NEXT: *mut c_void = -1isize as *mut c_void;
@@ -69,6 +70,7 @@ pub const S_IFDIR: u32 = 0o040000;
 pub const S_IFREG: u32 = 0o100000;
 pub const AT_REMOVEDIR: c_int = 0x200;
 pub const O_CLOEXEC: c_int = 0o2000000;
+pub const SEEK_CUR: c_int = 1;
 pub const F_DUPFD: c_int = 0;
 pub const F_DUPFD_CLOEXEC: c_int = 1030;
 pub const F_SETLK: c_int = 6;

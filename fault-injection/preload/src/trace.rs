@@ -189,6 +189,9 @@ impl Call {
             l.i64("real_result", r);
         }
         self.trace_detail(&mut l);
+        if st.recording {
+            crate::record::fields(self, result, &mut l);
+        }
         if self.rule > 0 {
             l.u64("rule", self.rule as u64);
             l.u64("hit", self.hit);
@@ -228,6 +231,9 @@ impl Call {
                     l.bool("dir", true);
                 }
             }
+            // Written by `record::fields` only when recording (the trace format of
+            // `vxfault run` is unchanged).
+            Detail::Range { .. } => {}
         }
     }
 }

@@ -6,6 +6,7 @@
 //! `probes`, `streams`, `restore_events`, `fixtures`) and the shared drivers. No
 //! helper imports a step module.
 
+pub(crate) mod crash;
 pub mod fixtures;
 pub(crate) mod probes;
 pub(crate) mod restore_events;

@@ -75,7 +75,7 @@ fn default_suite_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../features")
 }
 
-fn default_profile() -> PathBuf {
+pub(crate) fn default_profile() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../profiles/reference.toml")
 }
 
@@ -149,6 +149,7 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
     profile::set_context(RunContext {
         profile: profile.clone(),
         bin_dir,
+        profile_path: profile_path.clone(),
         faketime: checked.faketime.clone(),
     })?;
     // A crashed daemon's orphans come back to us, so their PIDs can be freed and reused.

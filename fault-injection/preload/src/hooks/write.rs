@@ -7,7 +7,7 @@ use core::ffi::{c_int, c_uint, c_void};
 use plan::Op;
 use vxfault_plan as plan;
 
-use crate::call::{iov_total, run, with_iov, Call, Target};
+use crate::call::{iov_total, run, with_iov, Bytes, Call, Target};
 use crate::paths::file_type;
 use crate::sys::{IoVec, S_IFREG};
 
@@ -16,7 +16,7 @@ hook! {
     real Write;
     op Op::Write;
     |f| {
-        let mut c = Call::new(Op::Write, "write", Target::Fd(fd));
+        let mut c = Call::new(Op::Write, "write", Target::Fd(fd)).with_bytes(Bytes::Buf(buf), None);
         run(&mut c, n, n as i64, |lim| f(fd, buf, lim) as i64) as isize
     }
 }
@@ -29,7 +29,8 @@ macro_rules! pwrite_hooks {
             real $real;
             op Op::Write;
             |f| {
-                let mut c = Call::new(Op::Write, stringify!($sym), Target::Fd(fd));
+                let mut c = Call::new(Op::Write, stringify!($sym), Target::Fd(fd))
+                    .with_bytes(Bytes::Buf(buf), Some(off));
                 run(&mut c, n, n as i64, |lim| f(fd, buf, lim, off) as i64) as isize
             }
         }
@@ -47,7 +48,8 @@ hook! {
     op Op::Write;
     |f| {
         let total = iov_total(iov, cnt);
-        let mut c = Call::new(Op::Write, "writev", Target::Fd(fd));
+        let mut c = Call::new(Op::Write, "writev", Target::Fd(fd))
+            .with_bytes(Bytes::Iov(iov, cnt), None);
         run(&mut c, total, total as i64, |lim| {
             with_iov(iov, cnt, total, lim, |v, k| f(fd, v, k) as i64)
         }) as isize
@@ -63,7 +65,8 @@ macro_rules! pwritev_hooks {
             op Op::Write;
             |f| {
                 let total = iov_total(iov, cnt);
-                let mut c = Call::new(Op::Write, stringify!($sym), Target::Fd(fd));
+                let mut c = Call::new(Op::Write, stringify!($sym), Target::Fd(fd))
+                    .with_bytes(Bytes::Iov(iov, cnt), Some(off));
                 run(&mut c, total, total as i64, |lim| {
                     with_iov(iov, cnt, total, lim, |v, k| f(fd, v, k, off) as i64)
                 }) as isize
@@ -83,7 +86,10 @@ hook! {
     op Op::Write;
     |f| {
         let total = iov_total(iov, cnt);
-        let mut c = Call::new(Op::Write, "pwritev2", Target::Fd(fd));
+        // An offset of -1 means the fd's position.
+        let at = (off != -1).then_some(off);
+        let mut c = Call::new(Op::Write, "pwritev2", Target::Fd(fd))
+            .with_bytes(Bytes::Iov(iov, cnt), at);
         run(&mut c, total, total as i64, |lim| {
             with_iov(iov, cnt, total, lim, |v, k| f(fd, v, k, off, flags) as i64)
         }) as isize

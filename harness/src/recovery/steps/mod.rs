@@ -2,6 +2,7 @@
 //! runs on the scenario's blocking thread (`World::run`).
 
 mod calls;
+mod crash;
 mod lifecycle;
 mod outcomes;
 mod processes;

@@ -1,0 +1,253 @@
+//! Replaying a crash state: the snapshot loaded in memory, the state's ops applied
+//! (with its drop or tear), then written out as a fresh directory tree. Names map
+//! to file identities so a rename moves a file's data and a link shares it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs;
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::log::{moved_name, FsOp, Ino, Recording};
+use super::model::{CrashState, Tear};
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Entry {
+    Dir,
+    File(Ino),
+    Symlink(PathBuf),
+}
+
+/// A directory tree in memory.
+#[derive(Debug, Clone, Default)]
+pub struct Tree {
+    names: BTreeMap<PathBuf, Entry>,
+    files: HashMap<Ino, Vec<u8>>,
+    modes: HashMap<Ino, u32>,
+    /// Directory modes (a store directory must stay private), the root's under "".
+    dir_modes: HashMap<PathBuf, u32>,
+}
+
+impl Tree {
+    /// Loads a snapshot; regular files get identities 1..=N in `snapshot_files` order.
+    pub fn load(root: &Path) -> io::Result<Tree> {
+        let mut t = Tree::default();
+        let files = super::log::snapshot_files(root)?;
+        for (i, (p, _)) in files.iter().enumerate() {
+            let ino = i as Ino + 1;
+            let full = root.join(p);
+            t.files.insert(ino, fs::read(&full)?);
+            t.modes
+                .insert(ino, fs::metadata(&full)?.permissions().mode() & 0o7777);
+            t.names.insert(p.clone(), Entry::File(ino));
+        }
+        let mode = |p: &Path| fs::metadata(p).map(|m| m.permissions().mode() & 0o7777);
+        t.dir_modes.insert(PathBuf::new(), mode(root)?);
+        let mut stack = vec![PathBuf::new()];
+        while let Some(rel) = stack.pop() {
+            for e in fs::read_dir(root.join(&rel))? {
+                let e = e?;
+                let p = rel.join(e.file_name());
+                let ty = e.file_type()?;
+                if ty.is_dir() {
+                    t.dir_modes.insert(p.clone(), mode(&e.path())?);
+                    t.names.insert(p.clone(), Entry::Dir);
+                    stack.push(p);
+                } else if ty.is_symlink() {
+                    t.names.insert(p, Entry::Symlink(fs::read_link(e.path())?));
+                }
+            }
+        }
+        Ok(t)
+    }
+
+    fn parent_exists(&self, p: &Path) -> bool {
+        match p.parent() {
+            None => true,
+            Some(d) if d.as_os_str().is_empty() => true,
+            Some(d) => self.names.get(d) == Some(&Entry::Dir),
+        }
+    }
+
+    fn data(&mut self, ino: Ino) -> Option<&mut Vec<u8>> {
+        self.files.get_mut(&ino)
+    }
+
+    /// Applies one op (as the file system would; an op that could not apply in this
+    /// state, such as a rename of a name that is not there, does nothing).
+    fn apply(&mut self, rec: &Recording, op: &FsOp, tear: Option<Tear>) {
+        match op {
+            FsOp::Create { path, ino, mode } => {
+                if self.parent_exists(path) && !self.names.contains_key(path) {
+                    self.names.insert(path.clone(), Entry::File(*ino));
+                    self.files.entry(*ino).or_default();
+                    self.modes.insert(*ino, *mode);
+                }
+            }
+            FsOp::Truncate { ino, len } => {
+                if let Some(d) = self.data(*ino) {
+                    d.resize(*len as usize, 0);
+                }
+            }
+            FsOp::Write {
+                ino,
+                off,
+                len,
+                data,
+                ..
+            } => {
+                let bytes = rec.bytes(*data, *len).to_vec();
+                let Some(d) = self.data(*ino) else { return };
+                let (off, end) = (*off as usize, (*off + *len) as usize);
+                let (from, to) = match tear {
+                    None => (off, end),
+                    Some(Tear::Head(c)) => (off, c as usize),
+                    Some(Tear::Tail(c)) => (c as usize, end),
+                    Some(Tear::Zero) => (end, end),
+                };
+                let new_len = match tear {
+                    Some(Tear::Head(_)) => to,
+                    _ => end,
+                };
+                if d.len() < new_len {
+                    d.resize(new_len, 0);
+                }
+                for (i, b) in (from..to).zip(&bytes[from - off..]) {
+                    d[i] = *b;
+                }
+            }
+            FsOp::Falloc {
+                ino,
+                off,
+                len,
+                keep_size,
+            } => {
+                if let Some(d) = self.data(*ino) {
+                    let end = (off + len) as usize;
+                    if !keep_size && d.len() < end {
+                        d.resize(end, 0);
+                    }
+                }
+            }
+            FsOp::Rename { from, to, .. } => {
+                if !self.names.contains_key(from) || !self.parent_exists(to) {
+                    return;
+                }
+                let moved: Vec<(PathBuf, Entry)> = self
+                    .names
+                    .range(from.clone()..)
+                    .take_while(|(p, _)| p.starts_with(from))
+                    .map(|(p, e)| (p.clone(), e.clone()))
+                    .collect();
+                let gone: Vec<PathBuf> = self
+                    .names
+                    .range(to.clone()..)
+                    .take_while(|(p, _)| p.starts_with(to))
+                    .map(|(p, _)| p.clone())
+                    .collect();
+                for p in gone {
+                    self.names.remove(&p);
+                }
+                for (p, e) in moved {
+                    self.names.remove(&p);
+                    self.names.insert(moved_name(&p, from, to), e);
+                }
+            }
+            FsOp::Link { from, to } => {
+                if let Some(e @ Entry::File(_)) = self.names.get(from).cloned() {
+                    if self.parent_exists(to) && !self.names.contains_key(to) {
+                        self.names.insert(to.clone(), e);
+                    }
+                }
+            }
+            FsOp::Unlink { path } => {
+                if !matches!(self.names.get(path), Some(Entry::Dir) | None) {
+                    self.names.remove(path);
+                }
+            }
+            FsOp::Mkdir { path } => {
+                if self.parent_exists(path) && !self.names.contains_key(path) {
+                    self.names.insert(path.clone(), Entry::Dir);
+                }
+            }
+            FsOp::Rmdir { path } => {
+                let empty = !self.names.keys().any(|p| p != path && p.starts_with(path));
+                if self.names.get(path) == Some(&Entry::Dir) && empty {
+                    self.names.remove(path);
+                }
+            }
+            FsOp::Fsync { .. } | FsOp::Output => {}
+        }
+    }
+
+    /// A digest of what a program would see: names, types and contents.
+    pub fn digest(&self) -> [u8; 32] {
+        let mut h = Sha256::new();
+        for (p, e) in &self.names {
+            h.update(p.as_os_str().as_encoded_bytes());
+            h.update([0]);
+            match e {
+                Entry::Dir => h.update(b"d"),
+                Entry::Symlink(t) => {
+                    h.update(b"l");
+                    h.update(t.as_os_str().as_encoded_bytes());
+                }
+                Entry::File(ino) => {
+                    let d = self.files.get(ino).map(Vec::as_slice).unwrap_or(&[]);
+                    h.update(b"f");
+                    h.update((d.len() as u64).to_le_bytes());
+                    h.update(Sha256::digest(d));
+                }
+            }
+            h.update([0]);
+        }
+        h.finalize().into()
+    }
+
+    /// Writes the tree under `dir` (which exists and is empty), with the snapshot's
+    /// modes (0700 for directories made by the run).
+    pub fn write_to(&self, dir: &Path) -> io::Result<()> {
+        let dir_mode = |p: &Path| self.dir_modes.get(p).copied().unwrap_or(0o700);
+        fs::set_permissions(dir, fs::Permissions::from_mode(dir_mode(Path::new(""))))?;
+        for (p, e) in &self.names {
+            let full = dir.join(p);
+            match e {
+                Entry::Dir => {
+                    fs::create_dir_all(&full)?;
+                    fs::set_permissions(&full, fs::Permissions::from_mode(dir_mode(p)))?;
+                }
+                Entry::Symlink(t) => std::os::unix::fs::symlink(t, &full)?,
+                Entry::File(ino) => {
+                    let d = self.files.get(ino).map(Vec::as_slice).unwrap_or(&[]);
+                    fs::write(&full, d)?;
+                    let mode = self.modes.get(ino).copied().unwrap_or(0o644);
+                    fs::set_permissions(&full, fs::Permissions::from_mode(mode))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The tree of crash state `s`, built from the loaded snapshot `base`.
+pub fn state_tree(rec: &Recording, base: &Tree, s: &CrashState) -> Tree {
+    let mut t = base.clone();
+    for (i, op) in rec.ops[..s.crash].iter().enumerate() {
+        if s.dropped == Some(i) {
+            continue;
+        }
+        let tear = s.torn.filter(|(w, _)| *w == i).map(|(_, t)| t);
+        t.apply(rec, op, tear);
+    }
+    t
+}
+
+/// How many outputs (acknowledgements) the program had made before the crash.
+pub fn outputs_before(rec: &Recording, s: &CrashState) -> usize {
+    rec.ops[..s.crash]
+        .iter()
+        .filter(|o| matches!(o, FsOp::Output))
+        .count()
+}
