@@ -53,12 +53,27 @@ impl Drive {
 
     /// A drive whose executor is `stub` (a missing one shows the fail-stop).
     pub fn start_with(stub: &Path) -> Drive {
+        Drive::spawn(stub, &[])
+    }
+
+    /// A drive run under the fault injector with `plan` (the real `libvxfault.so`).
+    pub fn start_under(plan: &str) -> Drive {
+        let lib = vxfault::preload_path().expect("libvxfault.so is built");
+        let env = [
+            ("LD_PRELOAD".to_string(), lib.to_string_lossy().into_owned()),
+            ("VXFAULT_PLAN".to_string(), plan.to_string()),
+        ];
+        Drive::spawn(&vxstub(), &env)
+    }
+
+    fn spawn(stub: &Path, env: &[(String, String)]) -> Drive {
         let dir = tempfile::tempdir().unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_vxpersist"))
             .args(["drive", "--state"])
             .arg(dir.path())
             .arg("--vxstub")
             .arg(stub)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
