@@ -41,6 +41,9 @@ pub struct CrashExploreArgs {
     /// Internal: generation N, for --check-state.
     #[arg(long, hide = true, default_value_t = 0)]
     pub old_generation: u64,
+    /// Internal: the generations' topologies, for --check-state.
+    #[arg(long, hide = true)]
+    pub topology: Option<PathBuf>,
 }
 
 pub fn run(args: &CrashExploreArgs) -> i32 {
@@ -102,6 +105,10 @@ fn run_inner(args: &CrashExploreArgs) -> Result<i32, String> {
             old_generation: args.old_generation,
             workload: args.workload,
             socket: args.socket.clone().ok_or("--check-state needs --socket")?,
+            topology: args
+                .topology
+                .clone()
+                .ok_or("--check-state needs --topology")?,
         };
         return Ok(match crash::check_state(state, &expect) {
             Ok(()) => 0,

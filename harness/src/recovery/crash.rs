@@ -57,6 +57,9 @@ pub struct Expect {
     /// The recorded daemon's socket: checkpoints name it, so the judge starts the
     /// implementation on the same path (one state at a time).
     pub socket: PathBuf,
+    /// `{"<generation>": shape}`: the topology each generation saved, as
+    /// `session.list` showed it when its checkpoint was acknowledged ([`shape`]).
+    pub topology: PathBuf,
 }
 
 impl Expect {
@@ -64,9 +67,10 @@ impl Expect {
     fn args(&self) -> String {
         let w = self.workload.name();
         format!(
-            "--old-generation {} --workload {w} --socket {}",
+            "--old-generation {} --workload {w} --socket {} --topology {}",
             self.old_generation,
-            quote(&self.socket)
+            quote(&self.socket),
+            quote(&self.topology)
         )
     }
 }
@@ -94,10 +98,42 @@ fn started(s: &mut Scenario, session: &str, config: &str) {
     );
 }
 
+/// A topology as a restore must reproduce it: `session.list`'s answer with the ids
+/// and revisions a restore mints anew taken out (names, window sizes, the split
+/// tree's shape and ratios, floats stay).
+pub fn shape(listed: &Value) -> Value {
+    match listed {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| match k.as_str() {
+                    "session" | "window" | "pane" | "revision" => (k.clone(), Value::Null),
+                    _ => (k.clone(), shape(v)),
+                })
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(shape).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Checkpoints now and keeps the topology of the generation it published.
+fn checkpoint_keeping_topology(
+    s: &mut Scenario,
+    topology: &mut serde_json::Map<String, Value>,
+) -> Value {
+    let n = ok(s, "recovery.checkpoint", json!({}));
+    let listed = ok(s, "session.list", json!({}));
+    if let Some(g) = n["generation"].as_u64() {
+        topology.insert(g.to_string(), shape(&listed));
+    }
+    n
+}
+
 /// Records the workload; the recording's directory and the judge's expectations.
 pub fn record(s: &mut Scenario, workload: Workload, plan: &str) -> (PathBuf, Expect) {
     started(s, OLD_SESSION, workload.config());
-    let n = ok(s, "recovery.checkpoint", json!({}));
+    let mut topology = serde_json::Map::new();
+    let n = checkpoint_keeping_topology(s, &mut topology);
     let old_generation = n["generation"].as_u64().or_harness("generation of N");
     let old_id = n["checkpoint"].as_str().unwrap_or_default().to_string();
     // SIGKILL: a clean stop would publish a shutdown checkpoint the recording
@@ -111,7 +147,7 @@ pub fn record(s: &mut Scenario, workload: Workload, plan: &str) -> (PathBuf, Exp
             NEW_SESSION,
             vec!["/bin/sh".into(), "-c".into(), "sleep 60".into()],
         );
-        ok(s, "recovery.checkpoint", json!({}));
+        checkpoint_keeping_topology(s, &mut topology);
         s.stop(Signal::SIGKILL);
     }
     let dir = s.dir.path().join("crash-recording");
@@ -126,7 +162,7 @@ pub fn record(s: &mut Scenario, workload: Workload, plan: &str) -> (PathBuf, Exp
                 NEW_SESSION,
                 vec!["/bin/sh".into(), "-c".into(), "sleep 60".into()],
             );
-            ok(s, "recovery.checkpoint", json!({}));
+            checkpoint_keeping_topology(s, &mut topology);
         }
         Workload::Forget => {
             ok(s, "recovery.forget", json!({ "checkpoint": old_id }));
@@ -139,12 +175,17 @@ pub fn record(s: &mut Scenario, workload: Workload, plan: &str) -> (PathBuf, Exp
     s.stop(Signal::SIGKILL);
     s.extra_env.clear();
     rec.finish(137).or_harness("seal the recording");
+    // Beside the recording, not in it: the explorer owns the recording's layout.
+    let topology_file = s.dir.path().join("crash-topology.json");
+    std::fs::write(&topology_file, Value::Object(topology).to_string())
+        .or_harness("write the generations' topologies");
     (
         dir,
         Expect {
             old_generation,
             workload,
             socket: s.ph.socket.clone(),
+            topology: topology_file,
         },
     )
 }
@@ -304,6 +345,21 @@ pub fn check_state(state: &Path, expect: &Expect) -> Result<(), String> {
     if count != 1 {
         return Err(format!(
             "restoring generation {g} brought back {count} panes, not 1"
+        ));
+    }
+    let saved: Value = std::fs::read_to_string(&expect.topology)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .or_harness("the generations' topologies");
+    let Some(want) = saved.get(g.to_string()) else {
+        return Err(format!(
+            "generation {g} was not one the recording published"
+        ));
+    };
+    if shape(&sessions) != *want {
+        return Err(format!(
+            "restoring generation {g} brought back a topology other than the one it saved: {} (saved {want})",
+            shape(&sessions)
         ));
     }
     Ok(())

@@ -21,6 +21,10 @@ fn record(w: &mut crate::recovery::scenario::Scenario, name: &str, plan: &str) {
     w.vars
         .insert("crash_generation".into(), expect.old_generation.to_string());
     w.vars.insert("crash_workload".into(), name.to_string());
+    w.vars.insert(
+        "crash_topology".into(),
+        expect.topology.to_string_lossy().into_owned(),
+    );
 }
 
 #[given(
@@ -49,6 +53,7 @@ async fn every_crash_state_checked(w: &mut World, c: &[String]) {
             old_generation: w.vars["crash_generation"].parse().or_harness("generation"),
             workload: workload(&w.vars["crash_workload"]),
             socket: w.ph.socket.clone(),
+            topology: PathBuf::from(w.vars["crash_topology"].clone()),
         };
         let report = crash::explore(&dir, &expect, model).or_harness("explore");
         let lines = crash::summary(&report);
