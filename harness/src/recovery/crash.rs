@@ -258,6 +258,14 @@ pub fn check_state(state: &Path, expect: &Expect) -> Result<(), String> {
     crash::copy_tree(state, &s.ph.store).or_harness("copy the state into the store");
     s.write_config(expect.workload.config());
     s.start();
+    // Nothing is selected without being named: a start restores nothing by itself.
+    let at_start = ok(&mut s, "session.list", json!({}));
+    if at_start["sessions"]
+        .as_array()
+        .is_some_and(|a| !a.is_empty())
+    {
+        return Err("the implementation restored a checkpoint at start without being asked".into());
+    }
     let listed = ok(&mut s, "recovery.list", json!({}));
     let entries = listed["checkpoints"]
         .as_array()
