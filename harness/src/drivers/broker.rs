@@ -53,6 +53,8 @@ pub struct BrokerSandbox {
     pub engines: PathBuf,
     template: Vec<String>,
     env: Vec<(String, String)>,
+    /// Environment for the next start only (a fault plan), then cleared.
+    pub next_env: Vec<(String, String)>,
     instances: Vec<Instance>,
 }
 
@@ -118,6 +120,7 @@ impl BrokerSandbox {
             engines,
             template,
             env,
+            next_env: Vec::new(),
             instances: Vec::new(),
         }
     }
@@ -149,7 +152,9 @@ impl BrokerSandbox {
                     .replace("{history}", &self.history.to_string_lossy())
             })
             .collect();
-        let child = sandbox::command(&ph, &words, &self.env, &self.root)
+        let mut env = self.env.clone();
+        env.append(&mut self.next_env);
+        let child = sandbox::command(&ph, &words, &env, &self.root)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -288,3 +288,28 @@ async fn started_by(w: &mut World, c: &[String]) {
     })
     .await;
 }
+
+#[given(regex = r#"^a broker is running under the fault plan "([^"]+)"$"#)]
+async fn broker_running_under_plan(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let live = s.live();
+        let lib = crate::drivers::fault::library(&live.sb.ph);
+        live.sb.next_env = crate::drivers::fault::env(&lib, &c[1], None);
+        live.start_broker(0);
+    })
+    .await;
+}
+
+#[then(regex = r"^the broker is gone$")]
+async fn broker_gone(w: &mut World) {
+    w.run(&[], None, |s, _| {
+        let live = s.live();
+        let at = *live.brokers.get(&0).or_harness("no broker");
+        live.viewers.clear();
+        let gone = poll("the broker to exit", scaled(WAIT_MS), || {
+            live.sb.instance(at).child.try_wait().ok().flatten()
+        });
+        assert!(!gone.success(), "the broker exited cleanly: {gone}");
+    })
+    .await;
+}

@@ -1,0 +1,56 @@
+@must
+Feature: Lock and launch faults
+  The per-key lock and the launch under the fault injector (issue 16 "Fault plans"):
+  the broker runs with `libvxfault.so` preloaded and a plan that fails its flock,
+  open or unlink of the key's files. A lock that cannot be taken spawns nothing; an
+  interrupted flock is retried; a broker that dies holding the lock leaves it to the
+  kernel; a launch that fails frees the lock.
+
+  @sw-busy
+  Scenario: flock says EWOULDBLOCK: BUSY, nothing spawned
+    Given a broker is running under the fault plan "flock@*/locks/*=EWOULDBLOCK"
+    When viewer A opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
+    Then viewer A is closed with code 4409
+    And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has no running agent
+    And the socket of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is absent
+
+  @sw-one-writer
+  Scenario: An interrupted flock (EINTR) is retried: LAUNCH with the lock held
+    Given a broker is running under the fault plan "flock@*/locks/*#1=EINTR"
+    When viewer A opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
+    Then viewer A sees the agent ready
+    And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has exactly one running agent
+    And the lock of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is held
+
+  @sw-launch-fail-frees
+  Scenario Outline: A lock that cannot be taken (<case>) refuses the open and spawns nothing
+    Given a broker is running under the fault plan "<plan>"
+    When viewer A opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
+    Then viewer A is closed with code 4500
+    And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has no running agent
+    And the lock of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is free
+
+    Examples:
+      | case | plan |
+      | ENOLCK | flock@*/locks/*=ENOLCK |
+      | the lock file cannot be opened | open@*/locks/*=EACCES |
+
+  @sw-restart
+  Scenario: A broker killed right after it took the lock leaves it to the kernel; the next broker launches once
+    Given a broker is running under the fault plan "flock@*/locks/*#1=crash-after"
+    When viewer A opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
+    Then the broker is gone
+    And the lock of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is free
+    When a new broker starts on the same runtime directory
+    And viewer B opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
+    Then viewer B sees the agent ready
+    And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has exactly one running agent
+
+  @sw-launch-fail-frees @sw-reap-under-lock
+  Scenario: An orphan socket that cannot be unlinked fails the launch and frees the lock
+    Given a broker is running under the fault plan "unlink@*.sock=EACCES"
+    And a socket nobody listens on is at the socket of "claude:6a73c0de-1234-4abc-8def-0123456789ab"
+    When viewer A opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
+    Then viewer A is closed with code 4502
+    And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has no running agent
+    And the lock of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is free
