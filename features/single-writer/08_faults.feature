@@ -54,3 +54,22 @@ Feature: Lock and launch faults
     Then viewer A is closed with code 4502
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has no running agent
     And the lock of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is free
+
+  @sw-alias @sw-durable-formats
+  Scenario: A broker killed while it replaces the alias sidecar leaves the old one intact
+    Given a broker is running under the fault plan "rename@*/aliases.json*#2=crash"
+    And viewer A opens "opencode:new-6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
+    And viewer A sees the agent ready
+    And the suite notes the only "opencode" agent
+    When viewer A types "first turn"
+    Then viewer A is told the real key of the minted session
+    When viewer B opens "opencode:new-0b1c2d3e-4f50-4a6b-9c7d-8e9fa0b1c2d3" with "new=1"
+    And viewer B sees the agent ready
+    And viewer B types "first turn"
+    Then the broker is gone
+    And the broker's alias sidecar is valid and holds 1 alias
+    When a new broker starts on the same runtime directory
+    And viewer C opens the minted session
+    Then viewer C sees the agent ready
+    And there are 2 "opencode" agents
+    And the noted "opencode" agent is one of them

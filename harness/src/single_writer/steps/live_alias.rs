@@ -195,3 +195,20 @@ async fn two_ids_appear(w: &mut World) {
     })
     .await;
 }
+
+#[then(regex = r"^the broker's alias sidecar is valid and holds (\d+) alias(?:es)?$")]
+async fn alias_sidecar_holds(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let live = s.live();
+        let at = *live.brokers.get(&0).or_harness("no broker");
+        let file = live.sb.instance(at).runtime_dir.join("aliases.json");
+        s.check_sidecar(&file);
+        crate::drivers::checker::assert_valid(s.last());
+        let text = std::fs::read_to_string(&file).or_harness("reading the alias sidecar");
+        let doc: serde_json::Value =
+            serde_json::from_str(&text).or_harness("the sidecar is JSON (checked valid)");
+        let n = doc["aliases"].as_object().map_or(0, |m| m.len());
+        assert_eq!(n.to_string(), c[1], "aliases in the sidecar: {doc}");
+    })
+    .await;
+}
