@@ -88,9 +88,17 @@ Feature: Interrupted writes
   Scenario Outline: The explorer catches a publication whose fsync did not happen
     Given the daemon's "checkpoint" is recorded under the fault plan "<plan>"
     When every "posix" crash state of the recording is checked
-    Then a crash state violates the recovery contract with "was acknowledged"
+    Then a crash state violates the recovery contract with "<finding>"
 
     Examples: no directory fsync after the rename; no file fsync before it
-      | plan                                                                           |
-      | fsync@*/recovery/????????????????????????????????????????????????????????????????=lie |
-      | fsync@*/.tmp-*=lie                                                             |
+      | plan                                                                           | finding                      |
+      | fsync@*/recovery/????????????????????????????????????????????????????????????????=lie | was acknowledged             |
+      | fsync@*/.tmp-*=lie                                                             | visible under its final name |
+
+  # Negative control: the reference store's deliberately wrong publisher, writing the
+  # final name in place (VXSTORE_NEGATIVE_CONTROL=write-in-place).
+  @crash-explore
+  Scenario: The explorer catches a publisher that writes the final name in place
+    Given the daemon's "checkpoint" is recorded with the store writing the final name in place
+    When every "posix" crash state of the recording is checked
+    Then a crash state violates the recovery contract with "visible under its final name"

@@ -280,6 +280,10 @@ pub fn check_state(state: &Path, expect: &Expect) -> Result<(), String> {
             );
         }
     }
+    // Publication is atomic: a crash never shows a partial file under a final name.
+    if entries.iter().any(|e| e["status"] == "corrupt") {
+        return Err("a partial checkpoint is visible under its final name (listed corrupt)".into());
+    }
     let valid: Vec<(u64, String)> = entries
         .iter()
         .filter(|e| e["status"] == "valid")

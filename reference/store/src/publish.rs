@@ -109,6 +109,9 @@ impl Store {
             ));
         }
         let final_name = final_name(&alloc.checkpoint);
+        if write_in_place_defect() {
+            return self.publish_in_place(alloc, &final_name, &bytes, started, encode_time);
+        }
         let (temp_name, file) = self.create_temp()?;
         if let Err(err) = self.write_sync_close(file, &bytes) {
             self.discard_temp(&temp_name);
@@ -123,6 +126,30 @@ impl Store {
             self.unconfirmed.insert(alloc.checkpoint.clone());
             return Err(err);
         }
+        Ok(Published {
+            checkpoint: alloc.checkpoint,
+            generation: alloc.generation,
+            bytes: bytes.len() as u64,
+            encode_time,
+            store_time: started.elapsed().saturating_sub(encode_time),
+        })
+    }
+
+    /// The negative control's wrong publisher: the final name written in place (an
+    /// interrupted write leaves a partial file under it), then fsynced.
+    fn publish_in_place(
+        &mut self,
+        alloc: Allocation,
+        final_name: &str,
+        bytes: &[u8],
+        started: Instant,
+        encode_time: std::time::Duration,
+    ) -> Result<Published> {
+        let dir = self.dir.fd();
+        let file = retry_eintr(|| self.io.create_exclusive(dir, final_name, FILE_MODE))
+            .map_err(|e| StoreError::os(Step::CreateTemp.describe(), e))?;
+        self.write_sync_close(file, bytes)?;
+        self.sync_dir()?;
         Ok(Published {
             checkpoint: alloc.checkpoint,
             generation: alloc.generation,
@@ -200,4 +227,14 @@ fn write_all(io: &mut dyn Io, file: &OwnedFd, bytes: &[u8]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether this process runs the reference's deliberately wrong publisher, for the
+/// kit's crash-exploration negative control (`VXSTORE_NEGATIVE_CONTROL=write-in-place`;
+/// no shipped profile sets it).
+fn write_in_place_defect() -> bool {
+    static CHOSEN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *CHOSEN.get_or_init(|| {
+        std::env::var("VXSTORE_NEGATIVE_CONTROL").is_ok_and(|v| v == "write-in-place")
+    })
 }

@@ -41,6 +41,20 @@ async fn daemon_call_recorded_under_fault_plan(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| record(w, &c[1], &c[2])).await;
 }
 
+#[given(
+    regex = r#"^the daemon's "checkpoint" is recorded with the store writing the final name in place$"#
+)]
+async fn recorded_writing_in_place(w: &mut World) {
+    w.run(&[], None, |w, _| {
+        // The reference store's deliberately wrong publisher (vx-store's negative
+        // control): no temporary file, no rename.
+        w.extra_env
+            .push(("VXSTORE_NEGATIVE_CONTROL".into(), "write-in-place".into()));
+        record(w, "checkpoint", "");
+    })
+    .await;
+}
+
 #[when(regex = r#"^every "(prefix|posix|ext4-ordered)" crash state of the recording is checked$"#)]
 async fn every_crash_state_checked(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
