@@ -80,7 +80,18 @@ pub fn command() -> Command {
         }
         root = root.subcommand(g);
     }
-    crate::workspace::install(crate::offline_check::install(root))
+    let mut root = crate::workspace::install(crate::offline_check::install(root));
+    let bare: Vec<String> = root
+        .get_subcommands()
+        .filter(|c| c.get_about().is_none())
+        .map(|c| c.get_name().to_string())
+        .collect();
+    for noun in bare {
+        if let Some(about) = crate::manifest::nouns::about(&noun) {
+            root = root.mut_subcommand(noun, |g| g.about(about));
+        }
+    }
+    root
 }
 
 fn verb_command(verb: &'static Verb, name: &str) -> Command {

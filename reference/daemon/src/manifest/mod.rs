@@ -8,6 +8,7 @@
 //! names are matched as strings only here, by [`find`], when a request arrives.
 
 mod events;
+pub mod nouns;
 mod verbs;
 
 use serde_json::{json, Value};
