@@ -126,13 +126,7 @@ impl Store {
             self.unconfirmed.insert(alloc.checkpoint.clone());
             return Err(err);
         }
-        Ok(Published {
-            checkpoint: alloc.checkpoint,
-            generation: alloc.generation,
-            bytes: bytes.len() as u64,
-            encode_time,
-            store_time: started.elapsed().saturating_sub(encode_time),
-        })
+        Ok(published(alloc, &bytes, started, encode_time))
     }
 
     /// The negative control's wrong publisher: the final name written in place (an
@@ -150,13 +144,7 @@ impl Store {
             .map_err(|e| StoreError::os(Step::CreateTemp.describe(), e))?;
         self.write_sync_close(file, bytes)?;
         self.sync_dir()?;
-        Ok(Published {
-            checkpoint: alloc.checkpoint,
-            generation: alloc.generation,
-            bytes: bytes.len() as u64,
-            encode_time,
-            store_time: started.elapsed().saturating_sub(encode_time),
-        })
+        Ok(published(alloc, bytes, started, encode_time))
     }
 
     /// The next generation and a fresh unused id. Refuses, without writing, when the
@@ -227,6 +215,21 @@ fn write_all(io: &mut dyn Io, file: &OwnedFd, bytes: &[u8]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+fn published(
+    alloc: Allocation,
+    bytes: &[u8],
+    started: Instant,
+    encode_time: std::time::Duration,
+) -> Published {
+    Published {
+        checkpoint: alloc.checkpoint,
+        generation: alloc.generation,
+        bytes: bytes.len() as u64,
+        encode_time,
+        store_time: started.elapsed().saturating_sub(encode_time),
+    }
 }
 
 /// Whether this process runs the reference's deliberately wrong publisher, for the
