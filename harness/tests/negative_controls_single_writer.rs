@@ -153,6 +153,8 @@ fn a_broker_that_unlocks_after_spawn_fails_the_lock_held_rows_only() {
             "After LAUNCH the master holds the lock, even with the broker gone",
             "A second broker sharing the lock directory cannot launch a held key",
             "Closing the last viewer leaves the master",
+            // 08_faults: the retried flock's lock must still be held after LAUNCH.
+            "An interrupted flock (EINTR) is retried: LAUNCH with the lock held",
         ],
     );
 }
