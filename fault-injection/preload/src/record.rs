@@ -141,8 +141,9 @@ pub fn fields(c: &Call, result: Option<i64>, l: &mut Line) {
         return;
     };
     l.i64("len", n);
-    if file_type(c.fd) != Some(S_IFREG) {
-        // A pipe, socket or terminal: the line marks output (an acknowledgement).
+    if c.fd == 1 || c.fd == 2 || file_type(c.fd) != Some(S_IFREG) {
+        // A pipe, socket or terminal, or standard output/error whatever they point
+        // at (a CI log file too): the line marks output (an acknowledgement).
         return;
     }
     let off = match c.at {

@@ -196,7 +196,7 @@ impl FsOp {
             FsOp::Unlink { path } => format!("unlink {}", p(path)),
             FsOp::Mkdir { path } => format!("mkdir {}", p(path)),
             FsOp::Rmdir { path } => format!("rmdir {}", p(path)),
-            FsOp::Output => "output (write to a pipe, socket or terminal)".into(),
+            FsOp::Output => "output (write to a pipe, socket, terminal, stdout or stderr)".into(),
         }
     }
 }
@@ -462,10 +462,11 @@ fn logical_ops(
                         extends,
                     });
                 }
-                // Output: bytes written to a pipe, socket or terminal (not a flush).
+                // Output: bytes written to a pipe, socket or terminal, or to standard
+                // output/error whatever file they were redirected to (not a flush).
                 None if r.off.is_none()
                     && r.len.is_some_and(|n| n > 0)
-                    && !b.path.starts_with('/') =>
+                    && (!b.path.starts_with('/') || matches!(b.fd, Some(1 | 2))) =>
                 {
                     push(FsOp::Output)
                 }
