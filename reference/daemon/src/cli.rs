@@ -7,7 +7,7 @@ use crate::errors::{exit_code_for, ApiError, ErrorCode, EXIT_OK};
 use crate::manifest::{flag_name, ParamKind, Verb, VERBS};
 use crate::{client, docs_gen, paths, server};
 use clap::{Arg, ArgAction, ArgMatches, Command};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::path::PathBuf;
 
 /// The whole CLI as a clap command (also the source of shell completions).
@@ -182,33 +182,9 @@ pub fn main() -> i32 {
     }
 }
 
-pub(crate) fn params_from(verb: &Verb, args: &ArgMatches) -> Result<Map<String, Value>, ApiError> {
-    let mut params = Map::new();
-    for p in verb.params {
-        let value = match p.kind {
-            ParamKind::String => args
-                .get_one::<String>(p.name)
-                .map(|s| Value::String(s.clone())),
-            ParamKind::Integer => args.get_one::<i64>(p.name).map(|n| Value::from(*n)),
-            ParamKind::Boolean => args.get_one::<bool>(p.name).map(|b| Value::Bool(*b)),
-            ParamKind::Json => match args.get_one::<String>(p.name) {
-                None => None,
-                Some(text) => Some(
-                    crate::strict_json::parse_strict(text.as_bytes())
-                        .map_err(|_| ApiError::param(p.name, "flag value is not strict JSON"))?,
-                ),
-            },
-        };
-        if let Some(v) = value {
-            params.insert(p.name.to_string(), v);
-        }
-    }
-    Ok(params)
-}
-
 fn run_verb(verb: &Verb, args: &ArgMatches, socket_flag: Option<PathBuf>, json: bool) -> i32 {
     let result = (|| {
-        let params = params_from(verb, args).map_err(|e| e.to_json())?;
+        let params = client::params_from(verb, args).map_err(|e| e.to_json())?;
         let socket = paths::select_socket(socket_flag.as_deref()).map_err(|_| {
             ApiError::new(
                 ErrorCode::Daemon,

@@ -77,3 +77,35 @@ fn call_inner(
         }
     }
 }
+
+/// A verb's params from its CLI flags (the manifest's param table decides each
+/// flag's kind); a JSON flag must be strict JSON.
+pub(crate) fn params_from(
+    verb: &crate::manifest::Verb,
+    args: &clap::ArgMatches,
+) -> Result<serde_json::Map<String, serde_json::Value>, crate::errors::ApiError> {
+    let mut params = serde_json::Map::new();
+    for p in verb.params {
+        let value = match p.kind {
+            crate::manifest::ParamKind::String => args
+                .get_one::<String>(p.name)
+                .map(|s| serde_json::Value::String(s.clone())),
+            crate::manifest::ParamKind::Integer => args
+                .get_one::<i64>(p.name)
+                .map(|n| serde_json::Value::from(*n)),
+            crate::manifest::ParamKind::Boolean => args
+                .get_one::<bool>(p.name)
+                .map(|b| serde_json::Value::Bool(*b)),
+            crate::manifest::ParamKind::Json => match args.get_one::<String>(p.name) {
+                None => None,
+                Some(text) => Some(crate::strict_json::parse_strict(text.as_bytes()).map_err(
+                    |_| crate::errors::ApiError::param(p.name, "flag value is not strict JSON"),
+                )?),
+            },
+        };
+        if let Some(v) = value {
+            params.insert(p.name.to_string(), v);
+        }
+    }
+    Ok(params)
+}

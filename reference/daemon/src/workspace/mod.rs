@@ -93,7 +93,7 @@ pub fn dispatch(group: &str, sub: &ArgMatches, socket: Option<&Path>, json: bool
             return None;
         };
         let verb = crate::manifest::VerbId::AgentLaunch.verb();
-        let result = crate::cli::params_from(verb, args)
+        let result = crate::client::params_from(verb, args)
             .map_err(|e| e.to_json())
             .and_then(|params| {
                 connect(socket).and_then(|c| launch::run(&c, Value::Object(params)))
