@@ -23,7 +23,7 @@ for t in $targets; do
   seeds="$tmp/work/check-$t"
   mkdir -p "$seeds"
   python3 -m zipfile -e "$tmp/out/${t}_seed_corpus.zip" "$seeds"
-  seed=$(find "$seeds" -type f | sort | head -1)
+  seed=$(find "$seeds" -type f | sort | sed -n 1p)
   [ -n "$seed" ] || { echo "empty seed corpus: $t"; exit 1; }
   "$tmp/out/$t" -runs=1 -dict="$tmp/out/$t.dict" "$seed" >"$tmp/work/$t.log" 2>&1 ||
     { cat "$tmp/work/$t.log"; echo "target $t failed on its seed"; exit 1; }
