@@ -95,7 +95,17 @@ pub fn command() -> Command {
 }
 
 fn verb_command(verb: &'static Verb, name: &str) -> Command {
-    let mut c = Command::new(name.to_string()).about(verb.summary);
+    let errors = docs_gen::verb_error_lines(verb)
+        .into_iter()
+        .map(|l| format!("  {}", l.replace('`', "")))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let any = docs_gen::any_verb_codes().replace('`', "");
+    let mut c = Command::new(name.to_string())
+        .about(verb.summary)
+        .after_long_help(format!(
+            "Errors (the exit code is the class's; any verb can also return {any}):\n{errors}"
+        ));
     for p in verb.params {
         let mut arg = Arg::new(p.name)
             .long(flag_name(p.name))

@@ -4,7 +4,7 @@
 //! `docs/spec/events.md`).
 
 use crate::errors::{Class, ErrorCode};
-use crate::manifest::{flag_name, Target, VERBS};
+use crate::manifest::{flag_name, Target, Verb, ANY_VERB, VERBS};
 use std::fmt::Write as _;
 
 pub fn verbs_markdown() -> String {
@@ -72,8 +72,44 @@ pub fn verbs_markdown() -> String {
         if !v.params.is_empty() {
             out.push('\n');
         }
+        let _ = writeln!(out, "Errors (besides {}):\n", any_verb_codes());
+        for line in verb_error_lines(v) {
+            let _ = writeln!(out, "- {line}");
+        }
+        out.push('\n');
     }
     out
+}
+
+/// [`ANY_VERB`]'s codes, as the docs and the long help name them.
+pub fn any_verb_codes() -> String {
+    ANY_VERB
+        .iter()
+        .map(|c| format!("`{c}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One line per code `v` can return: code, exit code, meaning (`vxref <verb> --help`
+/// and `docs/spec/verbs.md`).
+pub fn verb_error_lines(v: &Verb) -> Vec<String> {
+    v.error_codes()
+        .into_iter()
+        .map(|c| {
+            let meaning = match c {
+                ErrorCode::Param(p) if v.param(p).is_some() && !has_own_meaning(c) => {
+                    format!("`{p}` is missing, of the wrong type, malformed or out of range")
+                }
+                _ => c.meaning().to_string(),
+            };
+            format!("`{c}` (exit {}): {meaning}", c.exit_code())
+        })
+        .collect()
+}
+
+/// Param codes the error table describes on their own (`invalid_params.checkpoint`).
+fn has_own_meaning(code: ErrorCode) -> bool {
+    ErrorCode::ALL.contains(&code)
 }
 
 pub fn errors_markdown() -> String {

@@ -403,7 +403,10 @@ async fn serve_connection(stream: UnixStream, handle: ReactorHandle, streams: Ar
                             }
                             let reply = match outcome.result {
                                 Ok(ok) => wire::encode_ok(&req.id, &ok),
-                                Err(e) => wire::encode_error(&req.id, &e),
+                                Err(e) => {
+                                    hold_to_manifest(verb, e.code);
+                                    wire::encode_error(&req.id, &e)
+                                }
                             };
                             (reply, outcome.close, outcome.stream)
                         }
@@ -424,5 +427,24 @@ async fn serve_connection(stream: UnixStream, handle: ReactorHandle, streams: Ar
             stream.run(reader, write_half).await;
             return;
         }
+    }
+}
+
+/// Debug builds hold every verb's errors to its manifest list (`manifest/errors.rs`),
+/// which the CLI's long help and the docs print: a reply outside it is a bug in the
+/// list, and aborting makes whichever test provoked it fail.
+fn hold_to_manifest(verb: &'static crate::manifest::Verb, code: crate::errors::ErrorCode) {
+    if cfg!(debug_assertions) && !verb.may_return(code) {
+        eprintln!(
+            "vxref: {} replied {code}, which manifest/errors.rs does not list for it",
+            verb.name
+        );
+        use std::io::Write as _;
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open("/tmp/vxref-undeclared.log")
+            .unwrap();
+        let _ = writeln!(f, "{} {code}", verb.name);
     }
 }

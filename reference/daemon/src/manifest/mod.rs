@@ -7,12 +7,14 @@
 //! from [`VERBS`]; the event catalog ([`events`]) names its emitting verbs by id. Verb
 //! names are matched as strings only here, by [`find`], when a request arrives.
 
+mod errors;
 mod events;
 pub mod nouns;
 mod verbs;
 
 use serde_json::{json, Value};
 
+pub use errors::ANY_VERB;
 pub use events::{Cause, EventField, EventType, FieldKind, EVENTS, SILENT_MUTATIONS};
 pub use verbs::VERBS;
 
@@ -225,6 +227,7 @@ impl Verb {
             "mutation": self.mutation,
             "streaming": self.streaming(),
             "result": self.result,
+            "errors": self.error_codes().iter().map(|c| c.as_str()).collect::<Vec<_>>(),
         })
     }
 }
