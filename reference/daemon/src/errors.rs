@@ -443,32 +443,41 @@ impl ErrorCode {
     }
 
     /// The code of a wire string, if it is one this daemon defines. A parameter code
-    /// resolves only for parameters the manifest declares (or `config`).
-    pub fn parse(code: &str) -> Option<ErrorCode> {
-        if let Some(param) = code.strip_prefix("invalid_params.") {
-            if param == "unknown_param" {
+    /// resolves through `param`, which gives a parameter's `'static` name when it is
+    /// one (the manifest's [`crate::manifest::parse_error_code`] passes its declared
+    /// params; this table sits below the manifest and does not import it).
+    pub fn parse_with(
+        code: &str,
+        param: impl Fn(&str) -> Option<&'static str>,
+    ) -> Option<ErrorCode> {
+        if let Some(name) = code.strip_prefix("invalid_params.") {
+            if name == "unknown_param" {
                 return Some(ErrorCode::UnknownParam);
             }
-            return declared_param(param).map(ErrorCode::Param);
+            return named_param(name)
+                .or_else(|| param(name))
+                .map(ErrorCode::Param);
         }
         ErrorCode::ALL
             .into_iter()
             .filter(|c| !matches!(c, ErrorCode::Param(_)))
             .find(|c| c.as_str() == code)
     }
+
+    /// [`Self::parse_with`] for the codes this table names, parameter codes included
+    /// only where the table lists them (`invalid_params.checkpoint`, …).
+    pub fn parse(code: &str) -> Option<ErrorCode> {
+        Self::parse_with(code, |_| None)
+    }
 }
 
-/// A parameter name the manifest declares, as its `'static` name.
-fn declared_param(name: &str) -> Option<&'static str> {
-    // Not verb params: the config document, and the restore client's flag.
-    if let Some(n) = ["config", "fallback_argv"].into_iter().find(|n| *n == name) {
-        return Some(n);
-    }
-    crate::manifest::VERBS
-        .iter()
-        .flat_map(|v| v.params)
-        .find(|p| p.name == name)
-        .map(|p| p.name)
+/// A parameter code the table lists on its own, as its `'static` name; `config` and
+/// `fallback_argv` are not verb params (the config document, the restore client's flag).
+fn named_param(name: &str) -> Option<&'static str> {
+    ErrorCode::ALL.into_iter().find_map(|c| match c {
+        ErrorCode::Param(p) if p == name && p != ANY_PARAM => Some(p),
+        _ => None,
+    })
 }
 
 impl From<vx_store::ErrorCode> for ErrorCode {
@@ -613,6 +622,7 @@ mod tests {
         );
         assert_eq!(ErrorCode::parse("pane.nonsense"), None);
         assert_eq!(ErrorCode::parse("invalid_params.no_such_param"), None);
+        assert_eq!(ErrorCode::parse("invalid_params.<param>"), None);
         assert_eq!(exit_code_for("nonsense"), 1);
     }
 

@@ -107,3 +107,36 @@ fn default_socket_comes_from_xdg_runtime_dir_and_venomx_socket() {
     let out = cmd.args(["server", "info", "--json"]).output().unwrap();
     assert_eq!(out.status.code(), Some(6));
 }
+
+#[test]
+fn a_verbs_long_help_lists_its_error_codes_with_exit_codes() {
+    let help = String::from_utf8(run(&["pane", "relaunch", "--help"]).stdout).unwrap();
+    for line in [
+        "conflict.not_archive (exit 5)",
+        "invalid_params.ack_orphans (exit 2)",
+        "denied.spawn (exit 4)",
+        "denied.write (exit 4)",
+        "unavailable.spawn (exit 6)",
+        "not_found.pane (exit 3)",
+    ] {
+        assert!(help.contains(line), "`pane relaunch --help` lacks {line}");
+    }
+    // The short help stays short; the JSON manifest carries the same list.
+    let short = String::from_utf8(run(&["pane", "relaunch", "-h"]).stdout).unwrap();
+    assert!(!short.contains("conflict.not_archive"));
+    let v: serde_json::Value = serde_json::from_slice(&run(&["manifest"]).stdout).unwrap();
+    let restore = v["verbs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["verb"] == "recovery.restore")
+        .unwrap();
+    let codes: Vec<&str> = restore["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c.as_str())
+        .collect();
+    assert!(codes.contains(&"conflict.not_empty") && codes.contains(&"denied.admin"));
+    assert!(!codes.contains(&"not_found.pane"), "{codes:?}");
+}

@@ -255,6 +255,18 @@ const fn opt(name: &'static str, kind: ParamKind, help: &'static str) -> Param {
     }
 }
 
+/// A wire error code, its parameter codes resolved against every declared param
+/// (`invalid_params.window`).
+pub fn parse_error_code(code: &str) -> Option<crate::errors::ErrorCode> {
+    crate::errors::ErrorCode::parse_with(code, |name| {
+        VERBS
+            .iter()
+            .flat_map(|v| v.params)
+            .find(|p| p.name == name)
+            .map(|p| p.name)
+    })
+}
+
 pub fn find(name: &str) -> Option<&'static Verb> {
     VERBS.iter().find(|v| v.name == name)
 }

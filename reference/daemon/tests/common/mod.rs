@@ -306,7 +306,7 @@ pub fn parse(out: Output) -> (i32, Value) {
 /// Returns that exit code for an error reply (`{"error": ...}`), None otherwise.
 pub fn check_error(reply: &Value) -> Option<i32> {
     let code = reply.get("error")?.get("code")?.as_str()?;
-    let typed = vxref::errors::ErrorCode::parse(code)
+    let typed = vxref::manifest::parse_error_code(code)
         .unwrap_or_else(|| panic!("{code} is not in the error table"));
     Some(typed.exit_code())
 }
