@@ -2,13 +2,16 @@
 //! subcommand path `vxref a b`, each param a `--kebab-case` flag. `--json` prints
 //! the `ok` object (or `{"error":…}`) on stdout as one line; without it the result is
 //! pretty-printed and errors go to stderr. The exit code comes from the error table.
+//! `pane.attach` is the one streaming verb with a subcommand: `vxref pane attach`
+//! holds the stream in the terminal (`attach::interactive`).
 
-use crate::errors::{exit_code_for, ApiError, ErrorCode, EXIT_OK};
-use crate::manifest::{flag_name, ParamKind, Verb, VERBS};
+use crate::attach::interactive;
+use crate::errors::{exit_code_for, ErrorCode, EXIT_OK};
+use crate::manifest::{flag_name, CliForm, ParamKind, Verb, VERBS};
 use crate::{client, docs_gen, paths, server};
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The whole CLI as a clap command (also the source of shell completions).
 pub fn command() -> Command {
@@ -63,20 +66,21 @@ pub fn command() -> Command {
                         .value_parser(clap::value_parser!(clap_complete::Shell)),
                 ),
         );
-    // Streaming verbs are wire-only: a CLI call is one request and one reply.
-    let cli_verbs = || VERBS.iter().filter(|v| !v.streaming());
+    // A CLI call is one request and one reply; of the streaming verbs only
+    // `pane.attach` has a subcommand (the terminal attach), the others are wire-only.
+    let cli_verbs = || VERBS.iter().filter(|v| v.cli_form() != CliForm::WireOnly);
     let mut groups: Vec<&str> = cli_verbs().filter_map(|v| v.words().next()).collect();
     groups.dedup();
     for group in groups {
         // A one-word verb (`doctor`) is a subcommand of its own.
         if let Some(verb) = cli_verbs().find(|v| v.name == group) {
-            root = root.subcommand(verb_command(verb, group));
+            root = root.subcommand(subcommand(verb, group));
             continue;
         }
         let mut g = Command::new(group).subcommand_required(true);
         for verb in cli_verbs().filter(|v| v.words().next() == Some(group)) {
             let rest: Vec<&str> = verb.words().skip(1).collect();
-            g = g.subcommand(verb_command(verb, &rest.join("-")));
+            g = g.subcommand(subcommand(verb, &rest.join("-")));
         }
         root = root.subcommand(g);
     }
@@ -92,6 +96,13 @@ pub fn command() -> Command {
         }
     }
     root
+}
+
+fn subcommand(verb: &'static Verb, name: &str) -> Command {
+    match verb.cli_form() {
+        CliForm::Terminal => interactive::command(verb, name),
+        CliForm::Call | CliForm::WireOnly => verb_command(verb, name),
+    }
 }
 
 fn verb_command(verb: &'static Verb, name: &str) -> Command {
@@ -187,7 +198,10 @@ pub fn main() -> i32 {
             let (verb_name, args) = sub.subcommand().expect("subcommand_required");
             let dotted = format!("{group}.{}", verb_name.replace('-', "."));
             let verb = crate::manifest::find(&dotted).expect("generated from the manifest");
-            run_verb(verb, args, socket_flag, json)
+            match verb.cli_form() {
+                CliForm::Terminal => run_terminal(args, socket_flag.as_deref(), json),
+                CliForm::Call | CliForm::WireOnly => run_verb(verb, args, socket_flag, json),
+            }
         }
     }
 }
@@ -195,14 +209,7 @@ pub fn main() -> i32 {
 fn run_verb(verb: &Verb, args: &ArgMatches, socket_flag: Option<PathBuf>, json: bool) -> i32 {
     let result = (|| {
         let params = client::params_from(verb, args).map_err(|e| e.to_json())?;
-        let socket = paths::select_socket(socket_flag.as_deref()).map_err(|_| {
-            ApiError::new(
-                ErrorCode::Daemon,
-                "no socket path: give --socket, VENOMX_SOCKET or XDG_RUNTIME_DIR",
-            )
-            .to_json()
-        })?;
-        let token = client::token_from_env(&socket).map_err(|e| e.to_json())?;
+        let (socket, token) = client::target(socket_flag.as_deref()).map_err(|e| e.to_json())?;
         client::call(&socket, token.as_deref(), verb.name, params)
     })();
     match result {
@@ -214,18 +221,35 @@ fn run_verb(verb: &Verb, args: &ArgMatches, socket_flag: Option<PathBuf>, json: 
             }
             EXIT_OK
         }
-        Err(error) => {
-            let code = error
-                .get("code")
-                .and_then(Value::as_str)
-                .map_or_else(|| ErrorCode::Internal.to_string(), str::to_string);
-            if json {
-                println!("{}", serde_json::json!({"error": error}));
-            } else {
-                let message = error.get("message").and_then(Value::as_str).unwrap_or("");
-                eprintln!("vxref: {code}: {message}");
-            }
-            exit_code_for(&code)
-        }
+        Err(error) => report_error(&error, json),
     }
+}
+
+/// `vxref pane attach`: how it ended goes to stderr as one line (`--json` changes
+/// only how an error is printed).
+fn run_terminal(args: &ArgMatches, socket_flag: Option<&Path>, json: bool) -> i32 {
+    let pane = args.get_one::<String>("pane").expect("required");
+    match interactive::run(socket_flag, pane) {
+        Ok(ended) => {
+            eprintln!("vxref: {}", ended.reason);
+            ended.code
+        }
+        Err(error) => report_error(&error, json),
+    }
+}
+
+/// Prints a wire error object as the CLI does (`{"error":…}` on stdout with
+/// `--json`, `vxref: <code>: <message>` on stderr without) and returns its exit code.
+fn report_error(error: &Value, json: bool) -> i32 {
+    let code = error
+        .get("code")
+        .and_then(Value::as_str)
+        .map_or_else(|| ErrorCode::Internal.to_string(), str::to_string);
+    if json {
+        println!("{}", serde_json::json!({"error": error}));
+    } else {
+        let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+        eprintln!("vxref: {code}: {message}");
+    }
+    exit_code_for(&code)
 }

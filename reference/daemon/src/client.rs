@@ -7,7 +7,7 @@ use crate::wire;
 use serde_json::{json, Map, Value};
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::os::unix::net::UnixStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// `VENOMX_TOKEN`: unset or empty is no token (`unknown`); `@owner` reads
 /// `<socket>.owner`; anything else is the token itself.
@@ -20,6 +20,19 @@ pub fn token_from_env(socket: &Path) -> Result<Option<String>, ApiError> {
             .map_err(|_| ApiError::new(ErrorCode::OwnerToken, "owner token file cannot be read")),
         Ok(t) => Ok(Some(t)),
     }
+}
+
+/// The socket (`--socket`, then `VENOMX_SOCKET`, then `$XDG_RUNTIME_DIR/venomx/default.sock`)
+/// and the token (`VENOMX_TOKEN`) of a CLI call.
+pub fn target(socket_flag: Option<&Path>) -> Result<(PathBuf, Option<String>), ApiError> {
+    let socket = crate::paths::select_socket(socket_flag).map_err(|_| {
+        ApiError::new(
+            ErrorCode::Daemon,
+            "no socket path: give --socket, VENOMX_SOCKET or XDG_RUNTIME_DIR",
+        )
+    })?;
+    let token = token_from_env(&socket)?;
+    Ok((socket, token))
 }
 
 fn no_daemon() -> ApiError {

@@ -4,7 +4,7 @@
 //! `docs/spec/events.md`).
 
 use crate::errors::{Class, ErrorCode};
-use crate::manifest::{flag_name, Target, Verb, ANY_VERB, VERBS};
+use crate::manifest::{flag_name, CliForm, Target, Verb, ANY_VERB, VERBS};
 use std::fmt::Write as _;
 
 pub fn verbs_markdown() -> String {
@@ -14,10 +14,11 @@ pub fn verbs_markdown() -> String {
     );
     out.push_str("|---|---|---|---|---|---|\n");
     for v in VERBS {
-        let cli = if v.streaming() {
-            "wire only".to_string()
-        } else {
-            format!("vxref {}", v.words().collect::<Vec<_>>().join(" "))
+        let command = format!("`vxref {}`", v.words().collect::<Vec<_>>().join(" "));
+        let cli = match v.cli_form() {
+            CliForm::Call => command,
+            CliForm::Terminal => format!("{command} in a terminal (`--pane` only)"),
+            CliForm::WireOnly => "wire only".to_string(),
         };
         let params = if v.params.is_empty() {
             "—".to_string()
@@ -45,11 +46,7 @@ pub fn verbs_markdown() -> String {
             out,
             "| `{}` | {} | {} | {} | {} | `{}` |",
             v.name,
-            if v.streaming() {
-                cli
-            } else {
-                format!("`{cli}`")
-            },
+            cli,
             params,
             grant,
             if v.mutation { "yes" } else { "no" },

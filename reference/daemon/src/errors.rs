@@ -138,6 +138,7 @@ pub enum ErrorCode {
     NativeRestore,
     ArchiveSchema,
     FileIo,
+    Terminal,
 }
 
 /// The placeholder the docs table shows for [`ErrorCode::Param`].
@@ -146,7 +147,7 @@ const ANY_PARAM: &str = "<param>";
 impl ErrorCode {
     /// Every code, in the order the docs table lists them. `Param` appears once for
     /// any parameter and once for each parameter code RFC §6 or the config names.
-    pub const ALL: [ErrorCode; 57] = [
+    pub const ALL: [ErrorCode; 58] = [
         ErrorCode::Internal,
         ErrorCode::Malformed,
         ErrorCode::FrameSize,
@@ -204,6 +205,7 @@ impl ErrorCode {
         ErrorCode::NativeRestore,
         ErrorCode::ArchiveSchema,
         ErrorCode::FileIo,
+        ErrorCode::Terminal,
     ];
 
     /// The wire string.
@@ -260,6 +262,7 @@ impl ErrorCode {
             ErrorCode::NativeRestore => "unsupported.native_restore",
             ErrorCode::ArchiveSchema => "unsupported.archive_schema",
             ErrorCode::FileIo => "unavailable.file_io",
+            ErrorCode::Terminal => "unavailable.terminal",
         })
     }
 
@@ -309,7 +312,8 @@ impl ErrorCode {
             | E::RecoveryDisabled
             | E::RecoveryIo
             | E::Locked
-            | E::FileIo => Class::Unavailable,
+            | E::FileIo
+            | E::Terminal => Class::Unavailable,
             E::CheckpointFormat | E::CheckpointSize | E::NativeRestore | E::ArchiveSchema => {
                 Class::Unsupported
             }
@@ -375,6 +379,7 @@ impl ErrorCode {
             E::NativeRestore => "native restore unsupported",
             E::ArchiveSchema => "unsupported workspace archive schema",
             E::FileIo => "a file could not be read or published",
+            E::Terminal => "standard input is not a terminal",
         }
     }
 
@@ -439,6 +444,7 @@ impl ErrorCode {
             E::NativeRestore => "the integration cannot restore natively, or the server lets clients write its reserved namespace",
             E::ArchiveSchema => "the workspace archive's schema_version is not 1 or 2",
             E::FileIo => "CLI only: `workspace save --output` could not publish (old archive intact), or an input file could not be read",
+            E::Terminal => "CLI only: `pane attach` needs a terminal on standard input, or its terminal could not be set up",
         }
     }
 

@@ -1,4 +1,5 @@
-//! A blocking `pane.attach` client for tests, benches and the conformance harness:
+//! A blocking `pane.attach` client for tests, benches, the conformance harness and
+//! `vxref pane attach` (`super::interactive`):
 //! connect, optionally log in, attach (optionally resuming), then exchange frames.
 
 use super::frame::{self, HEADER, MAX_PAYLOAD};
@@ -27,7 +28,13 @@ pub struct Attached {
     /// The `ok` object of the attach reply.
     pub reply: Value,
     reader: BufReader<UnixStream>,
-    writer: UnixStream,
+    writer: FrameSender,
+}
+
+/// The client-to-daemon half of an attached connection, so one thread can send
+/// input while another blocks reading frames.
+pub struct FrameSender {
+    stream: UnixStream,
 }
 
 fn bad(what: &str) -> io::Error {
@@ -80,7 +87,7 @@ pub fn attach(
             return Ok(Attached {
                 reply,
                 reader,
-                writer,
+                writer: FrameSender { stream: writer },
             });
         }
     }
@@ -128,25 +135,32 @@ impl Attached {
         }))
     }
 
+    /// A second handle on the connection's sending side.
+    pub fn sender(&self) -> io::Result<FrameSender> {
+        Ok(FrameSender {
+            stream: self.writer.stream.try_clone()?,
+        })
+    }
+
     pub fn send(&mut self, kind: u8, payload: &[u8]) -> io::Result<()> {
-        self.writer.write_all(&frame::encode(kind, payload))
+        self.writer.send(kind, payload)
     }
 
     /// Bytes as they are, for malformed frames.
     pub fn send_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.writer.write_all(bytes)
+        self.writer.stream.write_all(bytes)
     }
 
     pub fn send_input(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.send(frame::INPUT, bytes)
+        self.writer.send_input(bytes)
     }
 
     pub fn send_resize(&mut self, cols: u16, rows: u16) -> io::Result<()> {
-        self.send(frame::RESIZE, &frame::resize_payload(cols, rows))
+        self.writer.send_resize(cols, rows)
     }
 
     pub fn send_detach(&mut self) -> io::Result<()> {
-        self.send(frame::DETACH, &[])
+        self.writer.send_detach()
     }
 
     /// Bounds each blocking read (`None`: wait forever).
@@ -160,5 +174,23 @@ impl Attached {
 
     pub fn offset(&self) -> u64 {
         self.reply["offset"].as_u64().unwrap_or(0)
+    }
+}
+
+impl FrameSender {
+    pub fn send(&mut self, kind: u8, payload: &[u8]) -> io::Result<()> {
+        self.stream.write_all(&frame::encode(kind, payload))
+    }
+
+    pub fn send_input(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.send(frame::INPUT, bytes)
+    }
+
+    pub fn send_resize(&mut self, cols: u16, rows: u16) -> io::Result<()> {
+        self.send(frame::RESIZE, &frame::resize_payload(cols, rows))
+    }
+
+    pub fn send_detach(&mut self) -> io::Result<()> {
+        self.send(frame::DETACH, &[])
     }
 }

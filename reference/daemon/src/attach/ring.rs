@@ -25,6 +25,20 @@ pub enum CloseReason {
 }
 
 impl CloseReason {
+    pub const ALL: [CloseReason; 6] = [
+        CloseReason::PaneRemoved,
+        CloseReason::Lagging,
+        CloseReason::Shutdown,
+        CloseReason::Detached,
+        CloseReason::Denied,
+        CloseReason::Protocol,
+    ];
+
+    /// The reason a `CLOSE` payload names, if this daemon defines it.
+    pub fn parse(reason: &str) -> Option<CloseReason> {
+        Self::ALL.into_iter().find(|r| r.as_str() == reason)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             CloseReason::PaneRemoved => "pane_removed",

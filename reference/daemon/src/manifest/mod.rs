@@ -197,9 +197,29 @@ pub struct Verb {
     pub result: &'static str,
 }
 
+/// How the `vxref` CLI offers a verb.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CliForm {
+    /// A subcommand generated from the params: one request, one reply.
+    Call,
+    /// A subcommand that keeps the stream in a terminal (`pane attach`:
+    /// `crate::attach::interactive`).
+    Terminal,
+    /// No subcommand: the stream is for programs.
+    WireOnly,
+}
+
 impl Verb {
     pub fn streaming(&self) -> bool {
         self.kind == VerbKind::Streaming
+    }
+
+    pub fn cli_form(&self) -> CliForm {
+        match (self.kind, self.id) {
+            (VerbKind::Streaming, VerbId::PaneAttach) => CliForm::Terminal,
+            (VerbKind::Streaming, _) => CliForm::WireOnly,
+            (VerbKind::Turn | VerbKind::Deferred, _) => CliForm::Call,
+        }
     }
 
     pub fn param(&self, name: &str) -> Option<&'static Param> {

@@ -12,7 +12,7 @@ pub const NOUNS: &[(&str, &str)] = &[
     ),
     (
         "pane",
-        "Panes: start, split, float, relaunch, list, capture, send, tag, kill, place, resize",
+        "Panes: start, split, float, relaunch, list, capture, attach (in this terminal), send, tag, kill, place, resize",
     ),
     ("config", "The ZON configuration: get, set, check, reload"),
     (
