@@ -58,6 +58,20 @@ pub fn command() -> Command {
                 .arg(Arg::new("events").long("events").action(ArgAction::SetTrue).help("event catalog as Markdown")),
         )
         .subcommand(
+            Command::new("mcp")
+                .about("Serve the verbs as Model Context Protocol tools on stdio (for agents)")
+                .long_about(
+                    "Serve the daemon's verbs as Model Context Protocol tools over standard \
+                     input and output, until the client closes them. Every verb but the \
+                     streaming ones (pane.attach, events.subscribe) is a tool of the same \
+                     dotted name, with an input schema from its params and an output schema \
+                     from its result. Each call is one connection to the daemon at --socket \
+                     (or $VENOMX_SOCKET, or the default path), logged in with $VENOMX_TOKEN \
+                     as the CLI does; a daemon error is a tool error carrying the error \
+                     object {code,message,data}.",
+                ),
+        )
+        .subcommand(
             Command::new("completions")
                 .about("Print a shell completion script")
                 .arg(
@@ -177,6 +191,7 @@ pub fn main() -> i32 {
             }
             EXIT_OK
         }
+        "mcp" => crate::mcp::serve(socket_flag.as_deref()),
         "completions" => {
             let shell = *sub
                 .get_one::<clap_complete::Shell>("shell")

@@ -6,6 +6,7 @@
 //! - [`config::zon::parse`] / [`config::zon::write`] and [`config::check_text`]: the
 //!   ZON config reader/writer (fuzzed by `fuzz/fuzz_targets/zon_config.rs`).
 //! - [`client::call`]: one request over the socket, as the CLI sends it.
+//! - [`mcp::serve`]: `vxref mcp`, the verbs as Model Context Protocol tools.
 //! - [`manifest::VERBS`]: the verb table; [`manifest::EVENTS`]: the event catalog;
 //!   [`errors`]: codes and exit codes.
 
@@ -23,6 +24,7 @@ pub mod events;
 pub mod fuzzing;
 pub mod ids;
 pub mod manifest;
+pub mod mcp;
 pub mod offline_check;
 pub mod paths;
 pub mod pty;

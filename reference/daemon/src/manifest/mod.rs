@@ -10,6 +10,7 @@
 mod errors;
 mod events;
 pub mod nouns;
+pub mod shape;
 mod verbs;
 
 use serde_json::{json, Value};
@@ -193,7 +194,8 @@ pub struct Verb {
     /// next periodic capture write.
     pub product: bool,
     pub kind: VerbKind,
-    /// The closed shape of the `ok` object, for the docs.
+    /// The closed shape of the `ok` object, for the docs and the MCP output schemas
+    /// ([`shape`] is its grammar).
     pub result: &'static str,
 }
 
@@ -224,6 +226,11 @@ impl Verb {
 
     pub fn param(&self, name: &str) -> Option<&'static Param> {
         self.params.iter().find(|p| p.name == name)
+    }
+
+    /// The parsed [`Verb::result`] shorthand (an error for a streaming verb's).
+    pub fn result_shape(&self) -> Result<shape::Shape, shape::ShapeError> {
+        shape::parse(self.result)
     }
 
     /// `pane.split` → `["pane", "split"]`.

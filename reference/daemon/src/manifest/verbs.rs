@@ -100,7 +100,7 @@ pub const VERBS: &[Verb] = &[
         mutation: false,
         product: false,
         kind: VerbKind::Turn,
-        result: "{sessions:[{session,name,windows:[{window,name,revision,cols,rows,nodes,floats}]}]}",
+        result: "{sessions:[{session,name,windows:[{window,session,name,revision,cols,rows,nodes,floats}]}]}",
     },
     Verb {
         id: VerbId::SessionRename,
