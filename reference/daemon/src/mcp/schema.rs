@@ -34,6 +34,24 @@ fn description(verb: &Verb) -> String {
         Target::Param(p) => text.push_str(&format!("\n\nNeeds `{right}` on the `{p}`.")),
         Target::Filtered => text.push_str("\n\nLists only what the caller may read."),
     }
+    // The handler-specific codes (conflicts, unavailability): what a caller plans for.
+    let codes: Vec<String> = verb
+        .error_codes()
+        .into_iter()
+        .filter(|c| {
+            !matches!(
+                c.class(),
+                crate::errors::Class::InvalidParams | crate::errors::Class::Denied
+            )
+        })
+        .map(|c| format!("`{c}`"))
+        .collect();
+    if !codes.is_empty() {
+        text.push_str(&format!(
+            "\n\nErrors besides bad params and denials: {}.",
+            codes.join(", ")
+        ));
+    }
     text
 }
 
@@ -251,6 +269,12 @@ mod tests {
             .unwrap()
             .contains("`write` on the `pane`"));
         assert_eq!(t.annotations.unwrap().read_only_hint, Some(false));
+        let restore = tool(verb("recovery.restore"));
+        assert!(restore
+            .description
+            .as_deref()
+            .unwrap()
+            .contains("`conflict.not_empty`"));
         assert_eq!(
             tool(verb("doctor")).annotations.unwrap().read_only_hint,
             Some(true)
