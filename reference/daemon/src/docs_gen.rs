@@ -104,6 +104,25 @@ pub fn verb_error_lines(v: &Verb) -> Vec<String> {
         .collect()
 }
 
+/// A CLI-only command's long-help error section: `codes` with exit codes and meanings,
+/// plus what the verbs it calls can return.
+pub fn command_errors_help(codes: &[ErrorCode], calls: &str) -> String {
+    let lines: Vec<String> = codes
+        .iter()
+        .map(|c| {
+            format!(
+                "  {c} (exit {}): {}",
+                c.exit_code(),
+                c.meaning().replace('`', "")
+            )
+        })
+        .collect();
+    format!(
+        "Errors (the exit code is the class's; besides these, any error of {calls}):\n{}",
+        lines.join("\n")
+    )
+}
+
 /// Param codes the error table describes on their own (`invalid_params.checkpoint`).
 fn has_own_meaning(code: ErrorCode) -> bool {
     ErrorCode::ALL.contains(&code)

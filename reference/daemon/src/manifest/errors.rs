@@ -121,8 +121,8 @@ fn not_found(param: &str) -> Option<E> {
 }
 
 impl Verb {
-    /// Every code this verb can return but [`ANY_VERB`]'s, in the docs table's order
-    /// ([`E::ALL`]), each once; `invalid_params.<param>` once per declared param.
+    /// Every code this verb can return but [`ANY_VERB`]'s, by class, then in the docs
+    /// table's order ([`E::ALL`]), each once; `invalid_params.<param>` once per declared param.
     pub fn error_codes(&self) -> Vec<E> {
         let mut codes: Vec<E> = self.params.iter().map(|p| E::Param(p.name)).collect();
         codes.push(E::UnknownParam);
@@ -148,7 +148,10 @@ impl Verb {
                 (E::Param(_), E::Param(_)) => true,
                 _ => a == c,
             });
-            (at.unwrap_or(usize::MAX), rank(c))
+            let class = crate::errors::Class::ALL
+                .iter()
+                .position(|k| *k == c.class());
+            (class, at.unwrap_or(usize::MAX), rank(c))
         };
         codes.sort_by_key(order);
         codes

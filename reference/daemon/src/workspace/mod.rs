@@ -34,7 +34,16 @@ pub fn install(root: Command) -> Command {
                         .value_name("FILE")
                         .value_parser(clap::value_parser!(PathBuf))
                         .help("publish atomically here (default: print the archive)"),
-                ),
+                )
+                .after_long_help(crate::docs_gen::command_errors_help(
+                    &[
+                        ErrorCode::Daemon,
+                        ErrorCode::FileIo,
+                        ErrorCode::ArchiveCorrupt,
+                        ErrorCode::Revision,
+                    ],
+                    "session.list, pane.list and meta.get",
+                )),
         )
         .subcommand(
             Command::new("restore")
@@ -44,7 +53,8 @@ pub fn install(root: Command) -> Command {
                         .long("archive")
                         .required(true)
                         .value_name("FILE")
-                        .value_parser(clap::value_parser!(PathBuf)),
+                        .value_parser(clap::value_parser!(PathBuf))
+                        .help("the workspace archive (schema 1 or 2) to restore from"),
                 )
                 .arg(
                     Arg::new("fallback-argv")
@@ -52,7 +62,23 @@ pub fn install(root: Command) -> Command {
                         .value_name("JSON")
                         .allow_hyphen_values(true)
                         .help("JSON array: the program of every pane without a record"),
-                ),
+                )
+                .after_long_help(crate::docs_gen::command_errors_help(
+                    &[
+                        ErrorCode::Daemon,
+                        ErrorCode::FileIo,
+                        ErrorCode::Param("fallback_argv"),
+                        ErrorCode::ArchiveCorrupt,
+                        ErrorCode::ArchiveSchema,
+                        ErrorCode::IntegrationNotFound,
+                        ErrorCode::IntegrationDisabled,
+                        ErrorCode::IntegrationAmbiguous,
+                        ErrorCode::IntegrationOwner,
+                        ErrorCode::NativeRestore,
+                        ErrorCode::AgentSessionUnconfirmed,
+                    ],
+                    "session.create, window.create, pane.create, pane.split and meta.*",
+                )),
         )
     })
 }
