@@ -30,25 +30,8 @@ fn cli(d: &Daemon, args: &[&str], plan: Option<&str>) -> Output {
 }
 
 fn pane_with_record(d: &Daemon, name: &str) {
-    let s = d.ok(&["session", "create", "--name", name]);
-    let w = d.ok(&[
-        "window",
-        "create",
-        "--session",
-        s["session"].as_str().unwrap(),
-        "--name",
-        "w",
-    ]);
-    d.ok(&[
-        "pane",
-        "create",
-        "--window",
-        w["window"].as_str().unwrap(),
-        "--argv",
-        r#"["sleep","3600"]"#,
-        "--agent-session",
-        RECORD,
-    ]);
+    d.topology(name, "w")
+        .pane_with(r#"["sleep","3600"]"#, &["--agent-session", RECORD]);
 }
 
 fn tmp_files(dir: &Path) -> Vec<String> {

@@ -94,25 +94,10 @@ fn shutdown_kills_a_child_that_ignores_sigterm_within_the_deadline() {
 #[test]
 fn shutdown_reaps_children_and_their_group() {
     let mut d = Daemon::start();
-    let created = {
-        let s = d.ok(&["session", "create", "--name", "t"]);
-        let w = d.ok(&[
-            "window",
-            "create",
-            "--session",
-            s["session"].as_str().unwrap(),
-            "--name",
-            "w",
-        ]);
-        d.ok(&[
-            "pane",
-            "create",
-            "--window",
-            w["window"].as_str().unwrap(),
-            "--argv",
-            r#"["sh","-c","sleep 300 & echo started; wait"]"#,
-        ])
-    };
+    let created = d
+        .topology("t", "w")
+        .pane(r#"["sh","-c","sleep 300 & echo started; wait"]"#)
+        .reply;
     let pane = created["pane"].as_str().unwrap();
     d.wait_text(pane, |r| r == "started");
     let leader = created["pid"].as_i64().unwrap();

@@ -249,11 +249,14 @@ impl Started {
 impl Topology<'_> {
     /// `pane.create`: the window's first tiled pane.
     pub fn pane(&self, argv: &str) -> Started {
-        let w = &self.window;
-        Started::from(
-            self.d
-                .ok(&["pane", "create", "--window", w, "--argv", argv]),
-        )
+        self.pane_with(argv, &[])
+    }
+
+    /// `pane.create` with extra flags (`--agent-session`, `--grants`, …).
+    pub fn pane_with(&self, argv: &str, flags: &[&str]) -> Started {
+        let mut args = vec!["pane", "create", "--window", &self.window, "--argv", argv];
+        args.extend_from_slice(flags);
+        Started::from(self.d.ok(&args))
     }
 
     /// `pane.split` of `pane` along `axis`, with extra flags (`--ratio`, `--before`).
