@@ -1,11 +1,21 @@
 //! Docs generated from the manifest and the error table (`vxref manifest --markdown`,
 //! `vxref manifest --errors`); `docs/spec/verbs.md` and `docs/spec/errors.md` embed
 //! this output and a test keeps them in step (`vxref manifest --events`:
-//! `docs/spec/events.md`).
+//! `docs/spec/events.md`). The agent skill (`--skill`) is [`crate::skill`].
 
 use crate::errors::{Class, ErrorCode};
-use crate::manifest::{flag_name, Target, VERBS};
+use crate::manifest::{flag_name, Target, Verb, VERBS};
 use std::fmt::Write as _;
+
+/// The dispatch grant of `v`, as the docs and the agent skill write it.
+pub fn grant(v: &Verb) -> String {
+    match v.target {
+        Target::Open => "none".to_string(),
+        Target::Server => format!("{} on `server:root`", v.right.as_str()),
+        Target::Param(p) => format!("{} on `<{p}>`", v.right.as_str()),
+        Target::Filtered => "entries filtered by read".to_string(),
+    }
+}
 
 pub fn verbs_markdown() -> String {
     let mut out = String::new();
@@ -35,12 +45,7 @@ pub fn verbs_markdown() -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let grant = match v.target {
-            Target::Open => "none".to_string(),
-            Target::Server => format!("{} on `server:root`", v.right.as_str()),
-            Target::Param(p) => format!("{} on `<{p}>`", v.right.as_str()),
-            Target::Filtered => "entries filtered by read".to_string(),
-        };
+        let grant = grant(v);
         let _ = writeln!(
             out,
             "| `{}` | {} | {} | {} | {} | `{}` |",
