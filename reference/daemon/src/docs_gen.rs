@@ -81,9 +81,8 @@ pub fn verbs_markdown() -> String {
     out
 }
 
-pub fn errors_markdown() -> String {
-    let mut out = String::new();
-    out.push_str("| class | exit code | meaning |\n|---|---|---|\n");
+/// One table row per error class: `class.*`, exit code, meaning.
+pub fn class_rows(out: &mut String) {
     for c in Class::ALL {
         let _ = writeln!(
             out,
@@ -93,6 +92,12 @@ pub fn errors_markdown() -> String {
             c.meaning()
         );
     }
+}
+
+pub fn errors_markdown() -> String {
+    let mut out = String::new();
+    out.push_str("| class | exit code | meaning |\n|---|---|---|\n");
+    class_rows(&mut out);
     out.push_str("\n| code | exit code | when |\n|---|---|---|\n");
     for code in ErrorCode::ALL {
         let _ = writeln!(

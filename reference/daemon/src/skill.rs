@@ -7,8 +7,7 @@
 //! recommending `@owner`; the skill never writes the word at all, since an agent may
 //! copy any example it reads.
 
-use crate::docs_gen::grant;
-use crate::errors::Class;
+use crate::docs_gen::{class_rows, grant};
 use crate::manifest::{flag_name, ParamKind, Verb, VerbId, EVENTS};
 use crate::negative::{self, Defect};
 use std::fmt::Write as _;
@@ -307,15 +306,7 @@ pub fn render(recommend_owner: bool) -> String {
     out.push_str("\n## Calling\n\n");
     out.push_str(CALLING);
     out.push_str("\n| error class | exit code | meaning |\n|---|---|---|\n");
-    for c in Class::ALL {
-        let _ = writeln!(
-            out,
-            "| `{}.*` | {} | {} |",
-            c.as_str(),
-            c.exit(),
-            c.meaning()
-        );
-    }
+    class_rows(&mut out);
     for p in REQUIRED_POINTS {
         let _ = write!(out, "\n## {}\n\n{}", p.heading, p.body);
     }
