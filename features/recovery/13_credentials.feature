@@ -2,7 +2,8 @@
 Feature: Credentials
   RFC §5: each daemon start has fresh authority; old owner and bearer tokens fail
   denied.token and never fall back to unknown; registry entries are not recreated;
-  restore imports no ownership or self grants.
+  restore imports no ownership or self grants. RFC §1: the owner token is a human
+  opt-in, so a generated agent skill never recommends it (docs/spec/recovery-skill.md).
 
   @rfc-5-invalid-auth-no-unknown
   Scenario: A restarted daemon issues a new owner token and denies the old one
@@ -33,3 +34,17 @@ Feature: Credentials
     Then the call succeeds
     When an unauthenticated client calls "pane.send" with {"pane":"p0","text":"x"}
     Then the call fails with a code starting "denied."
+
+  @rfc-1-skill-no-owner @optional-skill
+  Scenario: The generated agent skill never recommends the owner sentinel and names every required point
+    When the implementation's agent skill is generated
+    Then the skill contains no "@owner" in any letter case
+    And the skill has a heading for each required point:
+      | point                 | heading                                         |
+      | archives              | Restored panes are archives                     |
+      | fresh-argv-grants     | Relaunch takes a fresh argv and fresh grants    |
+      | lost-reply            | After a lost reply, inspect before retrying     |
+      | no-automatic-recovery | Nothing is restored or relaunched automatically |
+      | text-privacy          | Terminal text is stored only on opt-in          |
+      | process-limits        | No process survives a restore                   |
+      | verbs-not-attach      | Use verbs and events, not attach                |

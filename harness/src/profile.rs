@@ -41,8 +41,8 @@ pub struct Profile {
     #[serde(default)]
     pub implementation: String,
     /// The daemon's command line; placeholders are expanded per scenario. The recovery
-    /// contract's templates (`serve`, `serve_on_demand`, `cli`) may also sit in a
-    /// `[recovery]` table.
+    /// contract's templates (`serve`, `serve_on_demand`, `cli`, `skill`) may also sit in
+    /// a `[recovery]` table.
     #[serde(default)]
     pub serve: Vec<String>,
     /// The daemon's command line in on-demand mode (for `@optional-on-demand`).
@@ -58,6 +58,10 @@ pub struct Profile {
     /// The CLI prefix (`<program> --socket {socket}`); verb words and `--json` follow.
     #[serde(default)]
     pub cli: Vec<String>,
+    /// The command printing the implementation's generated agent skill as Markdown
+    /// (optional feature `skill`, docs/spec/recovery-skill.md).
+    #[serde(default)]
+    pub skill: Vec<String>,
     /// Optional command printing the implementation's version.
     #[serde(default)]
     pub version: Vec<String>,
@@ -102,7 +106,12 @@ pub struct RecoveryTemplates {
     pub serve_on_demand: Vec<String>,
     #[serde(default)]
     pub cli: Vec<String>,
+    #[serde(default)]
+    pub skill: Vec<String>,
 }
+
+/// The optional feature a `skill` command goes with (`@optional-skill`).
+pub const SKILL_FEATURE: &str = "skill";
 
 fn recovery_only() -> Vec<String> {
     vec!["recovery".into()]
@@ -174,6 +183,7 @@ impl Profile {
                 ("serve", &mut p.serve, t.serve),
                 ("serve_on_demand", &mut p.serve_on_demand, t.serve_on_demand),
                 ("cli", &mut p.cli, t.cli),
+                ("skill", &mut p.skill, t.skill),
             ] {
                 if !table.is_empty() {
                     if !top.is_empty() {
@@ -212,6 +222,24 @@ impl Profile {
                 "profile {}: the recovery contract needs `serve` and `cli`",
                 path.display()
             ));
+        }
+        // Fail closed (docs/spec/recovery-skill.md): a claimed skill the suite cannot
+        // run, or a skill command the suite would silently skip, is a usage error.
+        let claims_skill = p.features.iter().any(|f| f == SKILL_FEATURE);
+        match (claims_skill, p.skill.is_empty()) {
+            (true, true) => {
+                return Err(format!(
+                    "profile {}: it claims the feature \"{SKILL_FEATURE}\" but has no `skill` command",
+                    path.display()
+                ))
+            }
+            (false, false) => {
+                return Err(format!(
+                    "profile {}: it has a `skill` command but does not claim the feature \"{SKILL_FEATURE}\" in `features`",
+                    path.display()
+                ))
+            }
+            _ => {}
         }
         match (p.readiness.kind.as_str(), &p.readiness.path) {
             ("socket", None) | ("file", Some(_)) => {}
@@ -281,5 +309,41 @@ impl Profile {
                     && e.example.as_deref().is_none_or(|x| Some(x) == example)
             })
             .map(|e| e.reason.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_text(text: &str) -> Result<Profile, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.toml");
+        std::fs::write(&path, text).unwrap();
+        Profile::load(&path)
+    }
+
+    const BASE: &str = "name = \"x\"\nserve = [\"d\"]\ncli = [\"c\"]\n";
+
+    /// The `skill` command and the feature `skill` come together or not at all.
+    #[test]
+    fn a_skill_command_and_its_feature_go_together() {
+        let p = load_text(&format!("{BASE}features = [\"skill\"]\nskill = [\"s\"]\n")).unwrap();
+        assert_eq!(p.skill, ["s"]);
+        let p = load_text(&format!(
+            "{BASE}features = [\"skill\"]\n[recovery]\nskill = [\"s\"]\n"
+        ))
+        .unwrap();
+        assert_eq!(p.skill, ["s"]);
+        assert!(load_text(BASE).unwrap().skill.is_empty());
+        let e = load_text(&format!("{BASE}features = [\"skill\"]\n")).unwrap_err();
+        assert!(e.contains("no `skill` command"), "{e}");
+        let e = load_text(&format!("{BASE}skill = [\"s\"]\n")).unwrap_err();
+        assert!(e.contains("does not claim the feature"), "{e}");
+        let e = load_text(&format!(
+            "{BASE}features = [\"skill\"]\nskill = [\"s\"]\n[recovery]\nskill = [\"t\"]\n"
+        ))
+        .unwrap_err();
+        assert!(e.contains("both at the top level and in [recovery]"), "{e}");
     }
 }

@@ -199,34 +199,99 @@ fn corrupt_listed_as_valid_fails_corrupt_partial_row() {
     );
 }
 
+/// Runs `tags` against the reference with profile TOML `reference_extra`, then with
+/// `control_extra`: the control must fail exactly the reference's failures plus
+/// `caught`, which the reference passes. Returns the message of the first caught
+/// scenario's failure, and the control's report.
+fn assert_caught_by_profile(
+    reference_extra: &str,
+    control_extra: &str,
+    tags: &str,
+    caught: &[&str],
+) -> (String, Value) {
+    let (_, reference_failing, _) = run_control_env(REFERENCE, reference_extra, tags);
+    let caught = set(caught);
+    assert!(
+        reference_failing.is_disjoint(&caught),
+        "the reference itself fails {reference_failing:?}"
+    );
+    let (code, failing, report) = run_control_env(REFERENCE, control_extra, tags);
+    assert_eq!(code, 1, "the control's run must fail: {report:#}");
+    let want: BTreeSet<String> = reference_failing.union(&caught).cloned().collect();
+    assert_eq!(failing, want, "{report:#}");
+    let message = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["verdict"] == "fail" && caught.contains(s["name"].as_str().unwrap()))
+        .and_then(|s| s["message"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    (message, report)
+}
+
 /// The reference with its store-directory fsyncs turned into no-ops (the injector's
 /// `lie`): a daemon that acknowledges a checkpoint without syncing the directory.
 /// "Interrupted writes" must fail exactly on the traced publication scenario (the
 /// scenarios with fault plans of their own replace this plan).
 #[test]
 fn skipped_directory_fsync_fails_interrupted_writes_row() {
-    let tags = "@rfc-8-interrupted-writes";
-    let (_, reference_failing, _) = run_control(REFERENCE, tags);
     let dir64 = "?".repeat(64);
     let extra = format!("[env]\nVXFAULT_PLAN = \"fsync@*/recovery/{dir64}=lie\"\n");
-    let (code, failing, report) = run_control_env(REFERENCE, &extra, tags);
-    assert_eq!(code, 1, "{report:#}");
-    let caught = set(&[
-        "An acknowledged checkpoint was written, synced, renamed and its directory synced first",
-    ]);
-    assert!(reference_failing.is_disjoint(&caught));
-    let want: BTreeSet<String> = reference_failing.union(&caught).cloned().collect();
-    assert_eq!(failing, want, "{report:#}");
-    let s = report["scenarios"]
+    let (message, _) = assert_caught_by_profile(
+        "",
+        &extra,
+        "@rfc-8-interrupted-writes",
+        &["An acknowledged checkpoint was written, synced, renamed and its directory synced first"],
+    );
+    assert!(message.contains("directory"), "{message}");
+}
+
+/// The reference's skill claimed, its command replaced by `skill` (a TOML list).
+fn skill_claim(skill: &str) -> String {
+    format!("features = [\"skill\"]\nskill = {skill}\n")
+}
+
+const REFERENCE_SKILL: &str = r#"["{bin_dir}/vxref", "manifest", "--skill"]"#;
+
+const SKILL_SCENARIO: &str =
+    "The generated agent skill never recommends the owner sentinel and names every required point";
+
+/// The reference whose generated skill tells agents to retry a denied verb with the
+/// owner sentinel (`VXREF_NEGATIVE_CONTROL=skill-recommends-owner`, in the daemon's
+/// environment too): "Credentials" must fail exactly on the skill scenario, and its
+/// clause `rfc-1-skill-no-owner` with it.
+#[test]
+fn skill_recommending_owner_fails_the_skill_scenario_of_credentials() {
+    let claim = skill_claim(REFERENCE_SKILL);
+    let control = format!("{claim}[env]\nVXREF_NEGATIVE_CONTROL = \"skill-recommends-owner\"\n");
+    let (message, report) =
+        assert_caught_by_profile(&claim, &control, "@rfc-8-credentials", &[SKILL_SCENARIO]);
+    assert!(
+        message.contains("@owner") && message.contains("line"),
+        "{message}"
+    );
+    let clause = report["clauses"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|s| s["verdict"] == "fail")
+        .find(|c| c["id"] == "rfc-1-skill-no-owner")
         .unwrap();
-    assert!(
-        s["message"].as_str().unwrap().contains("directory"),
-        "{s:#}"
+    assert_eq!(clause["verdict"], "fail", "{clause}");
+}
+
+/// A skill command whose output lacks one required point's heading fails the same
+/// scenario, naming the point.
+#[test]
+fn skill_without_a_required_point_fails_the_skill_scenario() {
+    let drop_point = r#"["/bin/sh", "-c", "'{bin_dir}/vxref' manifest --skill | grep -v '^## No process survives a restore$'"]"#;
+    let (message, _) = assert_caught_by_profile(
+        &skill_claim(REFERENCE_SKILL),
+        &skill_claim(drop_point),
+        "@rfc-1-skill-no-owner",
+        &[SKILL_SCENARIO],
     );
+    assert!(message.contains("process-limits"), "{message}");
 }
 
 /// A daemon that resumes an old daemon's event cursor (`resumed: true`, no

@@ -207,6 +207,36 @@ fn unclaimed_optional_features_are_unsupported_not_failed() {
     }
 }
 
+/// docs/spec/recovery-skill.md: without the feature `skill` the skill scenario and
+/// its clause are unsupported, never passed; a half-declared skill is a usage error.
+#[test]
+fn an_unclaimed_skill_is_unsupported_and_a_half_declared_one_a_usage_error() {
+    let (code, r, _dir) = run("", "@rfc-1-skill-no-owner");
+    assert_eq!(code, 0, "{r:#}");
+    let scenarios = r["scenarios"].as_array().unwrap();
+    assert_eq!(scenarios.len(), 1);
+    assert_eq!(scenarios[0]["verdict"], "unsupported-optional");
+    let clause = r["clauses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "rfc-1-skill-no-owner")
+        .unwrap();
+    assert_eq!(clause["verdict"], "unsupported-optional", "{clause}");
+    let skill = "skill = [\"{bin_dir}/vxref\", \"manifest\", \"--skill\"]\n";
+    let (code, r, _dir) = run(
+        &format!("features = [\"skill\"]\n{skill}"),
+        "@rfc-1-skill-no-owner",
+    );
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(r["scenarios"][0]["verdict"], "pass", "{r:#}");
+    for half in [skill.to_string(), "features = [\"skill\"]\n".to_string()] {
+        let (code, r, _dir) = run(&half, "@rfc-1-skill-no-owner");
+        assert_eq!(code, 2, "{half}: {r:#}");
+        assert!(r.is_null(), "a usage error writes no report");
+    }
+}
+
 #[test]
 fn bad_profiles_and_tags_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();

@@ -12,6 +12,7 @@ pub(crate) mod probes;
 pub(crate) mod restore_events;
 pub(crate) mod restored;
 pub mod scenario;
+pub(crate) mod skill;
 mod steps;
 pub(crate) mod streams;
 

@@ -45,6 +45,8 @@ pub struct Scenario {
     pub pane_pids: Vec<i32>,
     /// Event subscriptions and attach streams kept open across steps.
     pub streams: Streams,
+    /// What the profile's `skill` command printed (`super::skill`).
+    pub skill: Option<String>,
 }
 
 /// Lowercase hex SHA-256 of the absolute socket path with its parent resolved.
@@ -104,10 +106,12 @@ impl Scenario {
             extra_env: Vec::new(),
             streams: Streams::default(),
             pane_pids: Vec::new(),
+            skill: None,
         }
     }
 
-    fn command(&self, template: &[String]) -> Command {
+    /// `template` in this scenario's sandbox, with the profile's and the steps' env.
+    pub(crate) fn command(&self, template: &[String]) -> Command {
         let mut env: Vec<(String, String)> = profile()
             .env
             .iter()

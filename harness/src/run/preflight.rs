@@ -57,6 +57,7 @@ pub fn check(i: &Inputs<'_>) -> Result<Checked, String> {
             ("serve", &p.serve),
             ("serve_on_demand", &p.serve_on_demand),
             ("cli", &p.cli),
+            ("skill", &p.skill),
             ("version", &p.version),
         ] {
             if let Some(program) = template.first() {

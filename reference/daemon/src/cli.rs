@@ -55,7 +55,8 @@ pub fn command() -> Command {
                 .about("Print the verb manifest (JSON), or the docs generated from it")
                 .arg(Arg::new("markdown").long("markdown").action(ArgAction::SetTrue).help("verbs as Markdown"))
                 .arg(Arg::new("errors").long("errors").action(ArgAction::SetTrue).help("error table as Markdown"))
-                .arg(Arg::new("events").long("events").action(ArgAction::SetTrue).help("event catalog as Markdown")),
+                .arg(Arg::new("events").long("events").action(ArgAction::SetTrue).help("event catalog as Markdown"))
+                .arg(Arg::new("skill").long("skill").action(ArgAction::SetTrue).help("the agent skill as Markdown (docs/agent-skill.md)")),
         )
         .subcommand(
             Command::new("mcp")
@@ -186,6 +187,8 @@ pub fn main() -> i32 {
                 print!("{}", docs_gen::errors_markdown());
             } else if sub.get_flag("events") {
                 print!("{}", docs_gen::events_markdown());
+            } else if sub.get_flag("skill") {
+                print!("{}", crate::skill::skill_markdown());
             } else {
                 println!("{}", crate::manifest::manifest_json());
             }

@@ -1,11 +1,21 @@
 //! Docs generated from the manifest and the error table (`vxref manifest --markdown`,
 //! `vxref manifest --errors`); `docs/spec/verbs.md` and `docs/spec/errors.md` embed
 //! this output and a test keeps them in step (`vxref manifest --events`:
-//! `docs/spec/events.md`).
+//! `docs/spec/events.md`). The agent skill (`--skill`) is [`crate::skill`].
 
 use crate::errors::{Class, ErrorCode};
 use crate::manifest::{flag_name, CliForm, Target, Verb, ANY_VERB, VERBS};
 use std::fmt::Write as _;
+
+/// The dispatch grant of `v`, as the docs and the agent skill write it.
+pub fn grant(v: &Verb) -> String {
+    match v.target {
+        Target::Open => "none".to_string(),
+        Target::Server => format!("{} on `server:root`", v.right.as_str()),
+        Target::Param(p) => format!("{} on `<{p}>`", v.right.as_str()),
+        Target::Filtered => "entries filtered by read".to_string(),
+    }
+}
 
 pub fn verbs_markdown() -> String {
     let mut out = String::new();
@@ -36,12 +46,7 @@ pub fn verbs_markdown() -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let grant = match v.target {
-            Target::Open => "none".to_string(),
-            Target::Server => format!("{} on `server:root`", v.right.as_str()),
-            Target::Param(p) => format!("{} on `<{p}>`", v.right.as_str()),
-            Target::Filtered => "entries filtered by read".to_string(),
-        };
+        let grant = grant(v);
         let _ = writeln!(
             out,
             "| `{}` | {} | {} | {} | {} | `{}` |",
@@ -128,9 +133,8 @@ fn has_own_meaning(code: ErrorCode) -> bool {
     ErrorCode::ALL.contains(&code)
 }
 
-pub fn errors_markdown() -> String {
-    let mut out = String::new();
-    out.push_str("| class | exit code | meaning |\n|---|---|---|\n");
+/// One table row per error class: `class.*`, exit code, meaning.
+pub fn class_rows(out: &mut String) {
     for c in Class::ALL {
         let _ = writeln!(
             out,
@@ -140,6 +144,12 @@ pub fn errors_markdown() -> String {
             c.meaning()
         );
     }
+}
+
+pub fn errors_markdown() -> String {
+    let mut out = String::new();
+    out.push_str("| class | exit code | meaning |\n|---|---|---|\n");
+    class_rows(&mut out);
     out.push_str("\n| code | exit code | when |\n|---|---|---|\n");
     for code in ErrorCode::ALL {
         let _ = writeln!(

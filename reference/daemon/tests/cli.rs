@@ -32,6 +32,30 @@ fn spec_docs_embed_the_generated_tables() {
     );
 }
 
+/// The binary prints the committed skill; only the negative control adds `@owner`.
+#[test]
+fn manifest_skill_prints_the_committed_skill() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/agent-skill.md");
+    let committed = std::fs::read_to_string(path).unwrap();
+    let out = run(&["manifest", "--skill"]);
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8(out.stdout).unwrap() == committed,
+        "docs/agent-skill.md is stale: regenerate with `vxref manifest --skill > docs/agent-skill.md`"
+    );
+    assert!(!committed.to_lowercase().contains("@owner"));
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(BIN);
+    env_for(&mut cmd, dir.path());
+    let control = cmd
+        .env("VXREF_NEGATIVE_CONTROL", "skill-recommends-owner")
+        .args(["manifest", "--skill"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(control.stdout).unwrap();
+    assert!(text.contains("VENOMX_TOKEN=@owner"), "{text}");
+}
+
 #[test]
 fn manifest_json_lists_every_verb() {
     let out = run(&["manifest"]);
