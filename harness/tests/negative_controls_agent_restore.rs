@@ -123,25 +123,39 @@ fn run_relay(mode: &str) -> (i32, BTreeSet<String>, BTreeSet<String>) {
         "[\"{{bin_dir}}/examples/leaky_daemon\", {mode:?}, \"{{bin_dir}}/vxref\", \"{{socket}}\"]\n\
          [readiness]\nkind = \"file\"\npath = \"{{socket}}.ready\""
     );
-    run_server_rows(&serve, "{socket}")
+    run_server_rows(&serve, "{socket}", "", SERVER_ROWS)
 }
 
-/// Runs the server rows with this `serve` (profile TOML from the value on, tables
-/// after it allowed) and the workspace clients' `--socket` word.
-fn run_server_rows(serve: &str, client_socket: &str) -> (i32, BTreeSet<String>, BTreeSet<String>) {
+/// The server rows every control runs (the legacy ones need `legacy_serve`).
+const SERVER_ROWS: &str = "@optional-agent-server and not @optional-legacy-spawn";
+
+/// Runs the scenarios `tags` selects with this `serve` (profile TOML from the value
+/// on, tables after it allowed), the workspace clients' `--socket` word and `extra`
+/// lines of the `[agent_restore]` table (a `satellite_window` claims `satellite`).
+fn run_server_rows(
+    serve: &str,
+    client_socket: &str,
+    extra: &str,
+    tags: &str,
+) -> (i32, BTreeSet<String>, BTreeSet<String>) {
+    let features = if extra.contains("satellite_window") {
+        "\"agent-server\", \"satellite\""
+    } else {
+        "\"agent-server\""
+    };
     let vxref = "{bin_dir}/vxref";
     let (code, report) = common::run_profile(
         &format!(
-            "name = \"negative-control\"\ncontracts = [\"agent-restore\"]\nfeatures = [\"agent-server\"]\n\
+            "name = \"negative-control\"\ncontracts = [\"agent-restore\"]\nfeatures = [{features}]\n\
              cli = [{vxref:?}, \"--socket\", \"{{socket}}\"]\n\
              serve = {serve}\n\
              [agent_restore]\nplugins_dir = \"{{config_home}}/venomx/plugins\"\n\
              archive_check = [{vxref:?}, \"workspace\", \"check\", \"--json\", \"{{file}}\"]\n\
              workspace_save = [{vxref:?}, \"--socket\", {client_socket:?}, \"workspace\", \"save\", \"--output\", \"{{file}}\"]\n\
              workspace_restore = [{vxref:?}, \"--socket\", {client_socket:?}, \"workspace\", \"restore\", \"--archive\", \"{{file}}\", \"--fallback-argv\", \"{{fallback_argv}}\"]\n\
-             agent_launch = [{vxref:?}, \"--socket\", \"{{socket}}\", \"agent\", \"launch\", \"--window\", \"{{window}}\", \"--integration\", \"{{integration}}\", \"--native-id\", \"{{native_id}}\"]\n"
+             agent_launch = [{vxref:?}, \"--socket\", \"{{socket}}\", \"agent\", \"launch\", \"--window\", \"{{window}}\", \"--integration\", \"{{integration}}\", \"--native-id\", \"{{native_id}}\"]\n{extra}"
         ),
-        &["--tags", "@optional-agent-server and not @optional-legacy-spawn"],
+        &["--tags", tags],
     );
     let with = |verdict: &str| -> BTreeSet<String> {
         report["scenarios"]
@@ -167,11 +181,39 @@ fn run_server_rows(serve: &str, client_socket: &str) -> (i32, BTreeSet<String>, 
 #[test]
 fn a_restore_that_skips_the_lying_confirmation_fails_the_confirm_row_only() {
     common::ensure_reference(&[]);
-    let serve = "[\"{bin_dir}/vxref\", \"serve\", \"--socket\", \"{socket}\"]";
-    let (code, failing, passing) = run_server_rows(serve, "{runtime_dir}/venomx/s.sock");
+    let serve = "[\"{bin_dir}/vxref\", \"serve\", \"--socket\", \"{socket}\"]\n[readiness]\nkind = \"socket\"";
+    let (code, failing, passing) =
+        run_server_rows(serve, "{runtime_dir}/venomx/s.sock", "", SERVER_ROWS);
     assert_eq!(code, 1);
     assert!(passing.len() >= 9, "{passing:?}");
     assert_eq!(failing, names(&[CONFIRM_ROW]));
+}
+
+/// An implementation that claims satellites but whose "satellite" window is a
+/// local one, where the reference installs the record: the satellite row fails.
+#[test]
+fn a_satellite_that_accepts_local_provenance_fails_the_satellite_row() {
+    common::ensure_reference(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let vxref = common::bin_dir().join("vxref");
+    let vxref = vxref.display();
+    let local_window = script(
+        dir.path(),
+        "satellite-window",
+        &format!(
+            "s=$({vxref} --socket \"$1\" --json session create --name sat | \
+             python3 -c 'import json,sys; print(json.load(sys.stdin)[\"session\"])') || exit 1\n\
+             exec {vxref} --socket \"$1\" --json window create --session \"$s\" --name w"
+        ),
+    );
+    let serve = "[\"{bin_dir}/vxref\", \"serve\", \"--socket\", \"{socket}\"]\n[readiness]\nkind = \"socket\"";
+    let extra = format!("satellite_window = [{local_window:?}, \"{{socket}}\"]\n");
+    let (code, failing, _) = run_server_rows(serve, "{socket}", &extra, "@asr-satellite");
+    assert_eq!(code, 1);
+    assert_eq!(
+        failing,
+        names(&["A spawn on a satellite refuses the local agent-session record"])
+    );
 }
 
 fn names(list: &[&str]) -> BTreeSet<String> {

@@ -15,7 +15,7 @@ async fn through_relay(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let l = s.live();
         let mode = RelayMode::parse(&c[1])
-            .unwrap_or_else(|| crate::harness_error!("no relay mode {:?}", c[1]));
+            .unwrap_or_else(|| crate::harness_error!("no relay mode {:?}", &c[1]));
         l.ensure_running();
         let socket = l.file("relay.sock");
         let relay = MetaRelay::start(mode, &socket, &l.s.ph.socket).or_harness("start the relay");
