@@ -97,7 +97,10 @@ impl Drop for MetaRelay {
 /// Reads one line of at most the frame limit; `None` at end of stream.
 fn read_line(r: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
     let mut line = Vec::new();
-    let n = r.by_ref().take(MAX_FRAME_BYTES).read_until(b'\n', &mut line)?;
+    let n = r
+        .by_ref()
+        .take(MAX_FRAME_BYTES)
+        .read_until(b'\n', &mut line)?;
     Ok((n > 0).then_some(line))
 }
 
@@ -130,9 +133,10 @@ fn relay(
         let Some(reply) = read_line(&mut from_up)? else {
             return Ok(());
         };
-        let lie = (mode == RelayMode::ReadbackLies && request["verb"] == "meta.get" && names_record)
-            .then(|| lying_readback(&reply))
-            .flatten();
+        let lie =
+            (mode == RelayMode::ReadbackLies && request["verb"] == "meta.get" && names_record)
+                .then(|| lying_readback(&reply))
+                .flatten();
         match lie {
             Some(text) => {
                 altered.fetch_add(1, Ordering::SeqCst);
@@ -254,7 +258,11 @@ mod tests {
             MetaRelay::start(RelayMode::DropMetaSet, &dir.path().join("r.sock"), &up).unwrap();
         let (mut c, mut r) = connect(&relay);
         assert_eq!(ask(&mut c, &mut r, "meta.set", RECORD_KEY)["ok"], json!({}));
-        assert_eq!(seen.load(Ordering::SeqCst), 0, "the write reached the daemon");
+        assert_eq!(
+            seen.load(Ordering::SeqCst),
+            0,
+            "the write reached the daemon"
+        );
         ask(&mut c, &mut r, "meta.set", "agent/v1");
         assert_eq!(seen.load(Ordering::SeqCst), 1);
         assert_eq!(relay.altered(), 1);

@@ -160,10 +160,25 @@ fn agent_launch_takes_the_native_id_from_the_integration_environment() {
     .unwrap();
     d.ok(&["config", "reload"]);
     let list = d.ok(&["integration", "list"]);
-    assert_eq!(list["integrations"][0]["native_env"], "PHUX_STUB_SESSION_ID");
+    assert_eq!(
+        list["integrations"][0]["native_env"],
+        "PHUX_STUB_SESSION_ID"
+    );
     let launch = |flag: Option<&str>, env: Option<&str>| -> Value {
-        let s = d.ok(&["session", "create", "--name", &format!("s{}", next_number())]);
-        let w = d.ok(&["window", "create", "--session", s["session"].as_str().unwrap(), "--name", "w"]);
+        let s = d.ok(&[
+            "session",
+            "create",
+            "--name",
+            &format!("s{}", next_number()),
+        ]);
+        let w = d.ok(&[
+            "window",
+            "create",
+            "--session",
+            s["session"].as_str().unwrap(),
+            "--name",
+            "w",
+        ]);
         let mut cmd = Command::new(BIN);
         env_for(&mut cmd, d.dir.path());
         cmd.env("VENOMX_TOKEN", "@owner");
@@ -193,7 +208,10 @@ fn agent_launch_takes_the_native_id_from_the_integration_environment() {
     assert_eq!(native(&launch(Some("flag-1"), Some("env-2"))), "flag-1");
     let plain = launch(None, None);
     assert_eq!(plain["restorable"], false, "{plain}");
-    assert!(plain.get("agent_session").is_none_or(Value::is_null), "{plain}");
+    assert!(
+        plain.get("agent_session").is_none_or(Value::is_null),
+        "{plain}"
+    );
     let bad = launch(None, Some("-x"));
     assert_eq!(bad["error"]["code"], "invalid_params.native_id", "{bad}");
 }

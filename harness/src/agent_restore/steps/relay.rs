@@ -10,7 +10,9 @@ use crate::verdict::OrHarness;
 use cucumber::{given, then};
 use serde_json::json;
 
-#[given(regex = r#"^the workspace clients reach the daemon through the relay in mode "([a-z-]+)"$"#)]
+#[given(
+    regex = r#"^the workspace clients reach the daemon through the relay in mode "([a-z-]+)"$"#
+)]
 async fn through_relay(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let l = s.live();
@@ -29,7 +31,10 @@ async fn relay_altered(w: &mut World) {
     w.run(&[], None, |s, _| {
         let l = s.live();
         let n = l.relay.as_ref().or_harness("no relay runs").altered();
-        assert!(n > 0, "the client never read the record back through the relay");
+        assert!(
+            n > 0,
+            "the client never read the record back through the relay"
+        );
     })
     .await;
 }
@@ -56,9 +61,11 @@ async fn program_gone(w: &mut World, c: &[String]) {
         let dump: serde_json::Value =
             serde_json::from_slice(&bytes).or_harness("the program's argv dump");
         let pid = dump["pid"].as_i64().or_harness("the dump's pid") as i32;
-        poll("the unconfirmed pane's program to end", scaled(5_000), || {
-            (!crate::drivers::process::alive(pid)).then_some(())
-        });
+        poll(
+            "the unconfirmed pane's program to end",
+            scaled(5_000),
+            || (!crate::drivers::process::alive(pid)).then_some(()),
+        );
     })
     .await;
 }

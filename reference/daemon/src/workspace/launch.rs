@@ -56,7 +56,11 @@ fn native_id_from_env(c: &Client, params: &mut Value) -> Result<(), Value> {
         .into_iter()
         .flatten()
         .filter(|e| e["integration_id"] == params["integration"] && e["enabled"] == json!(true))
-        .filter(|e| params.get("expect_plugin_id").is_none_or(|p| e["plugin_id"] == *p))
+        .filter(|e| {
+            params
+                .get("expect_plugin_id")
+                .is_none_or(|p| e["plugin_id"] == *p)
+        })
         .collect();
     let [owner] = owners.as_slice() else {
         return Ok(());
