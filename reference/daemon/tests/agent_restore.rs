@@ -51,6 +51,19 @@ fn pane_with_record(d: &Daemon, name: &str) {
     ]);
 }
 
+/// Plugin "team" with the resume-only integration "stub" (`sleep`), reloaded.
+fn stub_plugin(d: &Daemon) {
+    let root = d.dir.path().join("config/venomx/plugins/team");
+    std::fs::create_dir_all(root.join("integrations")).unwrap();
+    std::fs::write(root.join("plugin.toml"), "id = \"team\"\n").unwrap();
+    std::fs::write(
+        root.join("integrations/stub.toml"),
+        "id = \"stub\"\n[launch]\ncommand = [\"sleep\", \"3600\"]\n[session_identity]\nmode = \"native-or-phux\"\nnative_env = \"PHUX_STUB_SESSION_ID\"\nrestore = \"external-cli\"\nresume_args = [\"--resume\", \"${PHUX_AGENT_SESSION_ID}\"]\n",
+    )
+    .unwrap();
+    d.ok(&["config", "reload"]);
+}
+
 fn tmp_files(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .unwrap()
@@ -108,15 +121,7 @@ fn a_crash_at_the_rename_leaves_the_old_archive_under_the_final_name() {
 #[test]
 fn an_unreadable_plugin_on_reload_fails_native_restore_before_creating() {
     let d = Daemon::start_faulty(None, "open@*/plugins/*=EACCES");
-    let root = d.dir.path().join("config/venomx/plugins/team");
-    std::fs::create_dir_all(root.join("integrations")).unwrap();
-    std::fs::write(root.join("plugin.toml"), "id = \"team\"\n").unwrap();
-    std::fs::write(
-        root.join("integrations/stub.toml"),
-        "id = \"stub\"\n[launch]\ncommand = [\"sleep\", \"3600\"]\n[session_identity]\nmode = \"native-or-phux\"\nnative_env = \"PHUX_STUB_SESSION_ID\"\nrestore = \"external-cli\"\nresume_args = [\"--resume\", \"${PHUX_AGENT_SESSION_ID}\"]\n",
-    )
-    .unwrap();
-    d.ok(&["config", "reload"]);
+    stub_plugin(&d);
     let list = d.ok(&["integration", "list"]);
     assert_eq!(list["integrations"], serde_json::json!([]), "{list}");
     assert_eq!(list["problems"][0]["code"], "unavailable.file_io", "{list}");
@@ -150,15 +155,7 @@ fn an_unreadable_plugin_on_reload_fails_native_restore_before_creating() {
 #[test]
 fn agent_launch_takes_the_native_id_from_the_integration_environment() {
     let d = Daemon::start();
-    let root = d.dir.path().join("config/venomx/plugins/team");
-    std::fs::create_dir_all(root.join("integrations")).unwrap();
-    std::fs::write(root.join("plugin.toml"), "id = \"team\"\n").unwrap();
-    std::fs::write(
-        root.join("integrations/stub.toml"),
-        "id = \"stub\"\n[launch]\ncommand = [\"sleep\", \"3600\"]\n[session_identity]\nmode = \"native-or-phux\"\nnative_env = \"PHUX_STUB_SESSION_ID\"\nrestore = \"external-cli\"\nresume_args = [\"--resume\", \"${PHUX_AGENT_SESSION_ID}\"]\n",
-    )
-    .unwrap();
-    d.ok(&["config", "reload"]);
+    stub_plugin(&d);
     let list = d.ok(&["integration", "list"]);
     assert_eq!(
         list["integrations"][0]["native_env"],
