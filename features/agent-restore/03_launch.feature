@@ -154,3 +154,13 @@ Feature: Launch
     When the launch client starts "stub" in a new window with native id "cli-2" as "a"
     Then the launch client succeeds
     And meta.get "agent-session/v1" on $a is the record of "team" "stub" "cli-2"
+
+  @asr-satellite @optional-satellite
+  Scenario: A spawn on a satellite refuses the local agent-session record
+    Given a window on a satellite, from the profile's satellite_window
+    When pane.create starts a sleeper in the satellite window with the record of "team" "stub" "sat-1"
+    Then the call fails with "unsupported.native_restore"
+    And the new window has no pane
+    When agent.launch starts "stub" in the satellite window with native id "sat-2"
+    Then the call fails with "unsupported.native_restore"
+    And the new window has no pane

@@ -149,3 +149,14 @@ Feature: Save and restore
     When the workspace is restored from "one.json"
     Then the restore fails with "unsupported.native_restore" by rule "restore.probe_writable"
     And no session is named "native"
+
+  @asr-restore-confirm
+  Scenario: A replacement pane whose record reads back altered is removed and the restore fails
+    Given the archive "one.json" holds the session "native" natively resumed as "team" "stub" "id-one"
+    And the workspace clients reach the daemon through the relay in mode "readback-lies"
+    When the workspace is restored from "one.json"
+    Then the restore fails with "conflict.agent_session_unconfirmed"
+    And the relay altered at least one record on its way
+    And no pane exists
+    And the program of "stub", if it started, is no longer running
+    And no session is named "native"

@@ -119,20 +119,43 @@ sys.exit(0 if v["result"] == "valid" else 1)
 /// failed, and of those that passed).
 fn run_relay(mode: &str) -> (i32, BTreeSet<String>, BTreeSet<String>) {
     common::ensure_reference(&["leaky_daemon"]);
+    let serve = format!(
+        "[\"{{bin_dir}}/examples/leaky_daemon\", {mode:?}, \"{{bin_dir}}/vxref\", \"{{socket}}\"]\n\
+         [readiness]\nkind = \"file\"\npath = \"{{socket}}.ready\""
+    );
+    run_server_rows(&serve, "{socket}", "", SERVER_ROWS)
+}
+
+/// The server rows every control runs (the legacy ones need `legacy_serve`).
+const SERVER_ROWS: &str = "@optional-agent-server and not @optional-legacy-spawn";
+
+/// Runs the scenarios `tags` selects with this `serve` (profile TOML from the value
+/// on, tables after it allowed), the workspace clients' `--socket` word and `extra`
+/// lines of the `[agent_restore]` table (a `satellite_window` claims `satellite`).
+fn run_server_rows(
+    serve: &str,
+    client_socket: &str,
+    extra: &str,
+    tags: &str,
+) -> (i32, BTreeSet<String>, BTreeSet<String>) {
+    let features = if extra.contains("satellite_window") {
+        "\"agent-server\", \"satellite\""
+    } else {
+        "\"agent-server\""
+    };
     let vxref = "{bin_dir}/vxref";
     let (code, report) = common::run_profile(
         &format!(
-            "name = \"negative-control\"\ncontracts = [\"agent-restore\"]\nfeatures = [\"agent-server\"]\n\
-             serve = [\"{{bin_dir}}/examples/leaky_daemon\", {mode:?}, {vxref:?}, \"{{socket}}\"]\n\
+            "name = \"negative-control\"\ncontracts = [\"agent-restore\"]\nfeatures = [{features}]\n\
              cli = [{vxref:?}, \"--socket\", \"{{socket}}\"]\n\
-             [readiness]\nkind = \"file\"\npath = \"{{socket}}.ready\"\n\
+             serve = {serve}\n\
              [agent_restore]\nplugins_dir = \"{{config_home}}/venomx/plugins\"\n\
              archive_check = [{vxref:?}, \"workspace\", \"check\", \"--json\", \"{{file}}\"]\n\
-             workspace_save = [{vxref:?}, \"--socket\", \"{{socket}}\", \"workspace\", \"save\", \"--output\", \"{{file}}\"]\n\
-             workspace_restore = [{vxref:?}, \"--socket\", \"{{socket}}\", \"workspace\", \"restore\", \"--archive\", \"{{file}}\", \"--fallback-argv\", \"{{fallback_argv}}\"]\n\
-             agent_launch = [{vxref:?}, \"--socket\", \"{{socket}}\", \"agent\", \"launch\", \"--window\", \"{{window}}\", \"--integration\", \"{{integration}}\", \"--native-id\", \"{{native_id}}\"]\n"
+             workspace_save = [{vxref:?}, \"--socket\", {client_socket:?}, \"workspace\", \"save\", \"--output\", \"{{file}}\"]\n\
+             workspace_restore = [{vxref:?}, \"--socket\", {client_socket:?}, \"workspace\", \"restore\", \"--archive\", \"{{file}}\", \"--fallback-argv\", \"{{fallback_argv}}\"]\n\
+             agent_launch = [{vxref:?}, \"--socket\", \"{{socket}}\", \"agent\", \"launch\", \"--window\", \"{{window}}\", \"--integration\", \"{{integration}}\", \"--native-id\", \"{{native_id}}\"]\n{extra}"
         ),
-        &["--tags", "@optional-agent-server and not @optional-legacy-spawn"],
+        &["--tags", tags],
     );
     let with = |verdict: &str| -> BTreeSet<String> {
         report["scenarios"]
@@ -149,6 +172,48 @@ fn run_relay(mode: &str) -> (i32, BTreeSet<String>, BTreeSet<String>) {
         with("harness-error")
     );
     (code, with("fail"), with("pass"))
+}
+
+/// A restore client that never confirms over the connection it restores through:
+/// it names the daemon's socket itself, so the suite's lying relay never sees it
+/// and a pane whose record reads back altered survives. Only the confirmation row
+/// may notice.
+#[test]
+fn a_restore_that_skips_the_lying_confirmation_fails_the_confirm_row_only() {
+    common::ensure_reference(&[]);
+    let serve = "[\"{bin_dir}/vxref\", \"serve\", \"--socket\", \"{socket}\"]\n[readiness]\nkind = \"socket\"";
+    let (code, failing, passing) =
+        run_server_rows(serve, "{runtime_dir}/venomx/s.sock", "", SERVER_ROWS);
+    assert_eq!(code, 1);
+    assert!(passing.len() >= 9, "{passing:?}");
+    assert_eq!(failing, names(&[CONFIRM_ROW]));
+}
+
+/// An implementation that claims satellites but whose "satellite" window is a
+/// local one, where the reference installs the record: the satellite row fails.
+#[test]
+fn a_satellite_that_accepts_local_provenance_fails_the_satellite_row() {
+    common::ensure_reference(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let vxref = common::bin_dir().join("vxref");
+    let vxref = vxref.display();
+    let local_window = script(
+        dir.path(),
+        "satellite-window",
+        &format!(
+            "s=$({vxref} --socket \"$1\" --json session create --name sat | \
+             python3 -c 'import json,sys; print(json.load(sys.stdin)[\"session\"])') || exit 1\n\
+             exec {vxref} --socket \"$1\" --json window create --session \"$s\" --name w"
+        ),
+    );
+    let serve = "[\"{bin_dir}/vxref\", \"serve\", \"--socket\", \"{socket}\"]\n[readiness]\nkind = \"socket\"";
+    let extra = format!("satellite_window = [{local_window:?}, \"{{socket}}\"]\n");
+    let (code, failing, _) = run_server_rows(serve, "{socket}", &extra, "@asr-satellite");
+    assert_eq!(code, 1);
+    assert_eq!(
+        failing,
+        names(&["A spawn on a satellite refuses the local agent-session record"])
+    );
 }
 
 fn names(list: &[&str]) -> BTreeSet<String> {
@@ -185,6 +250,10 @@ fn a_writable_reserved_namespace_fails_every_native_restore_row() {
     assert_eq!(failing, names(&RESERVED_WRITABLE_FAILS));
 }
 
+/// Restore's confirmation row (05): it restores through the suite's own lying relay.
+const CONFIRM_ROW: &str =
+    "A replacement pane whose record reads back altered is removed and the restore fails";
+
 // Reviewed by hand: each row below reads a record back (meta.get, a saved archive,
 // or restore's confirmation); the passing rows read none, or only its presence.
 const READBACK_LIES_FAILS: [&str; 17] = [
@@ -209,7 +278,8 @@ const READBACK_LIES_FAILS: [&str; 17] = [
 // Each row below writes through meta.set and expects a refusal or reads the value
 // back; native restore fails too, since a dropped probe looks like a writable
 // reserved namespace. Spawn-path records are untouched.
-const DROP_META_SET_FAILS: [&str; 9] = [
+const DROP_META_SET_FAILS: [&str; 10] = [
+    CONFIRM_ROW,
     "A record with a member beyond the three is refused on both write paths",
     "A saved native session is restored from its record, as a new process",
     "Native ids are trimmed, not option-shaped, control-free and at most 1024 bytes",
@@ -221,7 +291,8 @@ const DROP_META_SET_FAILS: [&str; 9] = [
     "Two restores of one name race: the winner's pane has the winner's record",
 ];
 // Exactly the rows that restore a session natively (the probe runs only then).
-const RESERVED_WRITABLE_FAILS: [&str; 3] = [
+const RESERVED_WRITABLE_FAILS: [&str; 4] = [
+    CONFIRM_ROW,
     "A saved native session is restored from its record, as a new process",
     "Restore uses the current template, not the one of the save",
     "Two restores of one name race: the winner's pane has the winner's record",

@@ -33,6 +33,10 @@ pub struct Templates {
     /// The implementation as an older server (optional feature `legacy-spawn`).
     #[serde(default)]
     pub legacy_serve: Vec<String>,
+    /// Makes a window whose panes are spawned on a satellite, not as local Terminals,
+    /// and prints `{"window": ID}` (optional feature `satellite`).
+    #[serde(default)]
+    pub satellite_window: Vec<String>,
 }
 
 impl Templates {

@@ -31,6 +31,8 @@ pub struct Live {
     /// The last workspace save or restore reply, and the replies of a race.
     pub client_reply: Option<Reply>,
     pub raced: Vec<(String, Reply)>,
+    /// The relay the workspace clients reach the daemon through, once a step set one.
+    pub relay: Option<crate::drivers::meta_relay::MetaRelay>,
 }
 
 impl Live {
@@ -43,6 +45,7 @@ impl Live {
             launch_reply: None,
             client_reply: None,
             raced: Vec::new(),
+            relay: None,
         }
     }
 
@@ -155,7 +158,8 @@ impl Live {
 
     /// Runs a `[agent_restore]` client template (`workspace_save`, `workspace_restore`)
     /// as the owner: `{file}` is `file`; `{fallback_argv}` the given JSON text, or,
-    /// when `None`, the word and the flag before it are left out.
+    /// when `None`, the word and the flag before it are left out. With a relay,
+    /// `{socket}` is the relay's.
     pub fn client_command(
         &mut self,
         template: &[String],
@@ -176,6 +180,12 @@ impl Live {
                 }
             } else {
                 words.push(w.replace("{file}", &file.to_string_lossy()));
+            }
+        }
+        if let Some(relay) = &self.relay {
+            let socket = relay.socket.to_string_lossy();
+            for w in &mut words {
+                *w = w.replace("{socket}", &socket);
             }
         }
         let env = vec![("VENOMX_TOKEN".to_string(), self.s.owner_token())];

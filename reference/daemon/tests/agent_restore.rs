@@ -34,6 +34,19 @@ fn pane_with_record(d: &Daemon, name: &str) {
         .pane_with(r#"["sleep","3600"]"#, &["--agent-session", RECORD]);
 }
 
+/// Plugin "team" with the resume-only integration "stub" (`sleep`), reloaded.
+fn stub_plugin(d: &Daemon) {
+    let root = d.dir.path().join("config/venomx/plugins/team");
+    std::fs::create_dir_all(root.join("integrations")).unwrap();
+    std::fs::write(root.join("plugin.toml"), "id = \"team\"\n").unwrap();
+    std::fs::write(
+        root.join("integrations/stub.toml"),
+        "id = \"stub\"\n[launch]\ncommand = [\"sleep\", \"3600\"]\n[session_identity]\nmode = \"native-or-phux\"\nnative_env = \"PHUX_STUB_SESSION_ID\"\nrestore = \"external-cli\"\nresume_args = [\"--resume\", \"${PHUX_AGENT_SESSION_ID}\"]\n",
+    )
+    .unwrap();
+    d.ok(&["config", "reload"]);
+}
+
 fn tmp_files(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .unwrap()
@@ -91,15 +104,7 @@ fn a_crash_at_the_rename_leaves_the_old_archive_under_the_final_name() {
 #[test]
 fn an_unreadable_plugin_on_reload_fails_native_restore_before_creating() {
     let d = Daemon::start_faulty(None, "open@*/plugins/*=EACCES");
-    let root = d.dir.path().join("config/venomx/plugins/team");
-    std::fs::create_dir_all(root.join("integrations")).unwrap();
-    std::fs::write(root.join("plugin.toml"), "id = \"team\"\n").unwrap();
-    std::fs::write(
-        root.join("integrations/stub.toml"),
-        "id = \"stub\"\n[launch]\ncommand = [\"sleep\", \"3600\"]\n[session_identity]\nmode = \"native-or-phux\"\nnative_env = \"PHUX_STUB_SESSION_ID\"\nrestore = \"external-cli\"\nresume_args = [\"--resume\", \"${PHUX_AGENT_SESSION_ID}\"]\n",
-    )
-    .unwrap();
-    d.ok(&["config", "reload"]);
+    stub_plugin(&d);
     let list = d.ok(&["integration", "list"]);
     assert_eq!(list["integrations"], serde_json::json!([]), "{list}");
     assert_eq!(list["problems"][0]["code"], "unavailable.file_io", "{list}");
@@ -126,4 +131,74 @@ fn an_unreadable_plugin_on_reload_fails_native_restore_before_creating() {
         d.ok(&["session", "list"])["sessions"],
         serde_json::json!([])
     );
+}
+
+/// `agent launch` without `--native-id` resumes the id in the integration's
+/// `$<native_env>`; `--native-id` wins over it; neither leaves the launch plain.
+#[test]
+fn agent_launch_takes_the_native_id_from_the_integration_environment() {
+    let d = Daemon::start();
+    stub_plugin(&d);
+    let list = d.ok(&["integration", "list"]);
+    assert_eq!(
+        list["integrations"][0]["native_env"],
+        "PHUX_STUB_SESSION_ID"
+    );
+    let launch = |flag: Option<&str>, env: Option<&str>| -> Value {
+        let s = d.ok(&[
+            "session",
+            "create",
+            "--name",
+            &format!("s{}", next_number()),
+        ]);
+        let w = d.ok(&[
+            "window",
+            "create",
+            "--session",
+            s["session"].as_str().unwrap(),
+            "--name",
+            "w",
+        ]);
+        let mut cmd = Command::new(BIN);
+        env_for(&mut cmd, d.dir.path());
+        cmd.env("VENOMX_TOKEN", "@owner");
+        if let Some(id) = env {
+            cmd.env("PHUX_STUB_SESSION_ID", id);
+        }
+        cmd.arg("--socket").arg(&d.socket).args([
+            "--json",
+            "agent",
+            "launch",
+            "--window",
+            w["window"].as_str().unwrap(),
+            "--integration",
+            "stub",
+        ]);
+        if let Some(id) = flag {
+            cmd.args(["--native-id", id]);
+        }
+        let out = cmd.stdin(Stdio::null()).output().expect("run vxref");
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{out:?}"))
+    };
+    let native = |v: &Value| -> Value {
+        let text = v["agent_session"].as_str().unwrap_or_else(|| panic!("{v}"));
+        serde_json::from_str::<Value>(text).unwrap()["native_id"].clone()
+    };
+    assert_eq!(native(&launch(None, Some("env-1"))), "env-1");
+    assert_eq!(native(&launch(Some("flag-1"), Some("env-2"))), "flag-1");
+    let plain = launch(None, None);
+    assert_eq!(plain["restorable"], false, "{plain}");
+    assert!(
+        plain.get("agent_session").is_none_or(Value::is_null),
+        "{plain}"
+    );
+    let bad = launch(None, Some("-x"));
+    assert_eq!(bad["error"]["code"], "invalid_params.native_id", "{bad}");
+}
+
+/// A distinct session name per call.
+fn next_number() -> u32 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    N.fetch_add(1, Ordering::SeqCst)
 }

@@ -3,4 +3,6 @@
 mod launch;
 mod offline;
 mod records;
+mod relay;
 mod restore;
+mod satellite;

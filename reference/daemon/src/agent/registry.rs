@@ -178,6 +178,8 @@ impl Integrations {
                     "enabled": e.enabled,
                     "restorable": e.template.restorable(),
                     "fresh_identity": e.template.fresh_identity(),
+                    // Where a launching client finds a caller-supplied id (§3).
+                    "native_env": e.template.session_identity.as_ref().map(|i| &i.native_env),
                 })
             })
             .collect();

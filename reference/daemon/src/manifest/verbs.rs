@@ -586,7 +586,7 @@ pub const VERBS: &[Verb] = &[
         mutation: false,
         product: false,
         kind: VerbKind::Turn,
-        result: "{integrations:[{plugin_id,integration_id,enabled,restorable,fresh_identity}],problems:[{file,code,rule}]}",
+        result: "{integrations:[{plugin_id,integration_id,enabled,restorable,fresh_identity,native_env}],problems:[{file,code,rule}]}",
     },
     Verb {
         id: VerbId::AgentLaunch,

@@ -1,4 +1,5 @@
-//! `vxref agent launch`: `agent.launch`, then the read-back ADR-0068 §4 asks of a
+//! `vxref agent launch`: the id from `--native-id`, else from the integration's
+//! `$<native_env>`; `agent.launch`, then the read-back ADR-0068 §4 asks of a
 //! launching client. A server with `agent_session_spawn` installed the record in the
 //! pane's turn: `meta.get` must return exactly the bytes the reply names. An older
 //! server ignored it: the client sets it with `meta.set` and confirms with `meta.get`,
@@ -39,7 +40,47 @@ fn confirmed_by_fallback(c: &Client, pane: &str, record: &str) -> bool {
     false
 }
 
-pub fn run(c: &Client, params: Value) -> Result<Value, Value> {
+/// Without `--native-id`, the caller's id is the integration's `$<native_env>`
+/// (ADR-0068 §3: a caller-supplied native_env value resumes that exact identity).
+/// The variable is named by the one enabled owner `integration.list` shows (the
+/// expected one, when given); anything else leaves the id to `agent.launch`, which
+/// judges the owner itself. An empty variable supplies nothing; an invalid one is
+/// the daemon's to refuse.
+fn native_id_from_env(c: &Client, params: &mut Value) -> Result<(), Value> {
+    if params.get("native_id").is_some() {
+        return Ok(());
+    }
+    let list = c.call("integration.list", json!({}))?;
+    let owners: Vec<&Value> = list["integrations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["integration_id"] == params["integration"] && e["enabled"] == json!(true))
+        .filter(|e| {
+            params
+                .get("expect_plugin_id")
+                .is_none_or(|p| e["plugin_id"] == *p)
+        })
+        .collect();
+    let [owner] = owners.as_slice() else {
+        return Ok(());
+    };
+    let Some(name) = owner["native_env"].as_str() else {
+        return Ok(());
+    };
+    if let Some(id) = std::env::var_os(name) {
+        let id = id
+            .into_string()
+            .map_err(|_| ApiError::param("native_id", "the native id must be UTF-8").to_json())?;
+        if !id.is_empty() {
+            params["native_id"] = json!(id);
+        }
+    }
+    Ok(())
+}
+
+pub fn run(c: &Client, mut params: Value) -> Result<Value, Value> {
+    native_id_from_env(c, &mut params)?;
     let info = c.call("server.info", json!({}))?;
     let atomic = info["capabilities"]
         .as_array()

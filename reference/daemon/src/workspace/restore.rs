@@ -162,6 +162,24 @@ fn restore_session(
         Err(e) => return Err(e),
     };
     let sid = str_of(&created, "session")?.to_string();
+    // Created with `unique`, the session is this restore's own: a failure past this
+    // point (an unconfirmed record above all) removes it, so no half-made session
+    // is left for the next restore to skip as existing.
+    let built = build_session(c, &sid, session, fallback, native);
+    if built.is_err() {
+        let _ = c.call("session.kill", json!({"session": sid}));
+    }
+    built.map(|()| true)
+}
+
+/// The windows and panes of the just-created session `sid`.
+fn build_session(
+    c: &Client,
+    sid: &str,
+    session: &Session,
+    fallback: Option<&[String]>,
+    native: &mut Vec<Value>,
+) -> Result<(), Value> {
     let preferred = session.preferred_pane();
     for (wi, w) in session.windows.iter().enumerate() {
         let mut params = json!({"session": sid, "name": window_name(&w.name)});
@@ -197,7 +215,7 @@ fn restore_session(
             last = Some(str_of(&reply, "pane")?.to_string());
         }
     }
-    Ok(true)
+    Ok(())
 }
 
 pub fn run(c: &Client, path: &Path, fallback_text: Option<&String>) -> Result<Value, Value> {

@@ -1,0 +1,270 @@
+//! A Unix-socket relay between a client under test and the daemon, for the wire's
+//! newline-delimited JSON (docs/spec/wire.md), that breaks the agent-session record
+//! on its way (ADR-0068 §4, §6). It runs in lock-step, one request then its one
+//! reply (the daemon answers in order, blank lines get none), so it knows which
+//! reply answers which request without trusting ids. Modes:
+//! - `readback-lies`: an `agent-session/v1` value in a `meta.get` reply comes back
+//!   with another (still valid) native id;
+//! - `drop-meta-set`: a `meta.set` of `agent-session/v1` is answered `ok` by the
+//!   relay and never reaches the daemon.
+//!
+//! After the `ok` reply to a streaming verb (`pane.attach`, `events.subscribe`) the
+//! relay copies bytes unchanged both ways.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The record key the relay breaks.
+const RECORD_KEY: &str = "agent-session/v1";
+/// Longest frame it reads (the wire's limit plus its newline).
+const MAX_FRAME_BYTES: u64 = 1024 * 1024 + 1;
+/// How long either side may stay silent before the relay gives the connection up.
+const IDLE: Duration = Duration::from_secs(30);
+/// What the lying readback appends to the native id.
+const LIE_SUFFIX: &str = "-relayed";
+
+/// Which rule the relay breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RelayMode {
+    ReadbackLies,
+    DropMetaSet,
+}
+
+impl RelayMode {
+    pub fn parse(name: &str) -> Option<RelayMode> {
+        match name {
+            "readback-lies" => Some(RelayMode::ReadbackLies),
+            "drop-meta-set" => Some(RelayMode::DropMetaSet),
+            _ => None,
+        }
+    }
+}
+
+/// A running relay; it stops accepting when dropped.
+pub struct MetaRelay {
+    pub socket: PathBuf,
+    altered: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+}
+
+impl MetaRelay {
+    /// Listens on `socket` in front of the daemon's `upstream` socket.
+    pub fn start(mode: RelayMode, socket: &Path, upstream: &Path) -> std::io::Result<MetaRelay> {
+        let _ = std::fs::remove_file(socket);
+        let listener = UnixListener::bind(socket)?;
+        listener.set_nonblocking(true)?;
+        let altered = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (a, st, up) = (altered.clone(), stop.clone(), upstream.to_path_buf());
+        std::thread::spawn(move || {
+            while !st.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((client, _)) => {
+                        let (a, up) = (a.clone(), up.clone());
+                        std::thread::spawn(move || {
+                            let _ = relay(mode, client, &up, &a);
+                        });
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        });
+        Ok(MetaRelay {
+            socket: socket.to_path_buf(),
+            altered,
+            stop,
+        })
+    }
+
+    /// How many requests or replies it has altered or answered itself.
+    pub fn altered(&self) -> usize {
+        self.altered.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for MetaRelay {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+/// Reads one line of at most the frame limit; `None` at end of stream.
+fn read_line(r: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
+    let mut line = Vec::new();
+    let n = r
+        .by_ref()
+        .take(MAX_FRAME_BYTES)
+        .read_until(b'\n', &mut line)?;
+    Ok((n > 0).then_some(line))
+}
+
+fn relay(
+    mode: RelayMode,
+    client: UnixStream,
+    upstream: &Path,
+    altered: &AtomicUsize,
+) -> std::io::Result<()> {
+    client.set_read_timeout(Some(IDLE))?;
+    let up = UnixStream::connect(upstream)?;
+    up.set_read_timeout(Some(IDLE))?;
+    let mut from_client = BufReader::new(client.try_clone()?);
+    let mut to_client = client;
+    let mut from_up = BufReader::new(up.try_clone()?);
+    let mut to_up = up;
+    while let Some(line) = read_line(&mut from_client)? {
+        if line.iter().all(|b| b" \t\r\n".contains(b)) {
+            continue;
+        }
+        let request: Value = serde_json::from_slice(&line).unwrap_or(Value::Null);
+        let names_record = request["params"]["key"] == RECORD_KEY;
+        if mode == RelayMode::DropMetaSet && request["verb"] == "meta.set" && names_record {
+            altered.fetch_add(1, Ordering::SeqCst);
+            writeln!(to_client, "{}", json!({"id": request["id"], "ok": {}}))?;
+            continue;
+        }
+        to_up.write_all(&line)?;
+        to_up.flush()?;
+        let Some(reply) = read_line(&mut from_up)? else {
+            return Ok(());
+        };
+        let lie =
+            (mode == RelayMode::ReadbackLies && request["verb"] == "meta.get" && names_record)
+                .then(|| lying_readback(&reply))
+                .flatten();
+        match lie {
+            Some(text) => {
+                altered.fetch_add(1, Ordering::SeqCst);
+                writeln!(to_client, "{text}")?;
+            }
+            None => to_client.write_all(&reply)?,
+        }
+        to_client.flush()?;
+        if matches!(
+            request["verb"].as_str(),
+            Some("pane.attach" | "events.subscribe")
+        ) {
+            return stream_through(from_client, to_up, from_up, to_client);
+        }
+    }
+    Ok(())
+}
+
+/// A `meta.get` reply whose record has another native id; None when it holds none.
+fn lying_readback(reply: &[u8]) -> Option<String> {
+    let mut v: Value = serde_json::from_slice(reply).ok()?;
+    let text = v["ok"]["value"].as_str()?;
+    let mut record: Value = serde_json::from_str(text).ok()?;
+    let native = record["native_id"].as_str()?;
+    record["native_id"] = Value::String(format!("{native}{LIE_SUFFIX}"));
+    v["ok"]["value"] = Value::String(record.to_string());
+    Some(v.to_string())
+}
+
+/// Copies both directions unchanged until either side closes.
+fn stream_through(
+    mut from_client: BufReader<UnixStream>,
+    mut to_up: UnixStream,
+    mut from_up: BufReader<UnixStream>,
+    mut to_client: UnixStream,
+) -> std::io::Result<()> {
+    let _ = from_client.get_ref().set_read_timeout(None);
+    let _ = from_up.get_ref().set_read_timeout(None);
+    let upward = std::thread::spawn(move || {
+        let _ = std::io::copy(&mut from_client, &mut to_up);
+        let _ = to_up.shutdown(std::net::Shutdown::Write);
+    });
+    let _ = std::io::copy(&mut from_up, &mut to_client);
+    let _ = to_client.shutdown(std::net::Shutdown::Both);
+    let _ = upward.join();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A daemon stand-in: answers `meta.get` with a fixed record, anything else `ok`,
+    /// and counts the requests it saw.
+    fn upstream(dir: &Path, seen: Arc<AtomicUsize>) -> PathBuf {
+        let path = dir.join("up.sock");
+        let l = UnixListener::bind(&path).unwrap();
+        std::thread::spawn(move || {
+            for s in l.incoming() {
+                let s = s.unwrap();
+                let seen = seen.clone();
+                std::thread::spawn(move || {
+                    let mut r = BufReader::new(s.try_clone().unwrap());
+                    let mut w = s;
+                    while let Ok(Some(line)) = read_line(&mut r) {
+                        seen.fetch_add(1, Ordering::SeqCst);
+                        let v: Value = serde_json::from_slice(&line).unwrap();
+                        let record = r#"{"plugin_id":"p","integration_id":"i","native_id":"n"}"#;
+                        let ok = if v["verb"] == "meta.get" {
+                            json!({"key": v["params"]["key"], "value": record})
+                        } else {
+                            json!({})
+                        };
+                        writeln!(w, "{}", json!({"id": v["id"], "ok": ok})).unwrap();
+                    }
+                });
+            }
+        });
+        path
+    }
+
+    fn ask(c: &mut UnixStream, r: &mut BufReader<UnixStream>, verb: &str, key: &str) -> Value {
+        let req = json!({"id": 1, "verb": verb, "params": {"pane": "p1", "key": key}});
+        writeln!(c, "{req}").unwrap();
+        serde_json::from_slice(&read_line(r).unwrap().unwrap()).unwrap()
+    }
+
+    fn connect(relay: &MetaRelay) -> (UnixStream, BufReader<UnixStream>) {
+        let c = UnixStream::connect(&relay.socket).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let r = BufReader::new(c.try_clone().unwrap());
+        (c, r)
+    }
+
+    #[test]
+    fn readback_lies_alters_only_the_record_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let seen = Arc::new(AtomicUsize::new(0));
+        let up = upstream(dir.path(), seen.clone());
+        let relay =
+            MetaRelay::start(RelayMode::ReadbackLies, &dir.path().join("r.sock"), &up).unwrap();
+        let (mut c, mut r) = connect(&relay);
+        let got = ask(&mut c, &mut r, "meta.get", RECORD_KEY);
+        let record: Value = serde_json::from_str(got["ok"]["value"].as_str().unwrap()).unwrap();
+        assert_eq!(record["native_id"], json!(format!("n{LIE_SUFFIX}")));
+        let other = ask(&mut c, &mut r, "meta.get", "agent/v1");
+        let record: Value = serde_json::from_str(other["ok"]["value"].as_str().unwrap()).unwrap();
+        assert_eq!(record["native_id"], json!("n"));
+        assert_eq!(relay.altered(), 1);
+        assert_eq!(seen.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn drop_meta_set_answers_the_record_write_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let seen = Arc::new(AtomicUsize::new(0));
+        let up = upstream(dir.path(), seen.clone());
+        let relay =
+            MetaRelay::start(RelayMode::DropMetaSet, &dir.path().join("r.sock"), &up).unwrap();
+        let (mut c, mut r) = connect(&relay);
+        assert_eq!(ask(&mut c, &mut r, "meta.set", RECORD_KEY)["ok"], json!({}));
+        assert_eq!(
+            seen.load(Ordering::SeqCst),
+            0,
+            "the write reached the daemon"
+        );
+        ask(&mut c, &mut r, "meta.set", "agent/v1");
+        assert_eq!(seen.load(Ordering::SeqCst), 1);
+        assert_eq!(relay.altered(), 1);
+    }
+}
