@@ -84,6 +84,26 @@ pub struct Live {
     pub history_copy: Option<Vec<u8>>,
     /// The real key an `id` frame told.
     pub minted: Option<String>,
+    /// An open still in flight on its own thread (sw-recheck), by viewer name.
+    pub opening: Option<(String, std::thread::JoinHandle<Result<Viewer, Refused>>)>,
+    /// A listener of the suite's own at a socket path, and that path's inode.
+    pub listener: Option<super::steps::SuiteListener>,
+    /// A command of the implementation the suite started (a master, a client).
+    pub running: Option<KillOnDrop>,
+    /// What was at a path the suite prepared (inode, a regular file's bytes).
+    pub noted_path: Option<Option<(u64, Option<Vec<u8>>)>>,
+    /// The suite's stand-in terminal route for a client under test.
+    pub route_stand_in: Option<super::steps::DroppingRoute>,
+}
+
+/// A child process the suite started, killed and reaped by PID when dropped.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// `engine:id` → `engine@id`, the physical name the kit pins.
@@ -127,6 +147,11 @@ impl Live {
             held: None,
             history_copy: None,
             minted: None,
+            opening: None,
+            listener: None,
+            running: None,
+            noted_path: None,
+            route_stand_in: None,
         }
     }
 
@@ -159,7 +184,7 @@ impl Live {
         )
     }
 
-    fn route(&self, key: &str, query: &str) -> String {
+    pub fn route(&self, key: &str, query: &str) -> String {
         let (engine, id) = key.split_once(':').or_harness("a key is engine:id");
         let path = self
             .t
