@@ -96,6 +96,22 @@ pub struct Live {
     pub route_stand_in: Option<super::steps::DroppingRoute>,
 }
 
+impl Live {
+    /// Starts one of the implementation's commands in the sandbox (stdin and stdout
+    /// closed, stderr kept for a "fails loud" check) as the scenario's running one.
+    pub fn start_command(&mut self, words: &[String], what: &str) {
+        let child = self
+            .sb
+            .command(words)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| crate::harness_error!("starting {what}: {e}"));
+        self.running = Some(KillOnDrop(child));
+    }
+}
+
 /// A child process the suite started, killed and reaped by PID when dropped.
 pub struct KillOnDrop(pub std::process::Child);
 

@@ -4,7 +4,6 @@
 //! query of every reconnect.
 
 use std::net::TcpListener;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -14,7 +13,7 @@ use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::drivers::{poll, scaled};
-use crate::single_writer::live::{KillOnDrop, WAIT_MS};
+use crate::single_writer::live::WAIT_MS;
 use crate::single_writer::World;
 use crate::verdict::OrHarness;
 
@@ -113,15 +112,7 @@ async fn client_views(w: &mut World, c: &[String]) {
                     .replace("{tab}", &"1".repeat(16))
             })
             .collect();
-        let child = live
-            .sb
-            .command(&words)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .or_harness("starting the profile's client");
-        live.running = Some(KillOnDrop(child));
+        live.start_command(&words, "the profile's client");
     })
     .await;
 }

@@ -6,7 +6,6 @@ use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,7 +14,7 @@ use cucumber::{given, then, when};
 
 use crate::drivers::broker_ws::Viewer;
 use crate::drivers::{poll, scaled};
-use crate::single_writer::live::{physical, KillOnDrop, Live, WAIT_MS};
+use crate::single_writer::live::{physical, Live, WAIT_MS};
 use crate::single_writer::World;
 use crate::verdict::OrHarness;
 
@@ -232,15 +231,7 @@ async fn master_runs(w: &mut World, c: &[String]) {
             .iter()
             .map(|w| w.replace("{socket}", &path.to_string_lossy()))
             .collect();
-        let child = live
-            .sb
-            .command(&words)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .or_harness("starting the profile's master command");
-        live.running = Some(KillOnDrop(child));
+        live.start_command(&words, "the profile's master command");
     })
     .await;
 }
