@@ -73,3 +73,14 @@ Feature: Lock and launch faults
     Then viewer C sees the agent ready
     And there are 2 "opencode" agents
     And the noted "opencode" agent is one of them
+
+  @sw-recheck
+  Scenario: A master that appears while the broker waits for the lock is attached; the lock is released
+    Given a broker is running under the fault plan "flock@*/locks/*#1=delay:1500"
+    When viewer A starts opening "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
+    And a listener of the suite takes the socket of "claude:6a73c0de-1234-4abc-8def-0123456789ab" while the broker waits for its lock
+    Then viewer A's open has ended
+    And the broker attached to the suite's listener
+    And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has no running agent
+    And the lock of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is free
+    And the suite's listener still has the socket of "claude:6a73c0de-1234-4abc-8def-0123456789ab"

@@ -46,6 +46,22 @@ fn run_with(
                 "[\"{b}\", \"serve\", \"--listen\", \"unix:{{socket}}\", \"--runtime-dir\", \"{{runtime_dir}}\", \"--lock-dir\", \"{{lock_dir}}\", \"--engines\", \"{{engines}}\"]"
             ),
         ),
+        (
+            "master_create",
+            format!("[\"{b}\", \"master\", \"--create\", \"{{socket}}\", \"--\", \"/bin/cat\"]"),
+        ),
+        (
+            "master_attach",
+            format!("[\"{b}\", \"master\", \"--attach\", \"{{socket}}\"]"),
+        ),
+        (
+            "client",
+            format!("[\"{b}\", \"client\", \"--connect\", \"tcp:{{address}}\", \"--key\", \"{{key}}\", \"--fp\", \"{{fp}}\", \"--tab\", \"{{tab}}\"]"),
+        ),
+        (
+            "client_take_over",
+            format!("[\"{b}\", \"client\", \"--connect\", \"tcp:{{address}}\", \"--key\", \"{{key}}\", \"--fp\", \"{{fp}}\", \"--tab\", \"{{tab}}\", \"--take-over\"]"),
+        ),
     ];
     for (k, v) in swap {
         table.iter_mut().find(|(key, _)| key == k).unwrap().1 = v.clone();
@@ -167,6 +183,44 @@ fn a_broker_that_forwards_secondary_input_fails_the_gate_rows_only() {
         &[
             "force=1 demotes the owner in place; it keeps streaming",
             "A secondary's input and resize reach neither the agent nor the PTY",
+        ],
+    );
+}
+
+/// A broker without the re-probe after the acquire: a master that appeared meanwhile
+/// is taken for an orphan (unlinked) and a second master launched.
+#[test]
+fn a_broker_without_the_recheck_fails_the_recheck_row_only() {
+    broker_defect_fails_exactly(
+        "no-recheck",
+        &["A master that appears while the broker waits for the lock is attached; the lock is released"],
+    );
+}
+
+/// A master that is neither create-only nor attach-only: `--create` replaces what is
+/// at its path, `--attach` with nothing to reach exits 0 without a word.
+#[test]
+fn a_lenient_master_fails_the_explicit_mode_rows_only() {
+    broker_defect_fails_exactly(
+        "lenient-master",
+        &[
+            "A create-only master refuses a taken path (a regular file) and leaves it as it was",
+            "A create-only master refuses a taken path (a socket nobody listens on) and leaves it as it was",
+            "A create-only master refuses a taken path (a listener of the suite) and leaves it as it was",
+            "An attach-only master with no master to reach (nothing) fails loud and creates nothing",
+            "An attach-only master with no master to reach (a socket nobody listens on) fails loud and creates nothing",
+        ],
+    );
+}
+
+/// A client that sends `force=1` on its automatic reconnects.
+#[test]
+fn a_client_that_forces_on_reconnect_fails_the_client_rows_only() {
+    broker_defect_fails_exactly(
+        "client-forces",
+        &[
+            "The client's automatic reconnects after drops never send force",
+            "A take-over the user asked for forces once; the reconnects after it do not",
         ],
     );
 }

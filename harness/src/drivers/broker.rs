@@ -186,6 +186,12 @@ impl BrokerSandbox {
             .or_harness("no such broker instance")
     }
 
+    /// One of the implementation's other commands (`words`, already expanded but for
+    /// the sandbox's placeholders), with the environment every broker gets.
+    pub fn command(&self, words: &[String]) -> std::process::Command {
+        sandbox::command(&self.ph, words, &self.env, &self.root)
+    }
+
     /// Signals a broker and waits until it is gone.
     pub fn stop(&mut self, at: usize, signal: Signal) {
         let i = self.instance(at);

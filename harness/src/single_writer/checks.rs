@@ -41,6 +41,21 @@ pub struct Templates {
     /// Where a session's master socket is (`{runtime_dir}`, `{physical}`).
     #[serde(default = "session_socket")]
     pub session_socket: String,
+    /// A create-only master on `{socket}` (dtach `-n`, `vxbroker master --create`),
+    /// program included: sw-mode-explicit.
+    #[serde(default)]
+    pub master_create: Vec<String>,
+    /// An attach-only master on `{socket}` (dtach `-a`, `vxbroker master --attach`).
+    #[serde(default)]
+    pub master_attach: Vec<String>,
+    /// The implementation's viewer (the seed's browser client as a command) on one
+    /// session (`{address}` host:port, `{key}`, `{engine}`, `{id}`, `{fp}`, `{tab}`):
+    /// it streams and reconnects by itself after a drop. sw-client-no-force.
+    #[serde(default)]
+    pub client: Vec<String>,
+    /// The same viewer whose user asked for one explicit take-over.
+    #[serde(default)]
+    pub client_take_over: Vec<String>,
 }
 
 fn vxbroker() -> String {

@@ -84,6 +84,42 @@ pub struct Live {
     pub history_copy: Option<Vec<u8>>,
     /// The real key an `id` frame told.
     pub minted: Option<String>,
+    /// An open still in flight on its own thread (sw-recheck), by viewer name.
+    pub opening: Option<(String, std::thread::JoinHandle<Result<Viewer, Refused>>)>,
+    /// A listener of the suite's own at a socket path, and that path's inode.
+    pub listener: Option<super::steps::SuiteListener>,
+    /// A command of the implementation the suite started (a master, a client).
+    pub running: Option<KillOnDrop>,
+    /// What was at a path the suite prepared (inode, a regular file's bytes).
+    pub noted_path: Option<Option<(u64, Option<Vec<u8>>)>>,
+    /// The suite's stand-in terminal route for a client under test.
+    pub route_stand_in: Option<super::steps::DroppingRoute>,
+}
+
+impl Live {
+    /// Starts one of the implementation's commands in the sandbox (stdin and stdout
+    /// closed, stderr kept for a "fails loud" check) as the scenario's running one.
+    pub fn start_command(&mut self, words: &[String], what: &str) {
+        let child = self
+            .sb
+            .command(words)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| crate::harness_error!("starting {what}: {e}"));
+        self.running = Some(KillOnDrop(child));
+    }
+}
+
+/// A child process the suite started, killed and reaped by PID when dropped.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// `engine:id` → `engine@id`, the physical name the kit pins.
@@ -127,6 +163,11 @@ impl Live {
             held: None,
             history_copy: None,
             minted: None,
+            opening: None,
+            listener: None,
+            running: None,
+            noted_path: None,
+            route_stand_in: None,
         }
     }
 
@@ -159,7 +200,7 @@ impl Live {
         )
     }
 
-    fn route(&self, key: &str, query: &str) -> String {
+    pub fn route(&self, key: &str, query: &str) -> String {
         let (engine, id) = key.split_once(':').or_harness("a key is engine:id");
         let path = self
             .t

@@ -43,6 +43,9 @@ pub enum Command {
     /// The broker: HTTP + WebSocket routes over masters.
     #[cfg(feature = "server")]
     Serve(crate::serve::ServeArgs),
+    /// The kit's viewer: streams one session, reconnecting by itself (never forcing).
+    #[cfg(feature = "server")]
+    Client(crate::client_command::ClientArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -128,6 +131,8 @@ pub fn run<I: IntoIterator<Item = OsString>>(args: I, out: &mut dyn Write) -> i3
         Command::Master(a) => crate::master::run(&a),
         #[cfg(feature = "server")]
         Command::Serve(a) => crate::serve::run(&a),
+        #[cfg(feature = "server")]
+        Command::Client(a) => crate::client_command::run(&a),
     }
 }
 

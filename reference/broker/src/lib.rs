@@ -17,6 +17,8 @@ pub mod claims;
 pub mod cli;
 #[cfg(feature = "server")]
 pub mod client;
+#[cfg(feature = "server")]
+pub mod client_command;
 pub mod engines;
 pub mod error;
 pub mod files;

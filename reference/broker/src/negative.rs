@@ -5,7 +5,12 @@
 //!
 //! - `attach-on-file`: a socket file counts as a live master (no `connect()` probe);
 //! - `unlock-after-spawn`: the broker `LOCK_UN`s the lock it handed to the master;
-//! - `forward-secondary`: a secondary's input and resizes pass the gate.
+//! - `forward-secondary`: a secondary's input and resizes pass the gate;
+//! - `no-recheck`: no re-probe after the acquire (a master that appeared meanwhile is
+//!   taken for an orphan: its socket is unlinked and a second master launched);
+//! - `lenient-master`: `master --create` replaces whatever is at its path, and
+//!   `master --attach` with no master there exits 0 without a word;
+//! - `client-forces`: `vxbroker client` sends `force=1` on its automatic reconnects.
 
 use std::sync::OnceLock;
 
@@ -17,6 +22,9 @@ pub enum Defect {
     AttachOnFile,
     UnlockAfterSpawn,
     ForwardSecondary,
+    NoRecheck,
+    LenientMaster,
+    ClientForces,
 }
 
 /// The selected defect, read once; an unknown name selects none.
@@ -26,6 +34,9 @@ pub fn defect() -> Option<Defect> {
         Ok("attach-on-file") => Some(Defect::AttachOnFile),
         Ok("unlock-after-spawn") => Some(Defect::UnlockAfterSpawn),
         Ok("forward-secondary") => Some(Defect::ForwardSecondary),
+        Ok("no-recheck") => Some(Defect::NoRecheck),
+        Ok("lenient-master") => Some(Defect::LenientMaster),
+        Ok("client-forces") => Some(Defect::ClientForces),
         _ => None,
     })
 }

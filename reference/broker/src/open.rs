@@ -173,7 +173,11 @@ impl Opener {
         };
         // Re-check between the probe and the acquire: a master that appeared means
         // another launch won first; its lock is not ours to keep.
-        match probe(&sock) {
+        let again = match probe(&sock) {
+            Liveness::Live if negative::is(Defect::NoRecheck) => Liveness::Stale,
+            seen => seen,
+        };
+        match again {
             Liveness::Live => {
                 lock.release()?;
                 return Ok(Action::Attach);

@@ -2,6 +2,11 @@
 
 mod live_alias;
 mod live_claims;
+mod live_client;
+mod live_master;
 mod live_open;
 mod live_stream;
 mod offline;
+
+pub(crate) use live_client::DroppingRoute;
+pub(crate) use live_master::SuiteListener;
