@@ -14,7 +14,7 @@
 //! can build or a valid checkpoint holds, it can lay out, capture and restore.
 
 use crate::ids::PaneId;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// Ratio value meaning an equal split.
 pub const EQUAL_RATIO: u16 = 5000;
@@ -251,29 +251,10 @@ impl Tree {
 
     /// Preorder node array (RFC §4).
     pub fn to_nodes(&self) -> Vec<Value> {
-        self.nodes
-            .iter()
-            .enumerate()
-            .map(|(i, e)| match *e {
-                Entry::Pane(p) => json!({"kind": "pane", "pane": p.to_string()}),
-                Entry::Split {
-                    axis,
-                    ratio,
-                    second,
-                } => {
-                    let mut node = json!({
-                        "kind": "split",
-                        "axis": axis.as_str(),
-                        "first": i + 1,
-                        "second": second,
-                    });
-                    if let Some(r) = ratio {
-                        node["ratio"] = json!(r);
-                    }
-                    node
-                }
-            })
-            .collect()
+        match super::json::to_value(&super::json::Nodes(Some(self))) {
+            Value::Array(nodes) => nodes,
+            _ => Vec::new(),
+        }
     }
 
     /// The ratio of the split at preorder `index`, or None when that is no split.

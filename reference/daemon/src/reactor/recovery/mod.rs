@@ -359,8 +359,13 @@ impl State {
         }
     }
 
-    /// The `recovery` object of an archive, for pane.list and pane.capture.
+    /// A restored archive's metadata: the `recovery` object of pane.list and
+    /// pane.capture.
+    pub(in crate::reactor) fn archive(&self, pane: PaneId) -> Option<&Archive> {
+        self.recovery.archives.get(&pane)
+    }
+
     pub(in crate::reactor) fn archive_json(&self, pane: PaneId) -> Option<Value> {
-        self.recovery.archives.get(&pane).map(Archive::to_json)
+        self.archive(pane).map(crate::topology::json::to_value)
     }
 }
