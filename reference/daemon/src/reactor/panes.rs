@@ -17,7 +17,6 @@ use crate::topology::tree::{split_sizes, Axis};
 use crate::topology::validate::{argv0_of, valid_tag_key, valid_tag_value, valid_title};
 use crate::topology::{Layer, Pane, PaneState};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 
 /// Where a new pane goes.
 pub(super) enum Placement {
@@ -113,8 +112,7 @@ impl State {
             }
         };
         let pid = handle.pid;
-        let mut tags = BTreeMap::new();
-        tags.insert("owner".to_string(), caller.principal.namespace.clone());
+        let tags = [("owner".to_string(), caller.principal.namespace.clone())].into();
         let mut record = Pane {
             id,
             window,

@@ -86,7 +86,7 @@ struct Tags<'a>(&'a Pane);
 impl Serialize for Tags<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(self.0.tags.len()))?;
-        for (key, value) in &self.0.tags {
+        for (key, value) in self.0.tags.iter() {
             seq.serialize_element(&Tag { key, value })?;
         }
         seq.end()

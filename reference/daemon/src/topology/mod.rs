@@ -4,6 +4,7 @@
 
 pub mod float;
 pub mod json;
+pub mod tags;
 pub mod tree;
 pub mod validate;
 
@@ -63,7 +64,7 @@ pub struct Pane {
     pub state: PaneState,
     /// Basename of argv[0], at most 255 bytes (RFC history note 2026-11-10).
     pub argv0: Option<String>,
-    pub tags: BTreeMap<String, String>,
+    pub tags: tags::Tags,
     /// The principal whose token the child holds.
     pub principal: Option<String>,
 }

@@ -111,7 +111,8 @@ impl State {
                 reply,
             } => {
                 let result = self.restore_loaded(*loaded, &principal);
-                let _ = reply.send(Outcome::reply(result));
+                let result = result.map(crate::stream::Answer::Encoded);
+                let _ = reply.send(Outcome::answer(result));
             }
             WorkerEvent::ReloadCleaned { config, reply } => {
                 let _ = reply.send(Outcome::reply(Ok(self.reload_activate(*config))));
