@@ -154,6 +154,9 @@ impl State {
         }
         self.restore_allowed()?;
         let prepared = self.prepare_restore(&caller, &loaded.checkpoint)?;
+        // The decoded model is not needed past preparation: freeing it before the
+        // commit keeps it out of the peak beside the committed state.
+        drop(loaded);
         Ok(self.commit_restore(prepared))
     }
 
