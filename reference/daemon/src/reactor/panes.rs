@@ -3,7 +3,6 @@
 
 pub(super) use super::pane_program::Program;
 use super::params::Params;
-use super::recovery::Archive;
 use super::{Caller, State};
 use crate::auth::{PrincipalKind, Resource, Right};
 use crate::config::Config;
@@ -301,7 +300,7 @@ impl State {
         &self,
         caller: &Caller,
         p: &Params<'_>,
-    ) -> ApiResult<Vec<PaneView<'_, Archive>>> {
+    ) -> ApiResult<Vec<PaneView<'_, impl serde::Serialize>>> {
         let window = p.opt_window("window")?;
         if let Some(w) = window {
             self.require(caller, Right::Read, Resource::Window(w))?;

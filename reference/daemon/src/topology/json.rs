@@ -9,7 +9,7 @@
 //! there is one definition of each shape. Fields are written in sorted key order,
 //! the order a `Value` map prints them, so both paths give the same bytes.
 
-use super::tree::{Entry, Tree};
+use super::tree::Nodes;
 use super::{Layer, Pane, PaneState, Session, Window};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{json, Value};
@@ -126,48 +126,6 @@ impl Serialize for Floats<'_> {
     }
 }
 
-/// A tree's preorder node array (RFC §4); no tree is an empty array.
-pub struct Nodes<'a>(pub Option<&'a Tree>);
-
-impl Serialize for Nodes<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let entries = self.0.map_or(&[][..], Tree::entries);
-        let mut seq = s.serialize_seq(Some(entries.len()))?;
-        for (i, e) in entries.iter().enumerate() {
-            seq.serialize_element(&Node(i, e))?;
-        }
-        seq.end()
-    }
-}
-
-struct Node<'a>(usize, &'a Entry);
-
-impl Serialize for Node<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        match *self.1 {
-            Entry::Pane(p) => {
-                m.serialize_entry("kind", "pane")?;
-                m.serialize_entry("pane", &Text(p))?;
-            }
-            Entry::Split {
-                axis,
-                ratio,
-                second,
-            } => {
-                m.serialize_entry("axis", axis.as_str())?;
-                m.serialize_entry("first", &(self.0 + 1))?;
-                m.serialize_entry("kind", "split")?;
-                if let Some(r) = ratio {
-                    m.serialize_entry("ratio", &r)?;
-                }
-                m.serialize_entry("second", &second)?;
-            }
-        }
-        m.end()
-    }
-}
-
 /// A `session.list` entry: the session and the windows the caller may read.
 pub struct SessionView<'a> {
     pub session: &'a Session,
@@ -205,7 +163,7 @@ mod tests {
     use super::*;
     use crate::ids::{PaneId, SessionId, WindowId};
     use crate::topology::float::{FloatSpec, Geometry, Length};
-    use crate::topology::tree::Axis;
+    use crate::topology::tree::{Axis, Tree};
 
     /// Direct serialization writes what printing the view's `Value` writes (which
     /// sorts keys): the listings' bytes equal the shapes' `Value` form.

@@ -61,6 +61,51 @@ pub struct Tree {
     nodes: Vec<Entry>,
 }
 
+/// A tree's preorder node array (RFC §4) as its wire shape (keys in sorted order, as
+/// a `Value` prints them); no tree is an empty array.
+pub struct Nodes<'a>(pub Option<&'a Tree>);
+
+impl serde::Serialize for Nodes<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let entries = self.0.map_or(&[][..], Tree::entries);
+        use serde::ser::SerializeSeq as _;
+        let mut seq = s.serialize_seq(Some(entries.len()))?;
+        for (i, e) in entries.iter().enumerate() {
+            seq.serialize_element(&Node(i, e))?;
+        }
+        seq.end()
+    }
+}
+
+struct Node<'a>(usize, &'a Entry);
+
+impl serde::Serialize for Node<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut m = s.serialize_map(None)?;
+        match *self.1 {
+            Entry::Pane(p) => {
+                m.serialize_entry("kind", "pane")?;
+                m.serialize_entry("pane", &format_args!("{p}"))?;
+            }
+            Entry::Split {
+                axis,
+                ratio,
+                second,
+            } => {
+                m.serialize_entry("axis", axis.as_str())?;
+                m.serialize_entry("first", &(self.0 + 1))?;
+                m.serialize_entry("kind", "split")?;
+                if let Some(r) = ratio {
+                    m.serialize_entry("ratio", &r)?;
+                }
+                m.serialize_entry("second", &second)?;
+            }
+        }
+        m.end()
+    }
+}
+
 /// Sizes of the two sides of a split of `total` cells.
 pub fn split_sizes(total: u16, ratio: Option<u16>) -> (u16, u16) {
     let ratio = u32::from(ratio.unwrap_or(EQUAL_RATIO));
@@ -251,8 +296,8 @@ impl Tree {
 
     /// Preorder node array (RFC §4).
     pub fn to_nodes(&self) -> Vec<Value> {
-        match super::json::to_value(&super::json::Nodes(Some(self))) {
-            Value::Array(nodes) => nodes,
+        match serde_json::to_value(Nodes(Some(self))) {
+            Ok(Value::Array(nodes)) => nodes,
             _ => Vec::new(),
         }
     }
