@@ -18,7 +18,9 @@
 //!    captures every pane's text each second); alternated, medians compared.
 //!
 //! Environment: `VXBENCH_ROUNDS` (default 30), `VXBENCH_DIR` (default: a temp dir),
-//! `VXBENCH_ONLY` (comma-separated subset of `capture`, `restore`, `pty`).
+//! `VXBENCH_ONLY` (comma-separated subset of `capture`, `restore`, `pty`),
+//! `VXBENCH_RESTORE_RUNS` (restores, each in a fresh daemon; default 3),
+//! `VXBENCH_VXREF` (another vxref binary to measure, for A/B runs of two builds).
 
 use serde_json::{json, Value};
 use std::io::Write;
@@ -28,7 +30,7 @@ use vx_format as fmt;
 
 mod common;
 
-use common::{Served, VXREF};
+use common::{cpu, Served};
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -44,7 +46,7 @@ struct Daemon {
 
 impl Daemon {
     fn start(dir: &Path, config: &str) -> Daemon {
-        let served = Served::start(VXREF, dir, Some(config));
+        let served = Served::start(&common::vxref(), dir, Some(config));
         let conn = served.connect();
         Daemon { served, conn }
     }
@@ -262,38 +264,55 @@ fn capture_publish(base: &Path, rounds: usize) {
     }
 }
 
-fn restore_100k(base: &Path) {
-    println!("## restore of ~100000 resources");
-    let dir = base.join("restore");
-    let config = ".{ .recovery = .{ .enabled = true, .interval_ms = 3600000, .max_checkpoint_bytes = 67108864 } }";
-    let mut d = Daemon::start(&dir, config);
+fn restore_100k(base: &Path, runs: usize) {
+    println!("## restore of ~100000 resources ({runs} runs, a fresh daemon each)");
     let cp = checkpoint(1010, 33, 0);
     let resources = 1
         + cp.windows.len()
         + cp.panes.len()
         + cp.windows.iter().map(|w| w.nodes.len()).sum::<usize>();
-    let (id, size) = d.plant(cp);
-    let before = d.status_kib("VmHWM:");
-    let rss_before = d.status_kib("VmRSS:");
-    let start = Instant::now();
-    let r = d.call("recovery.restore", json!({"checkpoint": id}));
-    let took = start.elapsed();
-    assert_eq!(r["panes"].as_array().unwrap().len(), 33330);
-    let after = d.status_kib("VmHWM:");
-    let rss_after = d.status_kib("VmRSS:");
+    let config = ".{ .recovery = .{ .enabled = true, .interval_ms = 3600000, .max_checkpoint_bytes = 67108864 } }";
+    let (mut walls, mut cpus, mut peaks) = (Vec::new(), Vec::new(), Vec::new());
+    for run in 0..runs {
+        let dir = base.join(format!("restore-{run}"));
+        let mut d = Daemon::start(&dir, config);
+        let (id, size) = d.plant(cp.clone());
+        let before = d.status_kib("VmHWM:");
+        let rss_before = d.status_kib("VmRSS:");
+        let pid = d.served.child.id();
+        let cpu0 = cpu(pid);
+        let start = Instant::now();
+        let r = d.call("recovery.restore", json!({"checkpoint": id}));
+        let took = start.elapsed();
+        let cpu_took = cpu(pid) - cpu0;
+        assert_eq!(r["panes"].as_array().unwrap().len(), 33330);
+        let after = d.status_kib("VmHWM:");
+        let rss_after = d.status_kib("VmRSS:");
+        let ratio = (after - before) as f64 * 1024.0 / size as f64;
+        println!(
+            "resources {resources}, file {size} B ({:.1} MiB), restore {:.0} ms (daemon CPU {:.0} ms), VmHWM {before} → {after} KiB (+{:.1} MiB, {ratio:.1}× file), VmRSS {rss_before} → {rss_after} KiB",
+            size as f64 / 1048576.0,
+            took.as_secs_f64() * 1e3,
+            cpu_took.as_secs_f64() * 1e3,
+            (after - before) as f64 / 1024.0,
+        );
+        let start = Instant::now();
+        let c = d.call("recovery.checkpoint", json!({}));
+        println!(
+            "checkpoint of the restored state: {:.0} ms (generation {})",
+            start.elapsed().as_secs_f64() * 1e3,
+            c["generation"]
+        );
+        walls.push(took);
+        cpus.push(cpu_took);
+        peaks.push(ratio);
+    }
+    peaks.sort_by(f64::total_cmp);
     println!(
-        "resources {resources}, file {size} B ({:.1} MiB), restore {:.0} ms, VmHWM {before} → {after} KiB (+{:.1} MiB, {:.1}× file), VmRSS {rss_before} → {rss_after} KiB",
-        size as f64 / 1048576.0,
-        took.as_secs_f64() * 1e3,
-        (after - before) as f64 / 1024.0,
-        (after - before) as f64 * 1024.0 / size as f64,
-    );
-    let start = Instant::now();
-    let c = d.call("recovery.checkpoint", json!({}));
-    println!(
-        "checkpoint of the restored state: {:.0} ms (generation {})",
-        start.elapsed().as_secs_f64() * 1e3,
-        c["generation"]
+        "median of {runs}: restore {:.0} ms, daemon CPU {:.0} ms, peak {:.1}× file",
+        median(&mut walls).as_secs_f64() * 1e3,
+        median(&mut cpus).as_secs_f64() * 1e3,
+        peaks[runs / 2]
     );
 }
 
@@ -379,7 +398,7 @@ fn main() {
         capture_publish(&base, rounds);
     }
     if run("restore") {
-        restore_100k(&base);
+        restore_100k(&base, env_usize("VXBENCH_RESTORE_RUNS", 3).max(1));
     }
     if run("pty") {
         pty_throughput(&base, rounds);

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{Served, VXREF};
+use common::{cpu, Served};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -28,23 +28,6 @@ fn samples() -> usize {
         .unwrap_or(50)
 }
 
-/// The daemon's CPU time so far: the sum over its threads of the scheduler's
-/// on-CPU nanoseconds (`/proc/<pid>/task/*/schedstat`), far finer than clock ticks.
-fn cpu(pid: u32) -> Duration {
-    let mut ns = 0u64;
-    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
-        for task in tasks.flatten() {
-            let stat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
-            ns += stat
-                .split_whitespace()
-                .next()
-                .and_then(|t| t.parse::<u64>().ok())
-                .unwrap_or(0);
-        }
-    }
-    Duration::from_nanos(ns)
-}
-
 struct Row {
     level: usize,
     wall: Duration,
@@ -53,7 +36,7 @@ struct Row {
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();
-    let bin = std::env::var("VXBENCH_VXREF").unwrap_or_else(|_| VXREF.to_string());
+    let bin = common::vxref();
     let served = Served::start(&bin, dir.path(), None);
     let pid = served.child.id();
     let mut c = served.connect();

@@ -402,7 +402,12 @@ async fn serve_connection(stream: UnixStream, handle: ReactorHandle, streams: Ar
                                 principal = p;
                             }
                             let reply = match outcome.result {
-                                Ok(ok) => wire::encode_ok(&req.id, &ok),
+                                Ok(crate::stream::Answer::Value(ok)) => {
+                                    wire::encode_ok(&req.id, &ok)
+                                }
+                                Ok(crate::stream::Answer::Encoded(ok)) => {
+                                    wire::encode_ok_encoded(&req.id, &ok)
+                                }
                                 Err(e) => {
                                     hold_to_manifest(verb, e.code);
                                     wire::encode_error(&req.id, &e)

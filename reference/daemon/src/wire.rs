@@ -84,6 +84,21 @@ pub fn encode_ok(id: &Value, ok: &Value) -> Vec<u8> {
     line(json!({"id": id, "ok": ok}))
 }
 
+/// [`encode_ok`] of a body already encoded: the same bytes (`{"id":…,"ok":…}`, keys
+/// in the order a `Value` map prints them, compact) without decoding it again.
+pub fn encode_ok_encoded(id: &Value, ok: &crate::stream::Encoded) -> Vec<u8> {
+    let body = ok.as_bytes();
+    let mut out = Vec::with_capacity(body.len() + 32);
+    out.extend_from_slice(b"{\"id\":");
+    if serde_json::to_writer(&mut out, id).is_err() {
+        out.extend_from_slice(b"null");
+    }
+    out.extend_from_slice(b",\"ok\":");
+    out.extend_from_slice(body);
+    out.extend_from_slice(b"}\n");
+    out
+}
+
 /// Encodes an error reply, newline-terminated.
 pub fn encode_error(id: &Value, error: &ApiError) -> Vec<u8> {
     line(json!({"id": id, "error": error.to_json()}))

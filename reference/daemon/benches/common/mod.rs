@@ -11,6 +11,29 @@ use std::time::{Duration, Instant};
 
 pub const VXREF: &str = env!("CARGO_BIN_EXE_vxref");
 
+/// The vxref binary a bench measures: `VXBENCH_VXREF` (another build, for A/B runs
+/// of two commits with the same client), else this build's.
+pub fn vxref() -> String {
+    std::env::var("VXBENCH_VXREF").unwrap_or_else(|_| VXREF.to_string())
+}
+
+/// The daemon's CPU time so far: the sum over its threads of the scheduler's
+/// on-CPU nanoseconds (`/proc/<pid>/task/*/schedstat`), far finer than clock ticks.
+pub fn cpu(pid: u32) -> Duration {
+    let mut ns = 0u64;
+    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for task in tasks.flatten() {
+            let stat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
+            ns += stat
+                .split_whitespace()
+                .next()
+                .and_then(|t| t.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+    }
+    Duration::from_nanos(ns)
+}
+
 pub struct Served {
     pub child: Child,
     pub dir: PathBuf,

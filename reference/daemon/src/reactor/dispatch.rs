@@ -9,9 +9,11 @@ use super::{recovery, Caller, Outcome, Reply, State};
 use crate::auth::Resource;
 use crate::errors::{ApiError, ApiResult, ErrorCode};
 use crate::manifest::{Target, Verb, VerbId, VerbKind};
+use crate::stream::{Answer, Encoded};
 use serde_json::{json, Map, Value};
 
 type TurnFn = fn(&mut State, &Caller, &Params<'_>) -> ApiResult<Value>;
+type EncodedFn = fn(&mut State, &Caller, &Params<'_>) -> ApiResult<Encoded>;
 type StreamFn = fn(&mut State, &Caller, &Params<'_>) -> Outcome;
 type DeferredFn = fn(&mut State, &Caller, &Params<'_>, Reply);
 
@@ -23,6 +25,8 @@ pub enum Handler {
     Login(fn(&mut State, &Params<'_>) -> Outcome),
     /// Applied and answered in this turn.
     Turn(TurnFn),
+    /// Answered in this turn with the reply body already encoded (the listings).
+    Encoded(EncodedFn),
     /// Answered in this turn with a stream that takes the connection over.
     Stream(StreamFn),
     /// Checked in this turn; the answer comes from the worker or a later turn.
@@ -33,7 +37,7 @@ impl Handler {
     /// The manifest kind this handler serves.
     pub fn kind(self) -> VerbKind {
         match self {
-            Handler::Login(_) | Handler::Turn(_) => VerbKind::Turn,
+            Handler::Login(_) | Handler::Turn(_) | Handler::Encoded(_) => VerbKind::Turn,
             Handler::Stream(_) => VerbKind::Streaming,
             Handler::Deferred(_) => VerbKind::Deferred,
         }
@@ -42,7 +46,7 @@ impl Handler {
 
 /// The one verb → handler table.
 pub fn handler(id: VerbId) -> Handler {
-    use Handler::{Deferred, Login, Stream, Turn};
+    use Handler::{Deferred, Encoded, Login, Stream, Turn};
     match id {
         VerbId::ServerInfo => Turn(|s, _, _| Ok(s.server_info())),
         VerbId::AuthLogin => Login(State::login),
@@ -50,7 +54,7 @@ pub fn handler(id: VerbId) -> Handler {
         VerbId::GrantIssue => Turn(State::grant_issue),
         VerbId::GrantRevoke => Turn(|s, _, p| s.grant_revoke(p)),
         VerbId::SessionCreate => Turn(|s, _, p| s.session_create(p)),
-        VerbId::SessionList => Turn(|s, c, _| Ok(s.session_list(c))),
+        VerbId::SessionList => Encoded(|s, c, _| Ok(s.session_list(c))),
         VerbId::SessionRename => Turn(|s, _, p| s.session_rename(p)),
         VerbId::SessionKill => Turn(|s, _, p| s.session_kill(p)),
         VerbId::WindowCreate => Turn(|s, _, p| s.window_create(p)),
@@ -62,7 +66,7 @@ pub fn handler(id: VerbId) -> Handler {
         VerbId::PaneSplit => Turn(State::pane_split),
         VerbId::PaneFloat => Turn(State::pane_float),
         VerbId::PaneRelaunch => Turn(State::pane_relaunch),
-        VerbId::PaneList => Turn(|s, c, p| {
+        VerbId::PaneList => Encoded(|s, c, p| {
             s.expire_archive_text(recovery::now());
             s.pane_list(c, p)
         }),
@@ -153,6 +157,10 @@ impl State {
             // (answered above, before the caller was resolved)
             Handler::Login(login) => Some((login(self, p), reply)),
             Handler::Turn(turn) => Some((Outcome::reply(turn(self, &caller, p)), reply)),
+            Handler::Encoded(turn) => {
+                let result = turn(self, &caller, p).map(Answer::Encoded);
+                Some((Outcome::answer(result), reply))
+            }
             Handler::Stream(stream) => Some((stream(self, &caller, p), reply)),
             Handler::Deferred(deferred) => {
                 deferred(self, &caller, p, reply);

@@ -11,6 +11,7 @@ use crate::auth::{Resource, Right};
 use crate::errors::{ApiError, ApiResult};
 use crate::events::{Access, CloseReason, CursorFit, EventStream, Pending};
 use crate::ids::{PaneId, SessionId, WindowId, MAX_SAFE_INTEGER};
+use crate::topology::json::{to_value, WindowView};
 use crate::topology::{Layer, Pane, PaneState};
 use serde_json::{json, Map, Value};
 
@@ -327,16 +328,16 @@ impl State {
     /// the flat window entries of `session.list`.
     fn snapshot(&mut self, caller: &Caller) -> ApiResult<Value> {
         self.expire_archive_text(recovery::now());
-        let sessions = self.session_list(caller)["sessions"].take();
-        let windows: Vec<Value> = self
+        let sessions = to_value(&self.listed_sessions(caller));
+        let windows: Vec<WindowView<'_>> = self
             .topology
             .windows
             .values()
             .filter(|w| self.can(caller, Right::Read, Resource::Window(w.id)))
-            .map(|w| self.topology.window_json(w))
+            .map(WindowView)
             .collect();
         let no_params = Map::new();
-        let panes = self.pane_list(caller, &Params(&no_params))?["panes"].take();
-        Ok(json!({"sessions": sessions, "windows": windows, "panes": panes}))
+        let panes = to_value(&self.listed_panes(caller, &Params(&no_params))?);
+        Ok(json!({"sessions": sessions, "windows": to_value(&windows), "panes": panes}))
     }
 }

@@ -9,12 +9,13 @@ use crate::config::Config;
 use crate::errors::{ApiError, ApiResult, ErrorCode};
 use crate::ids::{PaneId, SessionId, WindowId};
 use crate::pty::{self, InputError, SpawnSpec};
+use crate::stream::Encoded;
 use crate::topology::float::{self, FloatSpec, Length};
+use crate::topology::json::{Keyed, PaneView};
 use crate::topology::tree::{split_sizes, Axis};
 use crate::topology::validate::{argv0_of, valid_tag_key, valid_tag_value, valid_title};
 use crate::topology::{Layer, Pane, PaneState};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 
 /// Where a new pane goes.
 pub(super) enum Placement {
@@ -110,8 +111,7 @@ impl State {
             }
         };
         let pid = handle.pid;
-        let mut tags = BTreeMap::new();
-        tags.insert("owner".to_string(), caller.principal.namespace.clone());
+        let tags = [("owner".to_string(), caller.principal.namespace.clone())].into();
         let mut record = Pane {
             id,
             window,
@@ -290,7 +290,17 @@ impl State {
         )
     }
 
-    pub(super) fn pane_list(&self, caller: &Caller, p: &Params<'_>) -> ApiResult<Value> {
+    pub(super) fn pane_list(&self, caller: &Caller, p: &Params<'_>) -> ApiResult<Encoded> {
+        let panes = self.listed_panes(caller, p)?;
+        Ok(Encoded::of(&Keyed("panes", &panes), 256 * panes.len()))
+    }
+
+    /// `pane.list`'s entries: the panes (of `window`, when given) the caller may read.
+    pub(super) fn listed_panes(
+        &self,
+        caller: &Caller,
+        p: &Params<'_>,
+    ) -> ApiResult<Vec<PaneView<'_, impl serde::Serialize>>> {
         let window = p.opt_window("window")?;
         if let Some(w) = window {
             self.require(caller, Right::Read, Resource::Window(w))?;
@@ -298,21 +308,17 @@ impl State {
                 return Err(ApiError::code(ErrorCode::WindowNotFound));
             }
         }
-        let panes: Vec<Value> = self
+        Ok(self
             .topology
             .panes
             .values()
             .filter(|pane| window.is_none_or(|w| pane.window == w))
             .filter(|pane| self.can(caller, Right::Read, Resource::Pane(pane.id)))
-            .map(|pane| {
-                let mut v = self.topology.pane_json(pane);
-                if let Some(r) = self.archive_json(pane.id) {
-                    v["recovery"] = r;
-                }
-                v
+            .map(|pane| PaneView {
+                pane,
+                archive: self.archive(pane.id),
             })
-            .collect();
-        Ok(json!({"panes": panes}))
+            .collect())
     }
 
     pub(super) fn pane_capture(&self, p: &Params<'_>) -> ApiResult<Value> {

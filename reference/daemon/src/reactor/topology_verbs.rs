@@ -5,9 +5,13 @@ use super::params::Params;
 use super::{Caller, State};
 use crate::auth::{Resource, Right};
 use crate::errors::{ApiError, ApiResult, ErrorCode};
+use crate::ids::SessionId;
+use crate::stream::Encoded;
+use crate::topology::json::{Keyed, SessionView, WindowView};
 use crate::topology::validate::valid_name;
 use crate::topology::{float, Layer};
 use serde_json::{json, Value};
+use std::collections::HashMap;
 
 fn name_param(p: &Params<'_>) -> ApiResult<String> {
     let name = p.str("name")?;
@@ -43,21 +47,34 @@ impl State {
         Ok(json!({"session": id.to_string()}))
     }
 
-    pub(super) fn session_list(&self, caller: &Caller) -> Value {
+    pub(super) fn session_list(&self, caller: &Caller) -> Encoded {
+        let sessions = self.listed_sessions(caller);
+        let windows: usize = sessions.iter().map(|s| s.windows.len()).sum();
+        Encoded::of(&Keyed("sessions", &sessions), 64 + 320 * windows)
+    }
+
+    /// `session.list`'s entries: every session the caller may read whole, and those
+    /// holding a window it may read, with the windows it may read.
+    pub(super) fn listed_sessions(&self, caller: &Caller) -> Vec<SessionView<'_>> {
+        let mut windows_of: HashMap<SessionId, Vec<WindowView<'_>>> = HashMap::new();
+        for w in self.topology.windows.values() {
+            windows_of.entry(w.session).or_default().push(WindowView(w));
+        }
         let mut sessions = Vec::new();
         for s in self.topology.sessions.values() {
             let whole = self.can(caller, Right::Read, Resource::Session(s.id));
-            let windows: Vec<Value> = self
-                .topology
-                .windows_of(s.id)
-                .filter(|w| whole || self.can(caller, Right::Read, Resource::Window(w.id)))
-                .map(|w| self.topology.window_json(w))
-                .collect();
+            let mut windows = windows_of.remove(&s.id).unwrap_or_default();
+            if !whole {
+                windows.retain(|w| self.can(caller, Right::Read, Resource::Window(w.0.id)));
+            }
             if whole || !windows.is_empty() {
-                sessions.push(self.topology.session_json(s, windows));
+                sessions.push(SessionView {
+                    session: s,
+                    windows,
+                });
             }
         }
-        json!({"sessions": sessions})
+        sessions
     }
 
     pub(super) fn session_rename(&mut self, p: &Params<'_>) -> ApiResult<Value> {

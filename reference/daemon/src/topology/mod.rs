@@ -3,13 +3,14 @@
 //! [`Topology`] and is the only code that mutates it.
 
 pub mod float;
+pub mod json;
+pub mod tags;
 pub mod tree;
 pub mod validate;
 
 use crate::auth::Resource;
 use crate::ids::{Counter, PaneId, SessionId, WindowId};
 use float::{FloatSpec, Geometry};
-use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use tree::{Axis, Tree};
 
@@ -63,7 +64,7 @@ pub struct Pane {
     pub state: PaneState,
     /// Basename of argv[0], at most 255 bytes (RFC history note 2026-11-10).
     pub argv0: Option<String>,
-    pub tags: BTreeMap<String, String>,
+    pub tags: tags::Tags,
     /// The principal whose token the child holds.
     pub principal: Option<String>,
 }
@@ -347,62 +348,5 @@ impl Topology {
         }
         resized.extend(self.relayout(window));
         resized
-    }
-
-    pub fn session_json(&self, s: &Session, windows: Vec<Value>) -> Value {
-        json!({"session": s.id.to_string(), "name": s.name, "windows": windows})
-    }
-
-    pub fn window_json(&self, w: &Window) -> Value {
-        json!({
-            "window": w.id.to_string(),
-            "session": w.session.to_string(),
-            "name": w.name,
-            "revision": w.revision,
-            "cols": w.cols,
-            "rows": w.rows,
-            "nodes": w.tree.as_ref().map(Tree::to_nodes).unwrap_or_default(),
-            "floats": w.floats.iter().map(ToString::to_string).collect::<Vec<_>>(),
-        })
-    }
-
-    pub fn pane_json(&self, p: &Pane) -> Value {
-        let mut v = json!({
-            "pane": p.id.to_string(),
-            "window": p.window.to_string(),
-            "session": p.session.to_string(),
-            "cols": p.cols,
-            "rows": p.rows,
-        });
-        match &p.state {
-            PaneState::Running => v["state"] = json!("running"),
-            PaneState::Exited { exit_code, signal } => {
-                v["state"] = json!("exited");
-                if let Some(c) = exit_code {
-                    v["exit_code"] = json!(c);
-                }
-                if let Some(s) = signal {
-                    v["signal"] = json!(s);
-                }
-            }
-        }
-        if let Some(a) = &p.argv0 {
-            v["argv0"] = json!(a);
-        }
-        if let Layer::Float { spec, z, geometry } = &p.layer {
-            v["layer"] = json!("float");
-            let mut f = spec.to_json();
-            f.insert("z".into(), json!(z));
-            f.insert("geometry".into(), geometry.to_json());
-            v["float"] = Value::Object(f);
-        }
-        if !p.tags.is_empty() {
-            v["tags"] = json!(p
-                .tags
-                .iter()
-                .map(|(k, v)| json!({"key": k, "value": v}))
-                .collect::<Vec<_>>());
-        }
-        v
     }
 }

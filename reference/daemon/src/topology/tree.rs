@@ -14,7 +14,7 @@
 //! can build or a valid checkpoint holds, it can lay out, capture and restore.
 
 use crate::ids::PaneId;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// Ratio value meaning an equal split.
 pub const EQUAL_RATIO: u16 = 5000;
@@ -59,6 +59,51 @@ pub enum Entry {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tree {
     nodes: Vec<Entry>,
+}
+
+/// A tree's preorder node array (RFC §4) as its wire shape (keys in sorted order, as
+/// a `Value` prints them); no tree is an empty array.
+pub struct Nodes<'a>(pub Option<&'a Tree>);
+
+impl serde::Serialize for Nodes<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let entries = self.0.map_or(&[][..], Tree::entries);
+        use serde::ser::SerializeSeq as _;
+        let mut seq = s.serialize_seq(Some(entries.len()))?;
+        for (i, e) in entries.iter().enumerate() {
+            seq.serialize_element(&Node(i, e))?;
+        }
+        seq.end()
+    }
+}
+
+struct Node<'a>(usize, &'a Entry);
+
+impl serde::Serialize for Node<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut m = s.serialize_map(None)?;
+        match *self.1 {
+            Entry::Pane(p) => {
+                m.serialize_entry("kind", "pane")?;
+                m.serialize_entry("pane", &format_args!("{p}"))?;
+            }
+            Entry::Split {
+                axis,
+                ratio,
+                second,
+            } => {
+                m.serialize_entry("axis", axis.as_str())?;
+                m.serialize_entry("first", &(self.0 + 1))?;
+                m.serialize_entry("kind", "split")?;
+                if let Some(r) = ratio {
+                    m.serialize_entry("ratio", &r)?;
+                }
+                m.serialize_entry("second", &second)?;
+            }
+        }
+        m.end()
+    }
 }
 
 /// Sizes of the two sides of a split of `total` cells.
@@ -251,29 +296,10 @@ impl Tree {
 
     /// Preorder node array (RFC §4).
     pub fn to_nodes(&self) -> Vec<Value> {
-        self.nodes
-            .iter()
-            .enumerate()
-            .map(|(i, e)| match *e {
-                Entry::Pane(p) => json!({"kind": "pane", "pane": p.to_string()}),
-                Entry::Split {
-                    axis,
-                    ratio,
-                    second,
-                } => {
-                    let mut node = json!({
-                        "kind": "split",
-                        "axis": axis.as_str(),
-                        "first": i + 1,
-                        "second": second,
-                    });
-                    if let Some(r) = ratio {
-                        node["ratio"] = json!(r);
-                    }
-                    node
-                }
-            })
-            .collect()
+        match serde_json::to_value(Nodes(Some(self))) {
+            Ok(Value::Array(nodes)) => nodes,
+            _ => Vec::new(),
+        }
     }
 
     /// The ratio of the split at preorder `index`, or None when that is no split.

@@ -1,6 +1,5 @@
 //! RFC §5's per-archive recovery metadata, kept beside a restored pane.
 
-use serde_json::{json, Value};
 use vx_format::{PreviousState, Timestamp};
 
 /// An archive's `text_state`, with the original timestamps of plain text (RFC §4:
@@ -28,22 +27,25 @@ pub struct Archive {
     pub unknown_preset: bool,
 }
 
-impl Archive {
-    /// The closed `recovery` object of pane.list and pane.capture.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "checkpoint": self.checkpoint,
-            "previous_pane": self.previous_pane,
-            "process_state": match self.process_state {
-                PreviousState::Exited => "exited",
-                PreviousState::Interrupted => "interrupted",
-            },
-            "text_state": match self.text {
-                ArchiveText::Omitted => "omitted",
-                ArchiveText::Expired => "expired",
-                ArchiveText::Plain { .. } => "plain",
-            },
-            "cut_rows": self.cut_rows,
-        })
+/// RFC §5's closed `recovery` object of pane.list and pane.capture.
+impl serde::Serialize for Archive {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut m = s.serialize_map(Some(5))?;
+        m.serialize_entry("checkpoint", &self.checkpoint)?;
+        m.serialize_entry("cut_rows", &self.cut_rows)?;
+        m.serialize_entry("previous_pane", &self.previous_pane)?;
+        let process_state = match self.process_state {
+            PreviousState::Exited => "exited",
+            PreviousState::Interrupted => "interrupted",
+        };
+        m.serialize_entry("process_state", process_state)?;
+        let text_state = match self.text {
+            ArchiveText::Omitted => "omitted",
+            ArchiveText::Expired => "expired",
+            ArchiveText::Plain { .. } => "plain",
+        };
+        m.serialize_entry("text_state", text_state)?;
+        m.end()
     }
 }

@@ -111,7 +111,8 @@ impl State {
                 reply,
             } => {
                 let result = self.restore_loaded(*loaded, &principal);
-                let _ = reply.send(Outcome::reply(result));
+                let result = result.map(crate::stream::Answer::Encoded);
+                let _ = reply.send(Outcome::answer(result));
             }
             WorkerEvent::ReloadCleaned { config, reply } => {
                 let _ = reply.send(Outcome::reply(Ok(self.reload_activate(*config))));
@@ -359,8 +360,13 @@ impl State {
         }
     }
 
-    /// The `recovery` object of an archive, for pane.list and pane.capture.
+    /// A restored archive's metadata: the `recovery` object of pane.list and
+    /// pane.capture.
+    pub(in crate::reactor) fn archive(&self, pane: PaneId) -> Option<&Archive> {
+        self.recovery.archives.get(&pane)
+    }
+
     pub(in crate::reactor) fn archive_json(&self, pane: PaneId) -> Option<Value> {
-        self.recovery.archives.get(&pane).map(Archive::to_json)
+        self.archive(pane).map(crate::topology::json::to_value)
     }
 }
