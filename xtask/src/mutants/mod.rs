@@ -23,8 +23,9 @@ use tree::ScratchTree;
 /// The clean programs the runner builds once: the daemon, the harness (with its
 /// `vxstub`) and the fault injector.
 const CLEAN_PACKAGES: [&str; 3] = ["vxref", "vxcert", "vxfault-preload"];
-/// What a bin dir holds besides the daemon under test (always the clean ones).
-const CLEAN_HELPERS: [&str; 2] = ["vxstub", "libvxfault.so"];
+/// What a bin dir holds besides the daemon under test (always the clean ones): the
+/// crash explorer runs `{bin_dir}/vxcert` as its checker.
+const CLEAN_HELPERS: [&str; 3] = ["vxcert", "vxstub", "libvxfault.so"];
 
 struct Options {
     list: bool,
@@ -54,7 +55,8 @@ fn parse(args: Vec<String>) -> Result<Options, String> {
 }
 
 enum Outcome {
-    Killed(Verdict),
+    /// The scenarios the clean reference passes and this mutant fails.
+    Killed(BTreeSet<String>),
     Survived,
     Invalid(String),
 }
@@ -64,6 +66,8 @@ struct Row<'a> {
     outcome: Outcome,
     build_secs: f64,
     run_secs: f64,
+    /// Scenarios the suite could not carry out, beyond the baseline's.
+    harness_errors: usize,
 }
 
 pub fn main(args: Vec<String>) -> i32 {
@@ -106,7 +110,7 @@ fn run(args: Vec<String>) -> Result<i32, String> {
     eprintln!("mutants: building the clean kit");
     cargo_build(&root, &target, &CLEAN_PACKAGES)?;
     let debug = target.join("debug");
-    for name in ["vxref", "vxcert"].iter().chain(CLEAN_HELPERS.iter()) {
+    for name in std::iter::once(&"vxref").chain(CLEAN_HELPERS.iter()) {
         copy(&debug.join(name), &clean.join(name))?;
     }
     for name in CLEAN_HELPERS {
@@ -174,6 +178,7 @@ fn run_one<'a>(
         outcome: Outcome::Survived,
         build_secs,
         run_secs: 0.0,
+        harness_errors: 0,
     };
     if let Err(e) = built {
         row.outcome = Outcome::Invalid(format!("does not build: {e}"));
@@ -191,6 +196,7 @@ fn run_one<'a>(
     row.outcome = match verdict {
         Err(e) => Outcome::Invalid(e),
         Ok(v) => {
+            row.harness_errors = v.harness_errors.saturating_sub(baseline.harness_errors);
             let new: BTreeSet<String> = v.failing.difference(&baseline.failing).cloned().collect();
             let _ = std::fs::write(
                 report.join("caught.txt"),
@@ -199,10 +205,7 @@ fn run_one<'a>(
             if new.is_empty() {
                 Outcome::Survived
             } else {
-                Outcome::Killed(Verdict {
-                    exit: v.exit,
-                    failing: new,
-                })
+                Outcome::Killed(new)
             }
         }
     };
@@ -246,7 +249,7 @@ fn copy(from: &Path, to: &Path) -> Result<(), String> {
 
 fn outcome_word(o: &Outcome) -> String {
     match o {
-        Outcome::Killed(v) => format!("killed ({} scenario(s))", v.failing.len()),
+        Outcome::Killed(failing) => format!("killed ({} scenario(s))", failing.len()),
         Outcome::Survived => "survived".into(),
         Outcome::Invalid(why) => format!("INVALID: {why}"),
     }
@@ -274,14 +277,14 @@ fn list_table(mutants: &[Mutant]) -> String {
 
 fn result_table(rows: &[Row], total_secs: f64) -> String {
     let mut t = String::from(
-        "| mutant | clause | § | result | rows that caught it (scenarios) | build s | run s |\n\
-         |---|---|---|---|---|---|---|\n",
+        "| mutant | clause | § | result | rows that caught it (scenarios) | build s | run s | harness errors |\n\
+         |---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         let (result, caught) = match &r.outcome {
-            Outcome::Killed(v) => {
+            Outcome::Killed(failing) => {
                 let mut per_row: BTreeMap<&str, usize> = BTreeMap::new();
-                for s in &v.failing {
+                for s in failing {
                     *per_row.entry(s.split(": ").next().unwrap_or("?")).or_default() += 1;
                 }
                 let caught: Vec<String> =
@@ -295,14 +298,15 @@ fn result_table(rows: &[Row], total_secs: f64) -> String {
             Outcome::Invalid(why) => ("INVALID".to_string(), why.clone()),
         };
         t.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {:.0} | {:.0} |\n",
+            "| {} | {} | {} | {} | {} | {:.0} | {:.0} | {} |\n",
             r.mutant.id,
             r.mutant.clause,
             r.mutant.section,
             result,
             cell(&caught),
             r.build_secs,
-            r.run_secs
+            r.run_secs,
+            r.harness_errors
         ));
     }
     let killed = rows

@@ -118,9 +118,10 @@ fn wait_output(mut cmd: Command, limit: Duration) -> Result<(Option<i32>, Vec<u8
 /// The clean `vxcert`'s verdict on one bin dir.
 #[derive(Debug)]
 pub struct Verdict {
-    pub exit: Option<i32>,
-    /// Failing scenarios, as "row: scenario [example]".
+    /// Failing (fail or timeout) scenarios, as "row: scenario [example]".
     pub failing: BTreeSet<String>,
+    /// Scenarios the suite could not carry out (harness-error): never a kill.
+    pub harness_errors: usize,
 }
 
 pub struct Certifier<'a> {
@@ -153,11 +154,15 @@ impl Certifier<'_> {
             .map_err(|e| format!("vxcert wrote no report.json: {e}"))?;
         let json: Value = serde_json::from_str(&text).map_err(|e| format!("report.json: {e}"))?;
         let mut failing = BTreeSet::new();
+        let mut harness_errors = 0;
         for s in json["scenarios"].as_array().into_iter().flatten() {
             let verdict = s["verdict"].as_str().unwrap_or("");
-            // Pass and unsupported-optional are not findings; fail, timeout and
-            // harness-error are.
-            if !matches!(verdict, "fail" | "timeout" | "harness-error") {
+            // Only an assertion or a deadline about the daemon is a finding; a
+            // harness-error is the suite failing to do a step (kept apart).
+            if verdict == "harness-error" {
+                harness_errors += 1;
+            }
+            if !matches!(verdict, "fail" | "timeout") {
                 continue;
             }
             let row = s["row"].as_str().unwrap_or("?").to_string();
@@ -167,6 +172,9 @@ impl Certifier<'_> {
             }
             failing.insert(name);
         }
-        Ok(Verdict { exit, failing })
+        Ok(Verdict {
+            failing,
+            harness_errors,
+        })
     }
 }
