@@ -44,7 +44,9 @@ fn parse(args: Vec<String>) -> Result<Options, String> {
         match a.as_str() {
             "--list" => opts.list = true,
             "--only" => {
-                let v = it.next().ok_or("--only needs a comma-separated list of ids")?;
+                let v = it
+                    .next()
+                    .ok_or("--only needs a comma-separated list of ids")?;
                 opts.only = Some(v.split(',').map(|s| s.trim().to_string()).collect());
             }
             "--out" => opts.out = Some(it.next().ok_or("--out needs a file")?.into()),
@@ -165,8 +167,8 @@ fn run_one<'a>(
     baseline: &Verdict,
     work: &Path,
 ) -> Result<Row<'a>, String> {
-    let clean_text = std::fs::read_to_string(root.join(&m.file))
-        .map_err(|e| format!("{}: {e}", m.file))?;
+    let clean_text =
+        std::fs::read_to_string(root.join(&m.file)).map_err(|e| format!("{}: {e}", m.file))?;
     tree.put(&m.file, &battery::apply(m, &clean_text))?;
     let build_started = Instant::now();
     let built = cargo_build(tree.root(), target, &["vxref"]);
@@ -260,7 +262,8 @@ fn cell(s: &str) -> String {
 }
 
 fn list_table(mutants: &[Mutant]) -> String {
-    let mut t = String::from("| mutant | clause | § | file | description |\n|---|---|---|---|---|\n");
+    let mut t =
+        String::from("| mutant | clause | § | file | description |\n|---|---|---|---|---|\n");
     for m in mutants {
         t.push_str(&format!(
             "| {} | {} | {} | {} | {} |\n",
@@ -285,10 +288,14 @@ fn result_table(rows: &[Row], total_secs: f64) -> String {
             Outcome::Killed(failing) => {
                 let mut per_row: BTreeMap<&str, usize> = BTreeMap::new();
                 for s in failing {
-                    *per_row.entry(s.split(": ").next().unwrap_or("?")).or_default() += 1;
+                    *per_row
+                        .entry(s.split(": ").next().unwrap_or("?"))
+                        .or_default() += 1;
                 }
-                let caught: Vec<String> =
-                    per_row.iter().map(|(row, n)| format!("{row} ({n})")).collect();
+                let caught: Vec<String> = per_row
+                    .iter()
+                    .map(|(row, n)| format!("{row} ({n})"))
+                    .collect();
                 ("killed".to_string(), caught.join("; "))
             }
             Outcome::Survived => (
