@@ -28,9 +28,14 @@ pub struct Mutant {
     /// Text that occurs exactly once in `file`.
     pub find: String,
     pub replace: String,
-    /// For a known survivor: why it survives (equivalent, or the missing scenario).
+    /// For a known survivor: the scenario that would catch it (it still counts as
+    /// survived).
     #[serde(default)]
     pub survivor_note: Option<String>,
+    /// Why this edit breaks no MUST of the RFC (found by a survivor review): a
+    /// surviving equivalent mutant is left out of the kill rate, a killed one counts.
+    #[serde(default)]
+    pub equivalent: Option<String>,
 }
 
 #[derive(Deserialize)]

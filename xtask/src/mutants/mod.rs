@@ -6,7 +6,8 @@
 //! is INVALID: a bug of the battery, never a kill), and the clean `vxcert` certifies
 //! it with `--bin-dir`. A mutant is killed when the run fails a scenario the clean
 //! reference passes. The table goes to stdout and `--out`; its last line is the kill
-//! rate.
+//! rate. Exit status: 0 when every mutant run was killed (or is a surviving declared
+//! equivalent), 1 when one survived or is invalid, 2 when the battery cannot run.
 
 mod battery;
 mod probe;
@@ -139,7 +140,7 @@ fn run(args: Vec<String>) -> Result<i32, String> {
     for (i, m) in chosen.iter().enumerate() {
         eprintln!("mutants: [{}/{}] {}", i + 1, chosen.len(), m.id);
         let row = run_one(m, &root, &target, &tree, &bin, &certifier, &baseline, &work)?;
-        eprintln!("mutants:   {}", outcome_word(&row.outcome));
+        eprintln!("mutants:   {}", outcome_word(m, &row.outcome));
         rows.push(row);
     }
     // The scratch builds linked their vxref into target/debug/: put the clean one back.
@@ -150,10 +151,14 @@ fn run(args: Vec<String>) -> Result<i32, String> {
     let out = opts.out.unwrap_or_else(|| work.join("table.md"));
     std::fs::write(&out, &table).map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!("mutants: table written to {}", out.display());
-    let invalid = rows
-        .iter()
-        .any(|r| matches!(r.outcome, Outcome::Invalid(_)));
-    Ok(i32::from(invalid))
+    // Exit 1 when a mutant is invalid or a non-equivalent one survived: CI runs a
+    // subset of known kills, so any survivor there is a lost check.
+    let failed = rows.iter().any(|r| match r.outcome {
+        Outcome::Invalid(_) => true,
+        Outcome::Survived => r.mutant.equivalent.is_none(),
+        Outcome::Killed(_) => false,
+    });
+    Ok(i32::from(failed))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -249,9 +254,10 @@ fn copy(from: &Path, to: &Path) -> Result<(), String> {
         .map_err(|e| format!("copy {} to {}: {e}", from.display(), to.display()))
 }
 
-fn outcome_word(o: &Outcome) -> String {
+fn outcome_word(m: &Mutant, o: &Outcome) -> String {
     match o {
         Outcome::Killed(failing) => format!("killed ({} scenario(s))", failing.len()),
+        Outcome::Survived if m.equivalent.is_some() => "survived (equivalent)".into(),
         Outcome::Survived => "survived".into(),
         Outcome::Invalid(why) => format!("INVALID: {why}"),
     }
@@ -298,10 +304,13 @@ fn result_table(rows: &[Row], total_secs: f64) -> String {
                     .collect();
                 ("killed".to_string(), caught.join("; "))
             }
-            Outcome::Survived => (
-                "**survived**".to_string(),
-                r.mutant.survivor_note.clone().unwrap_or_default(),
-            ),
+            Outcome::Survived => match &r.mutant.equivalent {
+                Some(why) => ("equivalent".to_string(), why.clone()),
+                None => (
+                    "**survived**".to_string(),
+                    r.mutant.survivor_note.clone().unwrap_or_default(),
+                ),
+            },
             Outcome::Invalid(why) => ("INVALID".to_string(), why.clone()),
         };
         t.push_str(&format!(
@@ -324,14 +333,19 @@ fn result_table(rows: &[Row], total_secs: f64) -> String {
         .iter()
         .filter(|r| matches!(r.outcome, Outcome::Invalid(_)))
         .count();
-    let valid = rows.len() - invalid;
+    let equivalent = rows
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Survived) && r.mutant.equivalent.is_some())
+        .count();
+    let valid = rows.len() - invalid - equivalent;
     let rate = if valid == 0 {
         0.0
     } else {
         100.0 * killed as f64 / valid as f64
     };
     t.push_str(&format!(
-        "\n{} mutant(s) in {:.0} s; {invalid} invalid (battery bugs, not counted).\n\
+        "\n{} mutant(s) in {:.0} s; {invalid} invalid (battery bugs) and {equivalent} \
+         equivalent (surviving, break no MUST), neither counted.\n\
          Kill rate: {killed}/{valid} valid mutants killed ({rate:.1} %)\n",
         rows.len(),
         total_secs
