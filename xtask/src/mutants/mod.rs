@@ -21,9 +21,9 @@ use std::process::Command;
 use std::time::Instant;
 use tree::ScratchTree;
 
-/// The clean programs the runner builds once: the daemon, the harness (with its
-/// `vxstub`) and the fault injector.
-const CLEAN_PACKAGES: [&str; 3] = ["vxref", "vxcert", "vxfault-preload"];
+/// The clean programs the runner builds once besides the daemon: the harness (with
+/// its `vxstub`) and the fault injector.
+const CLEAN_HELPER_PACKAGES: [&str; 2] = ["vxcert", "vxfault-preload"];
 /// What a bin dir holds besides the daemon under test (always the clean ones): the
 /// crash explorer runs `{bin_dir}/vxcert` as its checker.
 const CLEAN_HELPERS: [&str; 3] = ["vxcert", "vxstub", "libvxfault.so"];
@@ -111,7 +111,10 @@ fn run(args: Vec<String>) -> Result<i32, String> {
     let started = Instant::now();
 
     eprintln!("mutants: building the clean kit");
-    cargo_build(&root, &target, &CLEAN_PACKAGES)?;
+    // The daemon alone, exactly as each mutant is built: built together with the
+    // harness, cargo would unify dependency features into a different binary.
+    cargo_build(&root, &target, &CLEAN_HELPER_PACKAGES)?;
+    cargo_build(&root, &target, &["vxref"])?;
     let debug = target.join("debug");
     for name in std::iter::once(&"vxref").chain(CLEAN_HELPERS.iter()) {
         copy(&debug.join(name), &clean.join(name))?;
