@@ -5,6 +5,11 @@
 //! `vxref`, the broker `vxbroker`, the session packer `vxpersist`, the fault injector `libvxfault.so`, the harness
 //! `vxcert` and its stand-in `vxstub`) with the same profile as this task, then runs `vxcert run` with the
 //! arguments given, so a fresh clone certifies the reference in one command.
+//!
+//! `mutants [--list] [--only ID,…] [--out FILE]` runs the mutant battery of
+//! `harness/mutants/` (docs/detection.md): the recovery suite's detection power.
+
+mod mutants;
 
 use std::path::PathBuf;
 use std::process::{exit, Command};
@@ -22,8 +27,10 @@ fn main() {
     let mut args = std::env::args().skip(1);
     match args.next().as_deref() {
         Some("certify") => exit(certify(args.collect())),
+        Some("mutants") => exit(mutants::main(args.collect())),
         _ => {
             eprintln!("usage: cargo xtask certify [vxcert run arguments…]");
+            eprintln!("       cargo xtask mutants [--list] [--only ID,…] [--out FILE]");
             exit(2);
         }
     }
