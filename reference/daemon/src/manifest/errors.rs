@@ -15,8 +15,10 @@ use crate::manifest::RightName;
 /// errors (`invalid_request.*`) come before any verb is known.
 pub const ANY_VERB: &[E] = &[E::Internal, E::Shutdown, E::DeniedToken];
 
+/// What every verb dispatched under the spawn right can return: the new pane's ids
+/// can run out, its delegation can be refused, its program can fail to start.
 const SPAWN: &[E] = &[E::Ids, E::DeniedDelegation, E::Spawn];
-const STORE_READ: &[E] = &[
+const STORE_READ: [E; 6] = [
     E::RecoveryIo,
     E::CheckpointNotFound,
     E::CheckpointCorrupt,
@@ -24,11 +26,25 @@ const STORE_READ: &[E] = &[
     E::CheckpointFormat,
     E::CheckpointSize,
 ];
+const RESTORE: [E; 9] = concat(STORE_READ, [E::RecoveryDisabled, E::NotEmpty, E::Ids]);
+
+/// `a` then `b`, for code lists built from shared parts in a `const`.
+const fn concat<const A: usize, const B: usize, const N: usize>(a: [E; A], b: [E; B]) -> [E; N] {
+    assert!(A + B == N, "the list's length is the sum of its parts");
+    let mut out = [E::Internal; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < A { a[i] } else { b[i - A] };
+        i += 1;
+    }
+    out
+}
 // A config write or reload reopens the recovery store and purges text a new policy
 // no longer allows; either can fail on the disk.
 const CONFIG_WRITE: &[E] = &[E::Param("config"), E::ConfigIo, E::RecoveryIo];
 
-/// What a verb's handler can return beyond the codes its entry implies.
+/// What a verb's handler can return beyond the codes its entry implies (its params,
+/// its target, its right, and [`SPAWN`] for every verb under the spawn right).
 pub fn specific(id: VerbId) -> &'static [E] {
     use VerbId as V;
     match id {
@@ -41,16 +57,10 @@ pub fn specific(id: VerbId) -> &'static [E] {
         V::WindowCreate => &[E::Ids],
         V::WindowRename | V::WindowKill | V::WindowResize => &[],
         V::WindowRatio => &[E::Revision],
-        V::PaneCreate => &[E::Ids, E::DeniedDelegation, E::Spawn, E::NotEmpty],
-        V::PaneSplit => &[E::Ids, E::DeniedDelegation, E::Spawn, E::Layer],
-        V::PaneFloat => SPAWN,
-        V::PaneRelaunch => &[
-            E::Ids,
-            E::DeniedDelegation,
-            E::Spawn,
-            E::DeniedWrite,
-            E::NotArchive,
-        ],
+        V::PaneCreate => &[E::NotEmpty],
+        V::PaneSplit => &[E::Layer],
+        V::PaneFloat => &[],
+        V::PaneRelaunch => &[E::DeniedWrite, E::NotArchive],
         V::PaneList => &[E::WindowNotFound],
         V::PaneCapture => &[],
         V::PaneAttach => &[],
@@ -69,18 +79,8 @@ pub fn specific(id: VerbId) -> &'static [E] {
             E::CheckpointSize,
         ],
         V::RecoveryList => &[E::RecoveryIo],
-        V::RecoveryInspect => STORE_READ,
-        V::RecoveryRestore => &[
-            E::RecoveryDisabled,
-            E::NotEmpty,
-            E::Ids,
-            E::RecoveryIo,
-            E::CheckpointNotFound,
-            E::CheckpointCorrupt,
-            E::CheckpointExpired,
-            E::CheckpointFormat,
-            E::CheckpointSize,
-        ],
+        V::RecoveryInspect => &STORE_READ,
+        V::RecoveryRestore => &RESTORE,
         V::RecoveryForget => &[E::RecoveryIo, E::CheckpointNotFound],
         V::EventsSubscribe => &[],
         V::Doctor => &[],
@@ -89,9 +89,6 @@ pub fn specific(id: VerbId) -> &'static [E] {
         V::MetaSet => &[E::ReservedKey, E::MetaKeyLimit, E::Param("agent_session")],
         V::MetaDelete => &[E::ReservedKey],
         V::AgentLaunch => &[
-            E::Ids,
-            E::DeniedDelegation,
-            E::Spawn,
             E::NotEmpty,
             E::IntegrationNotFound,
             E::IntegrationDisabled,
@@ -134,7 +131,12 @@ impl Verb {
                 codes.extend(not_found(p));
             }
         }
-        for &code in specific(self.id) {
+        let spawned = if self.right == RightName::Spawn {
+            SPAWN
+        } else {
+            &[]
+        };
+        for &code in spawned.iter().chain(specific(self.id)) {
             if !codes.contains(&code) {
                 codes.push(code);
             }
@@ -207,5 +209,21 @@ mod tests {
         assert!(relaunch.may_return(E::DeniedSpawn) && relaunch.may_return(E::DeniedWrite));
         assert!(VerbId::RecoveryRestore.verb().may_return(E::NotEmpty));
         assert!(!VerbId::SessionList.verb().may_return(E::DeniedRead));
+    }
+
+    #[test]
+    fn every_verb_under_the_spawn_right_can_fail_to_spawn_and_others_cannot() {
+        for v in VERBS {
+            let spawns = v.right == RightName::Spawn;
+            assert_eq!(v.may_return(E::Spawn), spawns, "{}", v.name);
+            assert_eq!(
+                v.may_return(E::DeniedDelegation),
+                spawns || v.id == VerbId::GrantIssue,
+                "{}",
+                v.name
+            );
+        }
+        let restore = VerbId::RecoveryRestore.verb().error_codes();
+        assert!(STORE_READ.iter().all(|c| restore.contains(c)));
     }
 }
