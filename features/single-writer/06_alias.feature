@@ -24,6 +24,13 @@ Feature: Aliases
     And the only "opencode" agent is the noted one
     And the engine's index holds only the minted id
 
+  @sw-list-scan
+  Scenario: Retired, a reconciled session is still listed once, by its real id, from the engine's index
+    When viewer A types "first turn"
+    Then viewer A is told the real key of the minted session
+    When the minted session is retired
+    Then the session list has one row for the minted session, aliased to "opencode:new-6a73c0de-1234-4abc-8def-0123456789ab", not alive
+
   @sw-alias
   Scenario: After a broker restart the real id still attaches to the same agent
     When viewer A types "first turn"

@@ -224,3 +224,17 @@ fn a_client_that_forces_on_reconnect_fails_the_client_rows_only() {
         ],
     );
 }
+
+/// A broker whose list takes the engine's index ids for physical keys (no alias
+/// resolution): a reconciled session shows twice, or under no placeholder.
+#[test]
+fn a_broker_that_lists_ghost_rows_fails_the_alias_list_rows_only() {
+    broker_defect_fails_exactly(
+        "ghost-row",
+        &[
+            "One new id: the placeholder resolves to it everywhere",
+            "Retired, a reconciled session is still listed once, by its real id, from the engine's index",
+            "After a broker restart the real id still attaches to the same agent",
+        ],
+    );
+}

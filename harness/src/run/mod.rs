@@ -122,8 +122,10 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
     let profile_path = args.profile.clone().unwrap_or_else(default_profile);
     let profile = Profile::load(&profile_path)?;
     let contracts = choose_contracts(args, &profile)?;
+    // Scenarios run programs from their own temporary directories: a relative
+    // --bin-dir would name nothing there.
     let bin_dir = match &args.bin_dir {
-        Some(d) => d.clone(),
+        Some(d) => d.canonicalize().map_err(|e| format!("--bin-dir: {e}"))?,
         None => std::env::current_exe()
             .map_err(|e| e.to_string())?
             .parent()

@@ -95,6 +95,10 @@ impl Engines {
         self.0.get(name)
     }
 
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Engine)> {
+        self.0.iter().map(|(n, e)| (n.as_str(), e))
+    }
+
     /// The key grammar table of these engines.
     pub fn table(&self) -> EngineTable {
         let mut t = EngineTable::new();

@@ -10,7 +10,9 @@
 //!   taken for an orphan: its socket is unlinked and a second master launched);
 //! - `lenient-master`: `master --create` replaces whatever is at its path, and
 //!   `master --attach` with no master there exits 0 without a word;
-//! - `client-forces`: `vxbroker client` sends `force=1` on its automatic reconnects.
+//! - `client-forces`: `vxbroker client` sends `force=1` on its automatic reconnects;
+//! - `ghost-row`: the session list takes the ids of the engine's index as physical
+//!   keys, without resolving them through the aliases (the seed's #64 failure mode).
 
 use std::sync::OnceLock;
 
@@ -25,6 +27,7 @@ pub enum Defect {
     NoRecheck,
     LenientMaster,
     ClientForces,
+    GhostRow,
 }
 
 /// The selected defect, read once; an unknown name selects none.
@@ -37,6 +40,7 @@ pub fn defect() -> Option<Defect> {
         Ok("no-recheck") => Some(Defect::NoRecheck),
         Ok("lenient-master") => Some(Defect::LenientMaster),
         Ok("client-forces") => Some(Defect::ClientForces),
+        Ok("ghost-row") => Some(Defect::GhostRow),
         _ => None,
     })
 }

@@ -71,6 +71,15 @@ async fn a_placeholder_gets_its_real_id_once_and_is_found_by_it() {
     history_is(&b, &["launched-oc"], "never relaunched or resumed");
     let retired = http(&b, "POST", "/api/sessions/opencode:ses_Real1/archive").await;
     assert_eq!(retired["stopped"], true);
+
+    // Retired, its history stays: the engine's index still lists it, once, under its real id.
+    let rows = http(&b, "GET", "/api/sessions").await;
+    let rows = rows["sessions"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["key"], "opencode:ses_Real1");
+    assert_eq!(rows[0]["state"], "stored");
+    assert_eq!(rows[0]["alias"], format!("opencode:{placeholder}"));
+    assert_eq!(rows[0]["physical_key"], format!("opencode@{placeholder}"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -84,7 +93,7 @@ async fn two_new_ids_keep_the_placeholder() {
     input(&mut w, "go\n").await;
     // `read x` takes the line: only the PTY's echo comes back.
     read_until(&mut w, &mut seen, |s| s.has(b"go") >= 1).await;
-    let index = b.root.join("run/history/index");
+    let index = b.root.join("run/history/index-pair");
     let deadline = Instant::now() + WAIT;
     while std::fs::read_to_string(&index).map_or(0, |t| t.lines().count()) < 2 {
         assert!(Instant::now() < deadline, "the agent never wrote its ids");
@@ -100,5 +109,31 @@ async fn two_new_ids_keep_the_placeholder() {
         seen.texts
     );
     assert!(!b.root.join("run/aliases.json").exists());
+    // The list scans the index: both minted ids are stored rows beside the live placeholder.
+    let rows = http(&b, "GET", "/api/sessions").await;
+    let states: Vec<(String, String)> = rows["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["key"].as_str().unwrap().into(),
+                r["state"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(states.len(), 3, "{states:?}");
+    assert!(
+        states.iter().all(|(k, _)| k.starts_with("ocpair:")),
+        "{states:?}"
+    );
+    assert_eq!(
+        states.iter().filter(|(_, s)| s == "stored").count(),
+        2,
+        "{states:?}"
+    );
+    assert!(states
+        .iter()
+        .any(|(k, s)| k == &format!("ocpair:new-{U}") && s != "stored"));
     http(&b, "POST", &format!("/api/sessions/ocpair:new-{U}/archive")).await;
 }

@@ -1,4 +1,4 @@
-//! `GET /api/sessions` (states `starting`, `attached`, `detached`, `exited`) and `POST /api/sessions/{key}/archive` (retire).
+//! `GET /api/sessions` (states `starting`, `attached`, `detached`, `exited`, `stored`) and `POST /api/sessions/{key}/archive` (retire).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,7 +17,9 @@ use crate::open::{probe, Liveness};
 
 /// `{sessions:[{key,physical_key,state,alive,viewers,alias?}]}`: one row per live or
 /// stale socket in the runtime directory, listed under the real key once a
-/// placeholder is reconciled.
+/// placeholder is reconciled, then one `stored` row per session of an engine's index
+/// that has none (resolved through the aliases first, so a reconciled real id is
+/// never a second row beside its placeholder's).
 pub(crate) async fn list(State(app): State<Arc<App>>) -> Response {
     let aliases = match crate::alias::load(&app.runtime) {
         Ok(a) => a,
@@ -78,8 +80,70 @@ pub(crate) async fn list(State(app): State<Arc<App>>) -> Response {
             }));
         }
     }
+    for key in indexed_sessions(&app) {
+        let physical = if crate::negative::is(crate::negative::Defect::GhostRow) {
+            &key
+        } else {
+            aliases.physical_key(&key)
+        };
+        let stem = physical.physical();
+        if rows.iter().any(|r| r["physical_key"] == stem.as_str()) {
+            continue;
+        }
+        let mut row = json!({
+            "key": key.as_str(),
+            "physical_key": stem,
+            "state": "stored",
+            "alive": false,
+            "viewers": 0,
+        });
+        if physical != &key {
+            row["alias"] = physical.as_str().into();
+        }
+        rows.push(row);
+    }
     rows.sort_by(|a, b| a["key"].as_str().cmp(&b["key"].as_str()));
     Json(json!({ "sessions": rows })).into_response()
+}
+
+/// The sessions the engines' indexes hold (read-only). An index template naming `{id}`
+/// or `{cwd}` is per session or per directory, not a list, and an index file two
+/// engines share cannot say whose ids it holds: neither is scanned. Ids not of the
+/// engine's kind are skipped.
+fn indexed_sessions(app: &App) -> Vec<SessionKey> {
+    let history = app.history.to_string_lossy();
+    let bin_dir = app.bin_dir.to_string_lossy();
+    let vars = crate::engines::Vars {
+        bin_dir: &bin_dir,
+        history: &history,
+        ..Default::default()
+    };
+    let indexes: Vec<(&str, &crate::engines::Engine, std::path::PathBuf)> = app
+        .engines
+        .iter()
+        .filter_map(|(name, engine)| {
+            let template = engine.index.as_deref()?;
+            let listed = !(template.contains("{id}") || template.contains("{cwd}"));
+            listed.then(|| (name, engine, crate::engines::expand(template, &vars).into()))
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (name, engine, index) in &indexes {
+        if indexes
+            .iter()
+            .filter(|(_, _, other)| other == index)
+            .count()
+            > 1
+        {
+            continue;
+        }
+        for id in super::reconcile::read_index(index, engine.spec.id, None) {
+            if let Ok(key) = parse_key(&format!("{name}:{id}"), &app.table, false) {
+                out.push(key);
+            }
+        }
+    }
+    out
 }
 
 /// Retire: stop the master through its socket, clear the claim (and the owner file

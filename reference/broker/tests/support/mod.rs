@@ -61,9 +61,9 @@ index = "{history}/index"
 [engine.ocpair]
 pin = "none"
 id = "ses"
-launch = ["/bin/sh", "-c", "read x; printf 'ses_One\\nses_Two\\n' >> {history}/index; exec cat"]
+launch = ["/bin/sh", "-c", "read x; printf 'ses_One\\nses_Two\\n' >> {history}/index-pair; exec cat"]
 resume = ["/bin/sh", "-c", "echo resumed {id} >> {history}/log; exec cat"]
-index = "{history}/index"
+index = "{history}/index-pair"
 "#;
     std::fs::write(&file, text).unwrap();
     file
