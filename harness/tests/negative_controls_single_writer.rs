@@ -47,6 +47,12 @@ fn run_with(
             ),
         ),
         (
+            "broker_takeover",
+            format!(
+                "[\"{b}\", \"serve\", \"--listen\", \"unix:{{socket}}\", \"--runtime-dir\", \"{{runtime_dir}}\", \"--lock-dir\", \"{{lock_dir}}\", \"--engines\", \"{{engines}}\", \"--takeover\"]"
+            ),
+        ),
+        (
             "master_create",
             format!("[\"{b}\", \"master\", \"--create\", \"{{socket}}\", \"--\", \"/bin/cat\"]"),
         ),
@@ -69,7 +75,7 @@ fn run_with(
     let lines: Vec<String> = table.iter().map(|(k, v)| format!("{k} = {v}")).collect();
     let (code, report) = common::run_profile(
         &format!(
-            "name = \"negative-control\"\ncontracts = [\"single-writer\"]\n{}[single_writer]\n{}\n",
+            "name = \"negative-control\"\ncontracts = [\"single-writer\"]\nfeatures = [\"takeover\"]\n{}[single_writer]\n{}\n",
             defect.map_or(String::new(), |d| format!(
                 "[env]\nVXBROKER_NEGATIVE_CONTROL = \"{d}\"\n"
             )),
@@ -183,6 +189,9 @@ fn a_broker_that_forwards_secondary_input_fails_the_gate_rows_only() {
         &[
             "force=1 demotes the owner in place; it keeps streaming",
             "A secondary's input and resize reach neither the agent nor the PTY",
+            // 11_takeover: the gate is the same for another instance's viewers.
+            "A viewer of the other broker is read-only and told who holds the session",
+            "force=1 through the other broker demotes the holder in place",
         ],
     );
 }
@@ -237,4 +246,27 @@ fn a_broker_that_lists_ghost_rows_fails_the_alias_list_rows_only() {
             "After a broker restart the real id still attaches to the same agent",
         ],
     );
+}
+
+/// Take-over claimed, but the brokers arbitrate alone (no `--takeover`): each
+/// instance keeps its own claims, so another instance's viewer owns and writes.
+#[test]
+fn brokers_without_take_over_fail_the_take_over_rows_only() {
+    let b = bin_dir().join("vxbroker");
+    let b = b.display();
+    let alone = format!(
+        "[\"{b}\", \"serve\", \"--listen\", \"unix:{{socket}}\", \"--runtime-dir\", \"{{runtime_dir}}\", \"--lock-dir\", \"{{lock_dir}}\", \"--engines\", \"{{engines}}\"]"
+    );
+    let (code, failed, all) = run(&[("broker_takeover", alone)]);
+    let want: BTreeSet<String> = [
+        "A viewer of the other broker is read-only and told who holds the session",
+        "A second tab of the owner's browser is passive and does not take the claim",
+        "force=1 through the other broker demotes the holder in place",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    assert_ne!(code, 0);
+    assert!(want.iter().all(|w| all.contains(w)), "{all:?}");
+    assert_eq!(failed, want);
 }

@@ -52,6 +52,8 @@ pub struct BrokerSandbox {
     pub history: PathBuf,
     pub engines: PathBuf,
     template: Vec<String>,
+    /// The broker command of `start_with`'s callers (the profile's `broker_takeover`).
+    pub alternate: Vec<String>,
     env: Vec<(String, String)>,
     /// Environment for the next start only (a fault plan), then cleared.
     pub next_env: Vec<(String, String)>,
@@ -119,6 +121,7 @@ impl BrokerSandbox {
             history,
             engines,
             template,
+            alternate: Vec::new(),
             env,
             next_env: Vec::new(),
             instances: Vec::new(),
@@ -139,12 +142,38 @@ impl BrokerSandbox {
     /// Starts a broker on instance `n`'s runtime dir and socket (a restart reuses
     /// both), waiting until its socket accepts.
     pub fn start(&mut self, n: usize, within: Duration) -> usize {
-        let (runtime_dir, socket) = self.place(n);
+        let place = self.place(n);
+        let template = self.template.clone();
+        self.start_at(place, &template, within)
+    }
+
+    /// Starts a broker of the `alternate` command on instance `n`'s socket, in the
+    /// runtime directory of instance 0 when `beside_first` (brokers that share one
+    /// runtime directory, as the seed's take-over across instances has them).
+    pub fn start_with(&mut self, n: usize, beside_first: bool, within: Duration) -> usize {
+        if self.alternate.is_empty() {
+            crate::harness_error!(
+                "the profile's [single_writer] table has no `broker_takeover` command"
+            );
+        }
+        let (mut runtime_dir, socket) = self.place(n);
+        if beside_first {
+            runtime_dir = self.ph.runtime_dir.clone();
+        }
+        let template = self.alternate.clone();
+        self.start_at((runtime_dir, socket), &template, within)
+    }
+
+    fn start_at(
+        &mut self,
+        (runtime_dir, socket): (PathBuf, PathBuf),
+        template: &[String],
+        within: Duration,
+    ) -> usize {
         let mut ph = self.ph.clone();
         ph.runtime_dir = runtime_dir.clone();
         ph.socket = socket.clone();
-        let words: Vec<String> = self
-            .template
+        let words: Vec<String> = template
             .iter()
             .map(|w| {
                 w.replace("{lock_dir}", &self.lock_dir.to_string_lossy())

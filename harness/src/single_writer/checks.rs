@@ -25,6 +25,10 @@ pub struct Templates {
     /// live rows start it in their sandbox.
     #[serde(default)]
     pub broker: Vec<String>,
+    /// The same broker with take-over across instances on (the seed's `--takeover`):
+    /// the `@optional-takeover` rows start two of them on one runtime directory.
+    #[serde(default)]
+    pub broker_takeover: Vec<String>,
     /// The format of the engines file the suite writes for `{engines}`; only
     /// `"vxbroker"` (docs/spec/single-writer.md "Engines") today.
     #[serde(default = "vxbroker")]

@@ -151,8 +151,10 @@ impl Live {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        let mut sb = BrokerSandbox::new(context().bin_dir.clone(), t.broker.clone(), env);
+        sb.alternate = t.broker_takeover.clone();
         Live {
-            sb: BrokerSandbox::new(context().bin_dir.clone(), t.broker.clone(), env),
+            sb,
             t,
             brokers: BTreeMap::new(),
             viewers: BTreeMap::new(),
@@ -174,6 +176,13 @@ impl Live {
     /// Starts (or restarts) broker `role` on its own runtime dir and socket.
     pub fn start_broker(&mut self, role: usize) {
         let at = self.sb.start(role, scaled(WAIT_MS));
+        self.brokers.insert(role, at);
+    }
+
+    /// Starts broker `role` with take-over on, in broker 0's runtime directory when
+    /// `role` is not 0.
+    pub fn start_takeover_broker(&mut self, role: usize) {
+        let at = self.sb.start_with(role, role != 0, scaled(WAIT_MS));
         self.brokers.insert(role, at);
     }
 

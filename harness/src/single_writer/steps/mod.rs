@@ -6,6 +6,7 @@ mod live_client;
 mod live_master;
 mod live_open;
 mod live_stream;
+mod live_takeover;
 mod offline;
 
 pub(crate) use live_client::DroppingRoute;
