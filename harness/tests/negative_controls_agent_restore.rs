@@ -130,7 +130,7 @@ fn run_relay(mode: &str) -> (i32, BTreeSet<String>, BTreeSet<String>) {
 const SERVER_ROWS: &str = "@optional-agent-server and not @optional-legacy-spawn";
 
 /// Runs the scenarios `tags` selects with this `serve` (profile TOML from the value
-/// on, tables after it allowed), the workspace clients' `--socket` word and `extra`
+/// on, tables after it allowed), the clients' (workspace and launch) `--socket` word and `extra`
 /// lines of the `[agent_restore]` table (a `satellite_window` claims `satellite`).
 fn run_server_rows(
     serve: &str,
@@ -138,11 +138,13 @@ fn run_server_rows(
     extra: &str,
     tags: &str,
 ) -> (i32, BTreeSet<String>, BTreeSet<String>) {
-    let features = if extra.contains("satellite_window") {
-        "\"agent-server\", \"satellite\""
-    } else {
-        "\"agent-server\""
-    };
+    let mut features = "\"agent-server\"".to_string();
+    if extra.contains("satellite_window") {
+        features.push_str(", \"satellite\"");
+    }
+    if extra.contains("legacy_serve") {
+        features.push_str(", \"legacy-spawn\"");
+    }
     let vxref = "{bin_dir}/vxref";
     let (code, report) = common::run_profile(
         &format!(
@@ -153,7 +155,7 @@ fn run_server_rows(
              archive_check = [{vxref:?}, \"workspace\", \"check\", \"--json\", \"{{file}}\"]\n\
              workspace_save = [{vxref:?}, \"--socket\", {client_socket:?}, \"workspace\", \"save\", \"--output\", \"{{file}}\"]\n\
              workspace_restore = [{vxref:?}, \"--socket\", {client_socket:?}, \"workspace\", \"restore\", \"--archive\", \"{{file}}\", \"--fallback-argv\", \"{{fallback_argv}}\"]\n\
-             agent_launch = [{vxref:?}, \"--socket\", \"{{socket}}\", \"agent\", \"launch\", \"--window\", \"{{window}}\", \"--integration\", \"{{integration}}\", \"--native-id\", \"{{native_id}}\"]\n{extra}"
+             agent_launch = [{vxref:?}, \"--socket\", {client_socket:?}, \"agent\", \"launch\", \"--window\", \"{{window}}\", \"--integration\", \"{{integration}}\", \"--native-id\", \"{{native_id}}\"]\n{extra}"
         ),
         &["--tags", tags],
     );
@@ -187,6 +189,31 @@ fn a_restore_that_skips_the_lying_confirmation_fails_the_confirm_row_only() {
     assert_eq!(code, 1);
     assert!(passing.len() >= 9, "{passing:?}");
     assert_eq!(failing, names(&[CONFIRM_ROW]));
+}
+
+/// A launch client that confirms over another connection than it launched through:
+/// it names the daemon's socket itself, so the relay that drops its `meta.set` never
+/// sees it, and against the older server the record it sets is confirmed. Only the
+/// fallback row whose confirmation must fail may notice.
+#[test]
+fn a_launch_that_bypasses_the_dropping_relay_fails_the_unconfirmed_fallback_row_only() {
+    common::ensure_reference(&[]);
+    let serve = "[\"{bin_dir}/vxref\", \"serve\", \"--socket\", \"{socket}\"]\n[readiness]\nkind = \"socket\"";
+    let extra = "legacy_serve = [\"{bin_dir}/vxref\", \"serve\", \"--socket\", \"{socket}\", \"--legacy-spawn\"]\n";
+    let (code, failing, passing) = run_server_rows(
+        serve,
+        "{runtime_dir}/venomx/s.sock",
+        extra,
+        "@asr-fallback or @asr-readback",
+    );
+    assert_eq!(code, 1);
+    assert_eq!(passing.len(), 2, "{passing:?}");
+    assert_eq!(
+        failing,
+        names(&[
+            "Against an older server, a record the client cannot confirm gets the new pane killed"
+        ])
+    );
 }
 
 /// An implementation that claims satellites but whose "satellite" window is a
