@@ -283,7 +283,7 @@ const CONFIRM_ROW: &str =
 
 // Reviewed by hand: each row below reads a record back (meta.get, a saved archive,
 // or restore's confirmation); the passing rows read none, or only its presence.
-const READBACK_LIES_FAILS: [&str; 17] = [
+const READBACK_LIES_FAILS: [&str; 18] = [
     "A pane killed while save reads the records is archived with its record or not at all",
     "The launch client reads back the exact record before it succeeds",
     "A record given to pane.split and pane.float is there from the pane's first turn",
@@ -293,6 +293,7 @@ const READBACK_LIES_FAILS: [&str; 17] = [
     "An existing session name is skipped and its process is untouched",
     "Native ids are trimmed, not option-shaped, control-free and at most 1024 bytes",
     "Plugin and integration ids are trimmed, control-free and at most 120 bytes",
+    "Restore rebuilds each window's split tree, for the native pane and fallback panes alike",
     "Restore uses the current template, not the one of the save",
     "Save copies each pane's record into that pane's agent_session",
     "Setting agent/v1 leaves agent-session/v1 unchanged",
@@ -305,12 +306,13 @@ const READBACK_LIES_FAILS: [&str; 17] = [
 // Each row below writes through meta.set and expects a refusal or reads the value
 // back; native restore fails too, since a dropped probe looks like a writable
 // reserved namespace. Spawn-path records are untouched.
-const DROP_META_SET_FAILS: [&str; 10] = [
+const DROP_META_SET_FAILS: [&str; 11] = [
     CONFIRM_ROW,
     "A record with a member beyond the three is refused on both write paths",
     "A saved native session is restored from its record, as a new process",
     "Native ids are trimmed, not option-shaped, control-free and at most 1024 bytes",
     "Plugin and integration ids are trimmed, control-free and at most 120 bytes",
+    "Restore rebuilds each window's split tree, for the native pane and fallback panes alike",
     "Restore uses the current template, not the one of the save",
     "Setting agent/v1 leaves agent-session/v1 unchanged",
     "The whole encoded record is at most 4096 bytes on both write paths",
@@ -318,9 +320,10 @@ const DROP_META_SET_FAILS: [&str; 10] = [
     "Two restores of one name race: the winner's pane has the winner's record",
 ];
 // Exactly the rows that restore a session natively (the probe runs only then).
-const RESERVED_WRITABLE_FAILS: [&str; 4] = [
+const RESERVED_WRITABLE_FAILS: [&str; 5] = [
     CONFIRM_ROW,
     "A saved native session is restored from its record, as a new process",
+    "Restore rebuilds each window's split tree, for the native pane and fallback panes alike",
     "Restore uses the current template, not the one of the save",
     "Two restores of one name race: the winner's pane has the winner's record",
 ];
