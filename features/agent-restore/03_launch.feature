@@ -155,6 +155,16 @@ Feature: Launch
     Then the launch client succeeds
     And meta.get "agent-session/v1" on $a is the record of "team" "stub" "cli-2"
 
+  @asr-fallback @optional-legacy-spawn
+  Scenario: Against an older server, a record the client cannot confirm gets the new pane killed
+    Given the daemon is restarted as an older server
+    And the launch client reaches the daemon through the relay in mode "drop-meta-set"
+    When the launch client starts "stub" in a new window with native id "cli-3" as "a"
+    Then the launch client fails with "conflict.agent_session_unconfirmed" and exit code 5
+    And the relay altered at least one record on its way
+    And the new window has no pane
+    And the program of "stub", if it started, is no longer running
+
   @asr-satellite @optional-satellite
   Scenario: A spawn on a satellite refuses the local agent-session record
     Given a window on a satellite, from the profile's satellite_window

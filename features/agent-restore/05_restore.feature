@@ -62,6 +62,23 @@ Feature: Save and restore
     And the program of "stub" got the arguments '["--resume","keep-1"]' after its command
     And the program of "stub" runs with a PID other than $old
 
+  @asr-restore-layout
+  Scenario: Restore rebuilds each window's split tree, for the native pane and fallback panes alike
+    When agent.launch starts "stub" in a new window with native id "tree-1" as "a"
+    And the pane $a is split by cols at ratio 3000 before as "b"
+    And the pane $b is split by rows at ratio 7000 as "c"
+    And the pane $a is split by rows as "d"
+    And the pane $d is split by cols at ratio 6000 before as "e"
+    Given a pane "f" in a new window without a record
+    When the pane $f is split by rows at ratio 2500 as "g"
+    And the pane $g is split by cols as "h"
+    And the layout of every session is remembered as "saved"
+    And the workspace is saved to "ws.json"
+    And every session is killed
+    And the workspace is restored from "ws.json"
+    Then the restore succeeds with 2 restored, 0 skipped and 1 native
+    And the layout of every session is the one remembered as "saved"
+
   @asr-restore-current
   Scenario: Restore uses the current template, not the one of the save
     When agent.launch starts "stub" in a new window with native id "keep-2" as "a"

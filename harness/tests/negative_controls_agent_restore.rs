@@ -130,7 +130,7 @@ fn run_relay(mode: &str) -> (i32, BTreeSet<String>, BTreeSet<String>) {
 const SERVER_ROWS: &str = "@optional-agent-server and not @optional-legacy-spawn";
 
 /// Runs the scenarios `tags` selects with this `serve` (profile TOML from the value
-/// on, tables after it allowed), the workspace clients' `--socket` word and `extra`
+/// on, tables after it allowed), the clients' (workspace and launch) `--socket` word and `extra`
 /// lines of the `[agent_restore]` table (a `satellite_window` claims `satellite`).
 fn run_server_rows(
     serve: &str,
@@ -138,11 +138,13 @@ fn run_server_rows(
     extra: &str,
     tags: &str,
 ) -> (i32, BTreeSet<String>, BTreeSet<String>) {
-    let features = if extra.contains("satellite_window") {
-        "\"agent-server\", \"satellite\""
-    } else {
-        "\"agent-server\""
-    };
+    let mut features = "\"agent-server\"".to_string();
+    if extra.contains("satellite_window") {
+        features.push_str(", \"satellite\"");
+    }
+    if extra.contains("legacy_serve") {
+        features.push_str(", \"legacy-spawn\"");
+    }
     let vxref = "{bin_dir}/vxref";
     let (code, report) = common::run_profile(
         &format!(
@@ -153,7 +155,7 @@ fn run_server_rows(
              archive_check = [{vxref:?}, \"workspace\", \"check\", \"--json\", \"{{file}}\"]\n\
              workspace_save = [{vxref:?}, \"--socket\", {client_socket:?}, \"workspace\", \"save\", \"--output\", \"{{file}}\"]\n\
              workspace_restore = [{vxref:?}, \"--socket\", {client_socket:?}, \"workspace\", \"restore\", \"--archive\", \"{{file}}\", \"--fallback-argv\", \"{{fallback_argv}}\"]\n\
-             agent_launch = [{vxref:?}, \"--socket\", \"{{socket}}\", \"agent\", \"launch\", \"--window\", \"{{window}}\", \"--integration\", \"{{integration}}\", \"--native-id\", \"{{native_id}}\"]\n{extra}"
+             agent_launch = [{vxref:?}, \"--socket\", {client_socket:?}, \"agent\", \"launch\", \"--window\", \"{{window}}\", \"--integration\", \"{{integration}}\", \"--native-id\", \"{{native_id}}\"]\n{extra}"
         ),
         &["--tags", tags],
     );
@@ -187,6 +189,31 @@ fn a_restore_that_skips_the_lying_confirmation_fails_the_confirm_row_only() {
     assert_eq!(code, 1);
     assert!(passing.len() >= 9, "{passing:?}");
     assert_eq!(failing, names(&[CONFIRM_ROW]));
+}
+
+/// A launch client that confirms over another connection than it launched through:
+/// it names the daemon's socket itself, so the relay that drops its `meta.set` never
+/// sees it, and against the older server the record it sets is confirmed. Only the
+/// fallback row whose confirmation must fail may notice.
+#[test]
+fn a_launch_that_bypasses_the_dropping_relay_fails_the_unconfirmed_fallback_row_only() {
+    common::ensure_reference(&[]);
+    let serve = "[\"{bin_dir}/vxref\", \"serve\", \"--socket\", \"{socket}\"]\n[readiness]\nkind = \"socket\"";
+    let extra = "legacy_serve = [\"{bin_dir}/vxref\", \"serve\", \"--socket\", \"{socket}\", \"--legacy-spawn\"]\n";
+    let (code, failing, passing) = run_server_rows(
+        serve,
+        "{runtime_dir}/venomx/s.sock",
+        extra,
+        "@asr-fallback or @asr-readback",
+    );
+    assert_eq!(code, 1);
+    assert_eq!(passing.len(), 2, "{passing:?}");
+    assert_eq!(
+        failing,
+        names(&[
+            "Against an older server, a record the client cannot confirm gets the new pane killed"
+        ])
+    );
 }
 
 /// An implementation that claims satellites but whose "satellite" window is a
@@ -256,7 +283,7 @@ const CONFIRM_ROW: &str =
 
 // Reviewed by hand: each row below reads a record back (meta.get, a saved archive,
 // or restore's confirmation); the passing rows read none, or only its presence.
-const READBACK_LIES_FAILS: [&str; 17] = [
+const READBACK_LIES_FAILS: [&str; 18] = [
     "A pane killed while save reads the records is archived with its record or not at all",
     "The launch client reads back the exact record before it succeeds",
     "A record given to pane.split and pane.float is there from the pane's first turn",
@@ -266,6 +293,7 @@ const READBACK_LIES_FAILS: [&str; 17] = [
     "An existing session name is skipped and its process is untouched",
     "Native ids are trimmed, not option-shaped, control-free and at most 1024 bytes",
     "Plugin and integration ids are trimmed, control-free and at most 120 bytes",
+    "Restore rebuilds each window's split tree, for the native pane and fallback panes alike",
     "Restore uses the current template, not the one of the save",
     "Save copies each pane's record into that pane's agent_session",
     "Setting agent/v1 leaves agent-session/v1 unchanged",
@@ -278,12 +306,13 @@ const READBACK_LIES_FAILS: [&str; 17] = [
 // Each row below writes through meta.set and expects a refusal or reads the value
 // back; native restore fails too, since a dropped probe looks like a writable
 // reserved namespace. Spawn-path records are untouched.
-const DROP_META_SET_FAILS: [&str; 10] = [
+const DROP_META_SET_FAILS: [&str; 11] = [
     CONFIRM_ROW,
     "A record with a member beyond the three is refused on both write paths",
     "A saved native session is restored from its record, as a new process",
     "Native ids are trimmed, not option-shaped, control-free and at most 1024 bytes",
     "Plugin and integration ids are trimmed, control-free and at most 120 bytes",
+    "Restore rebuilds each window's split tree, for the native pane and fallback panes alike",
     "Restore uses the current template, not the one of the save",
     "Setting agent/v1 leaves agent-session/v1 unchanged",
     "The whole encoded record is at most 4096 bytes on both write paths",
@@ -291,9 +320,10 @@ const DROP_META_SET_FAILS: [&str; 10] = [
     "Two restores of one name race: the winner's pane has the winner's record",
 ];
 // Exactly the rows that restore a session natively (the probe runs only then).
-const RESERVED_WRITABLE_FAILS: [&str; 4] = [
+const RESERVED_WRITABLE_FAILS: [&str; 5] = [
     CONFIRM_ROW,
     "A saved native session is restored from its record, as a new process",
+    "Restore rebuilds each window's split tree, for the native pane and fallback panes alike",
     "Restore uses the current template, not the one of the save",
     "Two restores of one name race: the winner's pane has the winner's record",
 ];

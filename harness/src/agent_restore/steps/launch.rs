@@ -93,6 +93,21 @@ async fn client_launch_succeeds(w: &mut World) {
     .await;
 }
 
+#[then(regex = r#"^the launch client fails with "([a-z_.]+)" and exit code (\d+)$"#)]
+async fn client_launch_fails(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        let reply = l.client_reply.as_ref().or_harness("no launch client ran");
+        match &reply.result {
+            Ok(v) => panic!("the launch client succeeded where it must fail: {v}"),
+            Err(e) => assert_eq!(e["code"], json!(c[1]), "the error: {e}"),
+        }
+        let want: i32 = c[2].parse().or_harness("an exit code");
+        assert_eq!(reply.exit, Some(want), "the launch client's exit code");
+    })
+    .await;
+}
+
 #[when(
     regex = r#"^pane.create starts "([^"]+)" in a new window with the record of "([^"]*)" "([^"]*)" "([^"]*)"$"#
 )]

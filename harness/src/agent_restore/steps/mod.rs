@@ -1,6 +1,7 @@
 //! The agent-restore suite's steps: offline checkers, then the server rows by topic.
 
 mod launch;
+mod layout;
 mod offline;
 mod records;
 mod relay;

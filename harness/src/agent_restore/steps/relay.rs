@@ -11,7 +11,7 @@ use cucumber::{given, then};
 use serde_json::json;
 
 #[given(
-    regex = r#"^the workspace clients reach the daemon through the relay in mode "([a-z-]+)"$"#
+    regex = r#"^the (?:workspace clients reach|launch client reaches) the daemon through the relay in mode "([a-z-]+)"$"#
 )]
 async fn through_relay(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {

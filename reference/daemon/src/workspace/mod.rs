@@ -8,6 +8,7 @@
 //! written only by vx-agentsession.
 
 mod launch;
+mod layout;
 mod restore;
 mod save;
 

@@ -7,12 +7,13 @@
 //! every other pane with `--fallback-argv`. The archive's `command` and `cwd` are
 //! never used: they are display data.
 
+use super::layout;
 use super::{archive_error, Client};
 use crate::errors::{ApiError, ErrorCode};
 use serde_json::{json, Value};
 use std::io::Read as _;
 use std::path::Path;
-use vx_agentsession::archive::{self, Session};
+use vx_agentsession::archive::{self, Layout, Session};
 use vx_agentsession::limits::{MAX_ARGV_ELEMENTS, MIN_ARGV_ELEMENTS};
 use vx_agentsession::record::Record;
 
@@ -183,12 +184,14 @@ fn build_session(
     let preferred = session.preferred_pane();
     for (wi, w) in session.windows.iter().enumerate() {
         let mut params = json!({"session": sid, "name": window_name(&w.name)});
-        if let Some(p) = w.panes.first() {
-            if let (Some(cols), Some(rows)) = (p.cols.filter(|n| *n > 0), p.rows.filter(|n| *n > 0))
-            {
-                params["cols"] = json!(cols);
-                params["rows"] = json!(rows);
-            }
+        let size_of = |i: usize| w.panes.get(i).and_then(|p| Some((p.cols?, p.rows?)));
+        let size = match &w.layout {
+            Some(l) => layout::window_size(l, &size_of),
+            None => size_of(0).filter(|(c, r)| *c > 0 && *r > 0),
+        };
+        if let Some((cols, rows)) = size {
+            params["cols"] = json!(cols);
+            params["rows"] = json!(rows);
         }
         let window = c.call("window.create", params)?;
         let wid = str_of(&window, "window")?.to_string();
@@ -196,26 +199,77 @@ fn build_session(
         let native_index = preferred
             .filter(|(pw, pi)| *pw == wi && w.panes[*pi].agent_session.is_some())
             .map(|(_, pi)| pi);
-        let mut last: Option<String> = None;
-        if let Some(pi) = native_index {
-            let record = w.panes[pi].agent_session.as_ref().expect("checked");
-            let pane = launch_native(c, &wid, record)?;
-            native.push(json!({"session": session.name, "pane": pane, "integration_id": record.integration_id}));
-            last = Some(pane);
-        }
-        for _ in (0..w.panes.len()).filter(|pi| Some(*pi) != native_index) {
-            let argv = fallback.ok_or_else(|| err(ErrorCode::Param("fallback_argv")))?;
-            let reply = match &last {
-                None => c.call("pane.create", json!({"window": wid, "argv": argv}))?,
-                Some(prev) => c.call(
-                    "pane.split",
-                    json!({"pane": prev, "axis": "cols", "argv": argv}),
-                )?,
-            };
-            last = Some(str_of(&reply, "pane")?.to_string());
+        let argv = || fallback.ok_or_else(|| err(ErrorCode::Param("fallback_argv")));
+        let first = match native_index {
+            Some(pi) => {
+                let record = w.panes[pi].agent_session.as_ref().expect("checked");
+                let pane = launch_native(c, &wid, record)?;
+                native.push(json!({"session": session.name, "pane": pane, "integration_id": record.integration_id}));
+                Some(pane)
+            }
+            None if w.panes.is_empty() => None,
+            None => {
+                let reply = c.call("pane.create", json!({"window": wid, "argv": argv()?}))?;
+                Some(str_of(&reply, "pane")?.to_string())
+            }
+        };
+        let Some(first) = first else { continue };
+        match &w.layout {
+            Some(l) => {
+                let seed = native_index.unwrap_or_else(|| layout::first_leaf(l));
+                grow(c, &first, l, seed, &argv)?;
+            }
+            // No layout: the other panes side by side, in archive order.
+            None => {
+                let mut last = first;
+                for _ in 1..w.panes.len() {
+                    let params = json!({"pane": last, "axis": "cols", "argv": argv()?});
+                    last = str_of(&c.call("pane.split", params)?, "pane")?.to_string();
+                }
+            }
         }
     }
     Ok(())
+}
+
+/// Rebuilds `node` in the area `pane` (archived leaf `seed`) holds now: each split
+/// divides the pane holding the seed's side, the new pane (on the other side, the
+/// archived direction and ratio) seeding that side's first leaf.
+fn grow<'a>(
+    c: &Client,
+    pane: &str,
+    node: &Layout,
+    seed: usize,
+    argv: &dyn Fn() -> Result<&'a [String], Value>,
+) -> Result<(), Value> {
+    let Layout::Split {
+        dir,
+        ratio,
+        left,
+        right,
+    } = node
+    else {
+        return Ok(());
+    };
+    let seed_left = layout::holds(left, seed);
+    let reply = c.call(
+        "pane.split",
+        json!({
+            "pane": pane,
+            "axis": layout::axis_of(*dir),
+            "ratio": layout::daemon_ratio(*ratio),
+            "before": !seed_left,
+            "argv": argv()?,
+        }),
+    )?;
+    let new = str_of(&reply, "pane")?.to_string();
+    let (own, other) = if seed_left {
+        (left, right)
+    } else {
+        (right, left)
+    };
+    grow(c, pane, own, seed, argv)?;
+    grow(c, &new, other, layout::first_leaf(other), argv)
 }
 
 pub fn run(c: &Client, path: &Path, fallback_text: Option<&String>) -> Result<Value, Value> {

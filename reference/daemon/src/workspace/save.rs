@@ -4,13 +4,14 @@
 //! archive, published atomically (temporary 0600 file, fsync, rename, directory
 //! fsync). An invalid live record fails the save.
 
+use super::layout;
 use super::limits::SAVE_ATTEMPTS;
 use super::Client;
 use crate::errors::{ApiError, ErrorCode};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
-use vx_agentsession::archive::{self, Archive, Pane, Session, Window};
+use vx_agentsession::archive::{self, Archive, Layout, Pane, Session, Window};
 use vx_agentsession::record::Record;
 
 const RECORD_KEY: &str = crate::agent::meta::AGENT_SESSION_KEY;
@@ -46,7 +47,18 @@ fn records(c: &Client, panes: &[Value]) -> Result<Option<BTreeMap<String, Record
     Ok(Some(out))
 }
 
-fn build(sessions: &Value, panes: &[Value], records: &BTreeMap<String, Record>) -> Archive {
+/// The archive of these listings, or `None` when a window's split tree does not
+/// name exactly the tiled panes `pane.list` gave for it (the topology changed
+/// between the two reads: the save reads again).
+///
+/// Panes keep `pane.list`'s order (creation order, so a launched agent pane stays
+/// the first, the pane restore prefers); the layout's leaves index into it. What
+/// the reference daemon does not know is not written: it has no focus (`active`:
+/// focus is an attached client's), no pane working directory (its panes start in
+/// the daemon's) and publishes only argv[0]'s basename (no `command`). A float's
+/// title is its `title`. A window with floats has no `layout`, since an archive
+/// layout must hold every pane and cannot place a float.
+fn build(sessions: &Value, panes: &[Value], records: &BTreeMap<String, Record>) -> Option<Archive> {
     let mut archive = Archive::default();
     for s in sessions["sessions"].as_array().into_iter().flatten() {
         let mut session = Session {
@@ -54,13 +66,19 @@ fn build(sessions: &Value, panes: &[Value], records: &BTreeMap<String, Record>) 
             ..Session::default()
         };
         for w in s["windows"].as_array().into_iter().flatten() {
+            let mine: Vec<&Value> = panes
+                .iter()
+                .filter(|p| p["window"] == w["window"])
+                .collect();
             let mut window = Window {
                 name: w["name"].as_str().unwrap_or_default().to_string(),
+                layout: window_layout(w, &mine)?,
                 ..Window::default()
             };
-            for p in panes.iter().filter(|p| p["window"] == w["window"]) {
+            for p in mine {
                 let id = p["pane"].as_str().unwrap_or_default();
                 window.panes.push(Pane {
+                    title: p["float"]["title"].as_str().map(str::to_string),
                     cols: p["cols"].as_u64().and_then(|n| u16::try_from(n).ok()),
                     rows: p["rows"].as_u64().and_then(|n| u16::try_from(n).ok()),
                     agent_session: records.get(id).cloned(),
@@ -71,7 +89,34 @@ fn build(sessions: &Value, panes: &[Value], records: &BTreeMap<String, Record>) 
         }
         archive.sessions.push(session);
     }
-    archive
+    Some(archive)
+}
+
+/// `Some(layout)` for a window of tiled panes whose tree names each exactly once
+/// (`Some(None)`: no layout to write); `None` when tree and listing disagree.
+fn window_layout(w: &Value, panes: &[&Value]) -> Option<Option<Layout>> {
+    let nodes = w["nodes"].as_array().map_or(&[][..], Vec::as_slice);
+    let floats = panes.iter().any(|p| p["layer"] == "float");
+    if floats || panes.is_empty() {
+        return Some(None);
+    }
+    let index_of = |id: &str| panes.iter().position(|p| p["pane"] == id);
+    let tiled_leaves = nodes.iter().filter(|n| n["kind"] == "pane").count();
+    if tiled_leaves != panes.len() {
+        return None;
+    }
+    // A tree too deep for an archive is archived without its layout.
+    let Some(layout) = layout::from_nodes(nodes, &index_of) else {
+        let known = nodes
+            .iter()
+            .filter(|n| n["kind"] == "pane")
+            .all(|n| n["pane"].as_str().is_some_and(|id| index_of(id).is_some()));
+        return known.then_some(None);
+    };
+    let mut leaves = layout.leaves();
+    leaves.sort_unstable();
+    leaves.dedup();
+    (leaves.len() == panes.len()).then_some(Some(layout))
 }
 
 fn file_io() -> Value {
@@ -99,7 +144,9 @@ pub fn run(c: &Client, output: Option<&Path>) -> Result<Value, Value> {
         if ids(&before) != ids(&after) {
             continue;
         }
-        let archive = build(&sessions, &before, &records);
+        let Some(archive) = build(&sessions, &before, &records) else {
+            continue;
+        };
         let bytes = archive::write(&archive);
         let schema = if archive.has_records() { 2 } else { 1 };
         let summary = json!({
@@ -126,4 +173,77 @@ pub fn run(c: &Client, output: Option<&Path>) -> Result<Value, Value> {
         "the pane set kept changing during the save",
     )
     .to_json())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listings() -> (Value, Vec<Value>) {
+        let sessions = json!({"sessions": [
+            {"name": "nested", "session": "s1", "windows": [
+                {"name": "w", "window": "w1", "nodes": [
+                    {"kind":"split","axis":"cols","first":1,"second":4,"ratio":3000},
+                    {"kind":"split","axis":"rows","first":2,"second":3,"ratio":7500},
+                    {"kind":"pane","pane":"p3"},
+                    {"kind":"pane","pane":"p1"},
+                    {"kind":"pane","pane":"p2"},
+                ]},
+                {"name": "floats", "window": "w2", "nodes": [{"kind":"pane","pane":"p4"}]},
+            ]},
+        ]});
+        let pane = |id: &str, w: &str| json!({"pane": id, "window": w, "cols": 10, "rows": 5});
+        let mut float = pane("p5", "w2");
+        float["layer"] = json!("float");
+        float["float"] = json!({"title": "notes", "z": 1});
+        let panes = vec![
+            pane("p1", "w1"),
+            pane("p2", "w1"),
+            pane("p3", "w1"),
+            pane("p4", "w2"),
+            float,
+        ];
+        (sessions, panes)
+    }
+
+    #[test]
+    fn the_reader_takes_back_what_save_writes() {
+        let (sessions, panes) = listings();
+        let record = Record {
+            plugin_id: "team".into(),
+            integration_id: "stub".into(),
+            native_id: "n-1".into(),
+        };
+        let records: BTreeMap<String, Record> = [("p1".to_string(), record.clone())].into();
+        let archive = build(&sessions, &panes, &records).expect("a consistent listing");
+        let bytes = archive::write(&archive);
+        let decoded = archive::read(&bytes).expect("the reader accepts the writer's archive");
+        assert_eq!(decoded.schema_version, 2);
+        assert_eq!(decoded.archive, archive);
+        let w = &decoded.archive.sessions[0].windows[0];
+        assert_eq!(w.panes[0].agent_session, Some(record));
+        let Some(Layout::Split { ratio, left, .. }) = &w.layout else {
+            panic!("no layout: {w:?}");
+        };
+        assert_eq!(*ratio, 0.3);
+        assert_eq!(left.leaves(), vec![2, 0]);
+        let floats = &decoded.archive.sessions[0].windows[1];
+        assert_eq!(floats.layout, None, "a window with a float has no layout");
+        assert_eq!(floats.panes[1].title.as_deref(), Some("notes"));
+        let text = String::from_utf8(bytes).unwrap();
+        assert!(
+            text.contains(r#""layout":{"kind":"split","dir":"horizontal","ratio":0.3,"left":{"kind":"split","dir":"vertical","ratio":0.75,"left":{"kind":"pane","pane":2},"right":{"kind":"pane","pane":0}},"right":{"kind":"pane","pane":1}},"panes":"#),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_tree_that_disagrees_with_the_pane_list_makes_the_save_read_again() {
+        let (sessions, mut panes) = listings();
+        panes.remove(1);
+        assert!(build(&sessions, &panes, &BTreeMap::new()).is_none());
+        let (sessions, mut panes) = listings();
+        panes.push(json!({"pane": "p9", "window": "w1"}));
+        assert!(build(&sessions, &panes, &BTreeMap::new()).is_none());
+    }
 }
