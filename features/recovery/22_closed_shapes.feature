@@ -36,73 +36,83 @@ Feature: Corrupt/partial state
       | 2      | 3     |
       | 3      | 3     |
 
+  # Each row plants the level's file in every format that has the level, in one store
+  # (one daemon per level, not per format and level: the suite's time budget).
   @rfc-4-strict-reader
-  Scenario Outline: One unknown key at any level makes the file corrupt, listed without a generation, and restores nothing
-    Given checkpoint "bad" of format <format> with generation 1 is planted in the store as "unknown key in the <level>"
+  Scenario Outline: One unknown key at a level of formats 1, 2 and 3 makes each file corrupt, listed without a generation, and restores nothing
+    Given checkpoint "f1" of format 1 with generation 1 is planted in the store as "unknown key in the <level>"
+    And checkpoint "f2" of format 2 with generation 2 is planted in the store as "unknown key in the <level>"
+    And checkpoint "f3" of format 3 with generation 3 is planted in the store as "unknown key in the <level>"
     And a daemon started with the configuration:
       """
       .{ .recovery = .{ .enabled = true, .terminal_text = .plain } }
       """
     When the owner calls "recovery.list"
-    Then the result lists checkpoint "$bad" with status "corrupt" and no generation
-    When the owner calls "recovery.inspect" with {"checkpoint":"$bad"}
+    Then the result lists 3 checkpoints
+    And the result lists checkpoint "$f1" with status "corrupt" and no generation
+    And the result lists checkpoint "$f2" with status "corrupt" and no generation
+    And the result lists checkpoint "$f3" with status "corrupt" and no generation
+    When the owner calls "recovery.inspect" with {"checkpoint":"$f1"}
     Then the call fails with "conflict.checkpoint_corrupt"
-    When the owner runs the CLI "recovery restore --checkpoint $bad"
+    When the owner calls "recovery.restore" with {"checkpoint":"$f2"}
+    Then the call fails with "conflict.checkpoint_corrupt"
+    When the owner runs the CLI "recovery restore --checkpoint $f3"
     Then the call fails with "conflict.checkpoint_corrupt"
     And the CLI exits with code 5
     When the owner calls "session.list"
     Then the result "sessions" is []
 
-    Examples: format 1
-      | format | level        |
-      | 1      | envelope     |
-      | 1      | payload      |
-      | 1      | session      |
-      | 1      | window       |
-      | 1      | split node   |
-      | 1      | pane node    |
-      | 1      | pane         |
-      | 1      | omitted text |
-      | 1      | plain text   |
+    Examples:
+      | level        |
+      | envelope     |
+      | payload      |
+      | session      |
+      | window       |
+      | split node   |
+      | pane node    |
+      | pane         |
+      | omitted text |
+      | plain text   |
 
-    Examples: format 2 (adds floats and tags)
-      | format | level        |
-      | 2      | envelope     |
-      | 2      | payload      |
-      | 2      | session      |
-      | 2      | window       |
-      | 2      | split node   |
-      | 2      | pane node    |
-      | 2      | pane         |
-      | 2      | omitted text |
-      | 2      | plain text   |
-      | 2      | float        |
-      | 2      | tag          |
-
-    Examples: format 3 (adds split ratios)
-      | format | level        |
-      | 3      | envelope     |
-      | 3      | payload      |
-      | 3      | session      |
-      | 3      | window       |
-      | 3      | split node   |
-      | 3      | pane node    |
-      | 3      | pane         |
-      | 3      | omitted text |
-      | 3      | plain text   |
-      | 3      | float        |
-      | 3      | tag          |
-
-  @rfc-4-strict-reader @rfc-3-corrupt-newest-no-fallback
-  Scenario Outline: A payload field outside its table rule is corrupt and restores nothing; the older valid file still restores
-    Given checkpoint "older" of format 3 with generation 1 is planted in the store
-    And checkpoint "bad" of format <format> with generation 2 is planted in the store as "<defect>"
-    And a daemon started with recovery enabled
+  @rfc-4-strict-reader
+  Scenario Outline: One unknown key in a float or a tag of formats 2 and 3 makes each file corrupt and restores nothing
+    Given checkpoint "f2" of format 2 with generation 2 is planted in the store as "unknown key in the <level>"
+    And checkpoint "f3" of format 3 with generation 3 is planted in the store as "unknown key in the <level>"
+    And a daemon started with the configuration:
+      """
+      .{ .recovery = .{ .enabled = true, .terminal_text = .plain } }
+      """
     When the owner calls "recovery.list"
     Then the result lists 2 checkpoints
-    And the result lists checkpoint "$bad" with status "corrupt" and no generation
+    And the result lists checkpoint "$f2" with status "corrupt" and no generation
+    And the result lists checkpoint "$f3" with status "corrupt" and no generation
+    When the owner calls "recovery.restore" with {"checkpoint":"$f2"}
+    Then the call fails with "conflict.checkpoint_corrupt"
+    When the owner runs the CLI "recovery restore --checkpoint $f3"
+    Then the call fails with "conflict.checkpoint_corrupt"
+    And the CLI exits with code 5
+    When the owner calls "session.list"
+    Then the result "sessions" is []
+
+    Examples:
+      | level |
+      | float |
+      | tag   |
+
+  @rfc-4-strict-reader @rfc-3-corrupt-newest-no-fallback
+  Scenario Outline: A payload field outside its table rule is corrupt in formats 1 and 3; the older valid file still restores
+    Given checkpoint "older" of format 3 with generation 1 is planted in the store
+    And checkpoint "f1" of format 1 with generation 2 is planted in the store as "<defect>"
+    And checkpoint "f3" of format 3 with generation 3 is planted in the store as "<defect>"
+    And a daemon started with recovery enabled
+    When the owner calls "recovery.list"
+    Then the result lists 3 checkpoints
+    And the result lists checkpoint "$f1" with status "corrupt" and no generation
+    And the result lists checkpoint "$f3" with status "corrupt" and no generation
     And the result lists checkpoint "$older" with status "valid" and generation 1
-    When the owner runs the CLI "recovery restore --checkpoint $bad"
+    When the owner calls "recovery.restore" with {"checkpoint":"$f1"}
+    Then the call fails with "conflict.checkpoint_corrupt"
+    When the owner runs the CLI "recovery restore --checkpoint $f3"
     Then the call fails with "conflict.checkpoint_corrupt"
     And the CLI exits with code 5
     When the owner calls "session.list"
@@ -111,11 +121,9 @@ Feature: Corrupt/partial state
     Then the call succeeds
 
     Examples:
-      | format | defect                            |
-      | 1      | generation 0                      |
-      | 3      | generation 0                      |
-      | 1      | checkpoint differs from file name |
-      | 3      | checkpoint differs from file name |
+      | defect                            |
+      | generation 0                      |
+      | checkpoint differs from file name |
 
   @rfc-3-duplicate-generation @rfc-3-corrupt-newest-no-fallback
   Scenario: Two files with one generation are both listed corrupt with it, and neither restores
