@@ -71,6 +71,10 @@ Feature: Text / expiry
       """
       .{ .recovery = .{ .enabled = true, .terminal_text = <policy> } }
       """
+    When the owner calls "recovery.inspect" with {"checkpoint":"$t"}
+    Then the call succeeds
+    And the result "text_panes" is 0
+    And the result "expired_text_panes" is 1
     When the owner calls "recovery.restore" with {"checkpoint":"$t"}
     Then the call succeeds
     And the result "panes.0.current" is saved as $p
@@ -90,6 +94,10 @@ Feature: Text / expiry
     Examples: stored expiry passed
       | text               | policy |
       | plain text expired | .plain |
+
+    Examples: saved_at plus the current text_max_age_seconds passed, the stored expiry did not
+      | text                                         | policy                              |
+      | plain text saved 120 s ago expiring in a day | .plain, .text_max_age_seconds = 60 |
 
   @rfc-4-expired-text-discarded @rfc-2-startup-text-policy
   Scenario: Under a current text policy of off, planted text is never shown

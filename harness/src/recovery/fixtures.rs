@@ -95,15 +95,109 @@ impl Fixture {
         format!("{{{head},{body}}}")
     }
 
+    /// A clean payload holding every durable object its format has, so that each level
+    /// can get an unknown key (`unknown key in the <level>`): a split of two tiled panes
+    /// (format 3: with a ratio), p0 with plain text and p1 with omitted text; formats 2
+    /// and 3 add tags on p0 and a float p2.
+    pub fn every_level_payload(&self) -> String {
+        let ratio = if self.format >= 3 {
+            ",\"ratio\":6250"
+        } else {
+            ""
+        };
+        let tags = if self.format >= 2 {
+            r#""tags":[{"key":"owner","value":"venom"},{"key":"role","value":"agent"}],"#
+        } else {
+            ""
+        };
+        let float = if self.format >= 2 {
+            r#",{"pane":"p2","window":"w0","session":"s0","cols":64,"rows":19,"state":"exited","exit_code":2,"layer":"float","float":{"preset":"venom.settings","width":"60%","z":1},"text":{"availability":"omitted"}}"#
+        } else {
+            ""
+        };
+        let text = format!(
+            r#"{{"availability":"plain","saved_at":"{}","expires_at":"{}","screen":["EVERY-LEVEL-ROW",""],"history":["EVERY-LEVEL-HISTORY"]}}"#,
+            timestamp(-60),
+            timestamp(3600)
+        );
+        format!(
+            r#"{{"checkpoint":"{}","generation":{},"socket":{},"uid":{},"captured_at":"{}","shutdown":"clean","sessions":[{{"session":"s0","name":"work"}}],"windows":[{{"window":"w0","session":"s0","name":"shell","revision":1,"nodes":[{{"kind":"split","axis":"cols","first":1,"second":2{ratio}}},{{"kind":"pane","pane":"p0"}},{{"kind":"pane","pane":"p1"}}]}}],"panes":[{{"pane":"p0","window":"w0","session":"s0","cols":40,"rows":2,"state":"exited","exit_code":0,{tags}"text":{text}}},{{"pane":"p1","window":"w0","session":"s0","cols":39,"rows":2,"state":"exited","exit_code":1,"text":{{"availability":"omitted"}}}}{float}]}}"#,
+            self.checkpoint,
+            self.generation,
+            serde_json::Value::String(self.socket.clone()),
+            self.uid,
+            timestamp(self.captured_offset_s)
+        )
+    }
+
     /// The file bytes with `defect` applied (`intact` for none).
     pub fn bytes(&self, defect: &str) -> Result<Vec<u8>, String> {
-        let base = self.payload();
+        let every_level = defect == "every level" || defect.starts_with("unknown key in the ");
+        let base = if every_level {
+            self.every_level_payload()
+        } else {
+            self.payload()
+        };
         let mut payload = base.clone();
         let mut format = self.format.to_string();
         let mut checksum_flip = false;
+        let mut envelope_extra = "";
         let mut trailing = String::from("\n");
         match defect {
-            "intact" => {}
+            "intact" | "every level" => {}
+            // One key the format does not define, at one level of the every-level file.
+            "unknown key in the envelope" => envelope_extra = ",\"extra\":1",
+            "unknown key in the payload" => payload = payload.replacen('{', "{\"extra\":1,", 1),
+            "unknown key in the session" => {
+                payload = payload.replacen("{\"session\":\"s0\",", "{\"session\":\"s0\",\"extra\":1,", 1)
+            }
+            "unknown key in the window" => {
+                payload = payload.replacen("{\"window\":\"w0\",", "{\"window\":\"w0\",\"extra\":1,", 1)
+            }
+            "unknown key in the split node" => {
+                payload = payload.replacen("{\"kind\":\"split\",", "{\"kind\":\"split\",\"extra\":1,", 1)
+            }
+            "unknown key in the pane node" => {
+                payload = payload.replacen(
+                    "{\"kind\":\"pane\",\"pane\":\"p0\"}",
+                    "{\"kind\":\"pane\",\"pane\":\"p0\",\"extra\":1}",
+                    1,
+                )
+            }
+            "unknown key in the pane" => {
+                payload = payload.replacen("{\"pane\":\"p0\",", "{\"pane\":\"p0\",\"extra\":1,", 1)
+            }
+            "unknown key in the omitted text" => {
+                payload = payload.replacen(
+                    "{\"availability\":\"omitted\"}",
+                    "{\"availability\":\"omitted\",\"extra\":1}",
+                    1,
+                )
+            }
+            "unknown key in the plain text" => {
+                payload = payload.replacen(
+                    "{\"availability\":\"plain\",",
+                    "{\"availability\":\"plain\",\"extra\":1,",
+                    1,
+                )
+            }
+            "unknown key in the float" => {
+                payload = payload.replacen("\"float\":{", "\"float\":{\"extra\":1,", 1)
+            }
+            "unknown key in the tag" => {
+                payload = payload.replacen("{\"key\":", "{\"extra\":1,\"key\":", 1)
+            }
+            "generation 0" => {
+                payload = payload.replacen(
+                    &format!("\"generation\":{}", self.generation),
+                    "\"generation\":0",
+                    1,
+                )
+            }
+            // A well-formed id, but not the one in the file's name.
+            "checkpoint differs from file name" => {
+                payload = payload.replacen(&self.checkpoint, &new_checkpoint_id(), 1)
+            }
             "bad checksum" => checksum_flip = true,
             "duplicate key" => {
                 payload = payload.replacen(
@@ -225,6 +319,10 @@ impl Fixture {
             }
             "plain text saved in the future" => payload = with_text(&payload, 3600, 7200),
             "plain text expired" => payload = with_text(&payload, -7200, -3600),
+            // Stored expiry far ahead: only the current text_max_age_seconds expires it.
+            "plain text saved 120 s ago expiring in a day" => {
+                payload = with_text(&payload, -120, 86_400)
+            }
             "oversized 40 MiB" => trailing = " ".repeat(40 << 20) + "\n",
             "100001 sessions" => {
                 let mut sessions = String::from("\"sessions\":[{\"session\":\"s0\",\"name\":\"work\"}");
@@ -249,6 +347,8 @@ impl Fixture {
             other => return Err(format!("unknown fixture defect {other:?}")),
         }
         let envelope_only = defect == "intact"
+            || defect == "every level"
+            || defect == "unknown key in the envelope"
             || defect == "bad checksum"
             || defect == "oversized"
             || defect == "oversized 40 MiB"
@@ -269,7 +369,7 @@ impl Fixture {
             sum.push(last);
         }
         let envelope = format!(
-            "{{\"format\":{format},\"payload\":{},\"sha256\":\"{sum}\"}}{trailing}",
+            "{{\"format\":{format},\"payload\":{},\"sha256\":\"{sum}\"{envelope_extra}}}{trailing}",
             serde_json::Value::String(payload)
         );
         let mut bytes = envelope.into_bytes();
@@ -390,6 +490,7 @@ mod tests {
             "plain text",
             "plain text saved in the future",
             "plain text expired",
+            "plain text saved 120 s ago expiring in a day",
         ] {
             assert_eq!(verdict(&f, variant), "valid", "{variant}");
             assert!(f
@@ -443,6 +544,50 @@ mod tests {
                 "format 3: {defect}"
             );
         }
+    }
+
+    /// Closed shapes: the every-level file is valid in each format, and one unknown key
+    /// at any level it has makes it corrupt; a level a format lacks is refused.
+    #[test]
+    fn every_level_fixture_is_valid_and_each_unknown_key_corrupt() {
+        const LEVELS: [&str; 9] = [
+            "envelope",
+            "payload",
+            "session",
+            "window",
+            "split node",
+            "pane node",
+            "pane",
+            "omitted text",
+            "plain text",
+        ];
+        for format in 1..=3 {
+            let f = fixture(format, -60);
+            assert_eq!(verdict(&f, "every level"), "valid", "format {format}");
+            let extra = if format >= 2 {
+                &["float", "tag"][..]
+            } else {
+                &[][..]
+            };
+            for level in LEVELS.iter().chain(extra) {
+                let defect = format!("unknown key in the {level}");
+                assert_eq!(
+                    verdict(&f, &defect),
+                    "conflict.checkpoint_corrupt",
+                    "format {format}: {defect}"
+                );
+            }
+            for defect in ["generation 0", "checkpoint differs from file name"] {
+                assert_eq!(
+                    verdict(&f, defect),
+                    "conflict.checkpoint_corrupt",
+                    "format {format}: {defect}"
+                );
+            }
+        }
+        let f1 = fixture(1, -60);
+        assert!(f1.bytes("unknown key in the float").is_err());
+        assert!(f1.bytes("unknown key in the tag").is_err());
     }
 
     #[test]

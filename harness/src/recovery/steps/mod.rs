@@ -6,6 +6,7 @@ mod crash;
 mod lifecycle;
 mod outcomes;
 mod processes;
+mod shapes;
 mod skill;
 mod store;
 mod streams;
