@@ -200,11 +200,18 @@ mod tests {
                 cucumber::gherkin::Feature::parse_path(f, cucumber::gherkin::GherkinEnv::default())
                     .unwrap();
             if !MATRIX.contains(&feature.name.as_str()) {
-                assert!(feature.scenarios.is_empty(), "{f:?}: a scenario outside a Rule");
+                assert!(
+                    feature.scenarios.is_empty(),
+                    "{f:?}: a scenario outside a Rule"
+                );
                 assert!(!feature.rules.is_empty(), "{f:?}: no Rule");
             }
             for r in &feature.rules {
-                assert!(MATRIX.contains(&r.name.as_str()), "{f:?}: Rule {:?} is no row", r.name);
+                assert!(
+                    MATRIX.contains(&r.name.as_str()),
+                    "{f:?}: Rule {:?} is no row",
+                    r.name
+                );
             }
         }
         let mut names = Vec::new();

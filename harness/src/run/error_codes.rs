@@ -53,7 +53,10 @@ pub fn load(path: &Path) -> Result<Vec<ErrorCode>, String> {
             return Err(format!("error code {:?} is listed twice", e.code));
         }
         if !(1..=125).contains(&e.exit) {
-            return Err(format!("error code {}: exit {} out of range", e.code, e.exit));
+            return Err(format!(
+                "error code {}: exit {} out of range",
+                e.code, e.exit
+            ));
         }
     }
     Ok(f.error)
@@ -72,7 +75,12 @@ fn expectations(dir: &Path, codes: &[ErrorCode]) -> Result<Vec<(String, Option<i
         let top: Vec<&str> = top.map(|s| s.value.as_str()).collect();
         let mut scenarios: Vec<Vec<&str>> = Vec::new();
         for s in &feature.scenarios {
-            scenarios.push(top.iter().copied().chain(s.steps.iter().map(|s| s.value.as_str())).collect());
+            scenarios.push(
+                top.iter()
+                    .copied()
+                    .chain(s.steps.iter().map(|s| s.value.as_str()))
+                    .collect(),
+            );
         }
         for r in &feature.rules {
             let rule_bg: Vec<&str> = r
@@ -82,7 +90,11 @@ fn expectations(dir: &Path, codes: &[ErrorCode]) -> Result<Vec<(String, Option<i
                 .collect();
             for s in &r.scenarios {
                 let steps = top.iter().chain(&rule_bg).copied();
-                scenarios.push(steps.chain(s.steps.iter().map(|s| s.value.as_str())).collect());
+                scenarios.push(
+                    steps
+                        .chain(s.steps.iter().map(|s| s.value.as_str()))
+                        .collect(),
+                );
             }
         }
         for steps in scenarios {
@@ -124,7 +136,11 @@ pub fn check(codes: &[ErrorCode], dir: &Path) -> Result<(), Vec<String>> {
     check_with(codes, dir, ALLOWED_MISSING)
 }
 
-fn check_with(codes: &[ErrorCode], dir: &Path, allowed: &[(&str, &str)]) -> Result<(), Vec<String>> {
+fn check_with(
+    codes: &[ErrorCode],
+    dir: &Path,
+    allowed: &[(&str, &str)],
+) -> Result<(), Vec<String>> {
     let found = expectations(dir, codes).map_err(|e| vec![e])?;
     let mut problems = Vec::new();
     for c in codes {
@@ -152,7 +168,9 @@ fn check_with(codes: &[ErrorCode], dir: &Path, allowed: &[(&str, &str)]) -> Resu
     }
     for (code, _) in allowed {
         if !codes.iter().any(|c| c.code == *code) {
-            problems.push(format!("allowance for {code}, which is no error of the table"));
+            problems.push(format!(
+                "allowance for {code}, which is no error of the table"
+            ));
         }
     }
     if problems.is_empty() {
@@ -223,9 +241,18 @@ mod tests {
         );
         let p = check_with(&codes, dir.path(), &[("e.five", "later")]).unwrap_err();
         assert_eq!(p.len(), 4, "{p:?}");
-        assert!(p[0].contains("b.two") && p[0].contains("no scenario"), "{p:?}");
-        assert!(p[1].contains("c.three") && p[1].contains("no scenario"), "{p:?}");
-        assert!(p[2].contains("d.four") && p[2].contains("exit code 4"), "{p:?}");
+        assert!(
+            p[0].contains("b.two") && p[0].contains("no scenario"),
+            "{p:?}"
+        );
+        assert!(
+            p[1].contains("c.three") && p[1].contains("no scenario"),
+            "{p:?}"
+        );
+        assert!(
+            p[2].contains("d.four") && p[2].contains("exit code 4"),
+            "{p:?}"
+        );
         assert!(p[3].contains("e.five") && p[3].contains("remove"), "{p:?}");
         let codes = [code("a.one", 2), code("e.five", 3)];
         assert!(check_with(&codes, dir.path(), &[]).is_ok());

@@ -110,7 +110,9 @@ async fn result_is_sum(w: &mut World, c: &[String]) {
     .await;
 }
 
-#[then(regex = r#"^the result's pane "([^"]+)" has "([^"]+)" equal to (-?\d+|\$\w+)(?: plus (\d+))?$"#)]
+#[then(
+    regex = r#"^the result's pane "([^"]+)" has "([^"]+)" equal to (-?\d+|\$\w+)(?: plus (\d+))?$"#
+)]
 async fn result_pane_field_equals(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let got = ok_value(w);
@@ -150,7 +152,11 @@ async fn pane_has_exited(w: &mut World, c: &[String]) {
 #[when(regex = r#"^(the owner|a client with token "([^"]*)") runs the CLI: (.+)$"#)]
 async fn client_runs_cli_words(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
-        let token = if &c[1] == "the owner" { "@owner" } else { &c[2] };
+        let token = if &c[1] == "the owner" {
+            "@owner"
+        } else {
+            &c[2]
+        };
         let words: Vec<String> = c[3].split_whitespace().map(String::from).collect();
         let r = w.cli(Some(token), &words);
         w.last = Some(r);
@@ -215,13 +221,19 @@ async fn resumed_without_gap_or_snapshot(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let ok = ok_value(w);
         let cursor: Value = serde_json::from_str(&c[2]).or_harness("cursor is not JSON");
-        let after = cursor["sequence"].as_u64().or_harness("cursor without sequence");
+        let after = cursor["sequence"]
+            .as_u64()
+            .or_harness("cursor without sequence");
         let head = ok["sequence"]
             .as_u64()
             .unwrap_or_else(|| panic!("events.subscribe: no integer sequence in {ok}"));
         if ok["resumed"] != true {
             assert_eq!(ok["reason"], c[3], "a fresh stream's reason: {ok}");
-            assert!(ok["snapshot"].is_object(), "no snapshot with {}: {ok}", &c[3]);
+            assert!(
+                ok["snapshot"].is_object(),
+                "no snapshot with {}: {ok}",
+                &c[3]
+            );
             return;
         }
         // A resume must replay every event after the cursor: nothing silently lost.
@@ -229,8 +241,17 @@ async fn resumed_without_gap_or_snapshot(w: &mut World, c: &[String]) {
         let seqs: Vec<u64> = sub.wait(
             &format!("the replay up to sequence {head}"),
             WAIT_MS,
-            |r| r.events.iter().any(|e| e["sequence"].as_u64() >= Some(head)),
-            |r| r.events.iter().filter_map(|e| e["sequence"].as_u64()).collect(),
+            |r| {
+                r.events
+                    .iter()
+                    .any(|e| e["sequence"].as_u64() >= Some(head))
+            },
+            |r| {
+                r.events
+                    .iter()
+                    .filter_map(|e| e["sequence"].as_u64())
+                    .collect()
+            },
         );
         let replayed: Vec<u64> = seqs.into_iter().take_while(|s| *s <= head).collect();
         let want: Vec<u64> = (after + 1..=head).collect();
