@@ -179,7 +179,7 @@ Feature: Exact values and every §6 error
 
   Rule: Corrupt/partial state
 
-    @rfc-4-strict-reader
+    @rfc-8-corrupt-partial @rfc-4-strict-reader
     Scenario: Restore of a corrupt file through the CLI fails conflict.checkpoint_corrupt, exit 5
       Given checkpoint "bad" of format 1 with generation 1 is planted in the store as "bad checksum"
       And a daemon started with recovery enabled
@@ -189,7 +189,7 @@ Feature: Exact values and every §6 error
 
   Rule: Version/limits
 
-    @rfc-4-bounds-first
+    @rfc-8-version-limits @rfc-4-bounds-first
     Scenario: Restore of a file past the depth bound through the CLI fails unsupported.checkpoint_size, exit 10
       Given checkpoint "deep" of format 1 with generation 1 is planted in the store as "depth 33"
       And a daemon started with recovery enabled
@@ -197,7 +197,7 @@ Feature: Exact values and every §6 error
       Then the call fails with "unsupported.checkpoint_size"
       And the CLI exits with code 10
 
-    @rfc-2-expired-unavailable
+    @rfc-8-version-limits @rfc-2-expired-unavailable
     Scenario: Restore of a future-dated file through the CLI fails conflict.checkpoint_expired, exit 5
       Given checkpoint "t" of format 1 with generation 1 captured 86400 s in the future is planted in the store
       And a daemon started with recovery enabled
@@ -207,7 +207,7 @@ Feature: Exact values and every §6 error
 
   Rule: Filesystem security
 
-    @rfc-2-reject-unsafe
+    @rfc-8-filesystem-security @rfc-2-reject-unsafe
     Scenario: Restore of an unsafe file through the CLI fails unavailable.recovery_io, exit 6
       Given checkpoint "f1" of format 1 with generation 1 is planted in the store
       And the store file of "f1" is chmod 0640
