@@ -31,7 +31,11 @@ where
                 .unwrap();
         let background = feature.background.iter().flat_map(|b| b.steps.iter());
         let scenarios = feature.scenarios.iter().flat_map(|s| s.steps.iter());
-        for step in background.chain(scenarios) {
+        let rules = feature.rules.iter().flat_map(|r| {
+            let background = r.background.iter().flat_map(|b| b.steps.iter());
+            background.chain(r.scenarios.iter().flat_map(|s| s.steps.iter()))
+        });
+        for step in background.chain(scenarios).chain(rules) {
             count += 1;
             match steps.find(step) {
                 Ok(Some(m)) => {

@@ -144,7 +144,8 @@ fn argv0_with_directory_fails_secret_exclusion_row() {
 }
 
 /// A daemon that answers a restore into a nonempty tree with success: "Duplicate
-/// launch" must fail exactly on its three nonempty-restore scenarios.
+/// launch" must fail exactly on its four nonempty-restore scenarios (one through the
+/// CLI, in 24_exact_values.feature).
 #[test]
 fn restore_into_nonempty_tree_fails_duplicate_launch_row() {
     assert_caught(
@@ -159,6 +160,7 @@ fn restore_into_nonempty_tree_fails_duplicate_launch_row() {
             "A retried restore is rejected once the tree is nonempty",
             "Restore into a tree with only an empty session is rejected",
             "Concurrent restores of one checkpoint: exactly one commits",
+            "Restore into a nonempty tree through the CLI fails conflict.not_empty, exit 5",
         ],
     );
 }

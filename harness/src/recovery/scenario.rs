@@ -260,6 +260,12 @@ impl Scenario {
 
     pub fn plant_in(&mut self, store: &Path, name: &str, fixture: &Fixture, defect: &str) {
         let bytes = fixture.bytes(defect).or_harness("planting a fixture");
+        self.plant_bytes(store, name, &fixture.checkpoint, bytes);
+    }
+
+    /// Writes `bytes` as `<checkpoint>.json` in `store` (made private on the way) and
+    /// remembers it as `$name`, `$name_file` and the planted text's timestamps.
+    pub fn plant_bytes(&mut self, store: &Path, name: &str, checkpoint: &str, bytes: Vec<u8>) {
         let store = store.to_path_buf();
         let mut p = PathBuf::from("/");
         let rel = store.strip_prefix("/").unwrap();
@@ -271,7 +277,7 @@ impl Scenario {
                     .or_harness("chmod store");
             }
         }
-        let file = store.join(format!("{}.json", fixture.checkpoint));
+        let file = store.join(format!("{checkpoint}.json"));
         let planted = bytes.clone();
         std::fs::write(&file, bytes).or_harness("plant");
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).or_harness("chmod");
@@ -288,7 +294,7 @@ impl Scenario {
                 }
             }
         }
-        self.vars.insert(name.into(), fixture.checkpoint.clone());
+        self.vars.insert(name.into(), checkpoint.to_string());
         self.vars
             .insert(format!("{name}_file"), file.to_string_lossy().into_owned());
     }

@@ -188,14 +188,36 @@ mod tests {
     ];
 
     /// One feature per matrix row, named exactly as the RFC, in its order, each with
-    /// its row clause and `@must` at feature level. A later file may extend a row
-    /// (same name, same row clause), so the report keeps one row per matrix case.
+    /// its row clause and `@must` at feature level. Features after those (`22_…`
+    /// onwards) add scenarios to a row: the feature is named after it (with that
+    /// row's clause), or each scenario sits in a `Rule:` named after the row it
+    /// counts for.
     #[test]
     fn one_feature_per_matrix_row() {
         let files = feature_files(&root().join("recovery")).unwrap();
+        let (files, gathered) = files.split_at(MATRIX.len().min(files.len()));
+        for f in gathered {
+            let feature =
+                cucumber::gherkin::Feature::parse_path(f, cucumber::gherkin::GherkinEnv::default())
+                    .unwrap();
+            if !MATRIX.contains(&feature.name.as_str()) {
+                assert!(
+                    feature.scenarios.is_empty(),
+                    "{f:?}: a scenario outside a Rule"
+                );
+                assert!(!feature.rules.is_empty(), "{f:?}: no Rule");
+            }
+            for r in &feature.rules {
+                assert!(
+                    MATRIX.contains(&r.name.as_str()),
+                    "{f:?}: Rule {:?} is no row",
+                    r.name
+                );
+            }
+        }
         let mut names: Vec<String> = Vec::new();
         let mut row_tags: Vec<String> = Vec::new();
-        for f in &files {
+        for f in files {
             let text = std::fs::read_to_string(f).unwrap();
             let mut lines = text.lines();
             let tags = lines.next().unwrap();
@@ -226,6 +248,19 @@ mod tests {
             }
         }
         assert_eq!(names, MATRIX);
+        for f in gathered {
+            let text = std::fs::read_to_string(f).unwrap();
+            let name = text.lines().find_map(|l| l.strip_prefix("Feature: "));
+            if let Some(i) = name.and_then(|n| names.iter().position(|m| m == n)) {
+                let tag = text.lines().next().unwrap().split_whitespace().next();
+                assert_eq!(
+                    tag,
+                    Some(row_tags[i].as_str()),
+                    "{f:?} extends {:?} with another row clause",
+                    names[i]
+                );
+            }
+        }
     }
 
     #[test]

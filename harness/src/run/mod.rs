@@ -7,6 +7,7 @@
 //! build the typed report once and write it.
 
 pub mod clauses;
+pub mod error_codes;
 mod html;
 mod preflight;
 mod progress;
@@ -279,7 +280,7 @@ where
         )
         .fail_on_skipped()
         .with_cli(cucumber::cli::Opts::<_, _, _, cucumber::cli::Empty>::default())
-        .after(move |feature, _rule, scenario, ev, world| {
+        .after(move |feature, rule, scenario, ev, world| {
             let duration_ms = world
                 .as_ref()
                 .map_or(0, |w| w.created().elapsed().as_millis());
@@ -291,7 +292,7 @@ where
             record(Outcome {
                 contract,
                 feature: feature_file(feature),
-                row: feature.name.clone(),
+                row: row_of(feature, rule),
                 name: scenario.name.clone(),
                 line: scenario.position.line,
                 example: example_row(feature, scenario.position.line),
@@ -303,7 +304,7 @@ where
             Box::pin(async {})
         });
     let filter = move |f: &cucumber::gherkin::Feature,
-                       _r: Option<&cucumber::gherkin::Rule>,
+                       r: Option<&cucumber::gherkin::Rule>,
                        s: &cucumber::gherkin::Scenario| {
         let all: Vec<&String> = f.tags.iter().chain(s.tags.iter()).collect();
         let setup = &filter_setup;
@@ -319,7 +320,7 @@ where
             record(Outcome {
                 contract,
                 feature: feature_file(f),
-                row: f.name.clone(),
+                row: row_of(f, r),
                 name: s.name.clone(),
                 line: s.position.line,
                 example: example_row(f, s.position.line),
@@ -335,6 +336,13 @@ where
     };
     cucumber.filter_run(&setup.dir, filter).await;
     Ok(())
+}
+
+/// The row a scenario counts for: its feature's name, or the name of the `Rule:` it
+/// sits in (a feature that gathers checks of several rows puts each under a `Rule:`
+/// named after its row).
+fn row_of(f: &cucumber::gherkin::Feature, r: Option<&cucumber::gherkin::Rule>) -> String {
+    r.map_or_else(|| f.name.clone(), |r| r.name.clone())
 }
 
 /// The text of the Examples row at `line`, when the scenario comes from an outline.

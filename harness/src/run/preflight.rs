@@ -2,6 +2,7 @@
 //! line naming the path and what to do; the run then stops with exit 2.
 
 use super::clauses::{self, Clause};
+use super::error_codes;
 use crate::contract::Contract;
 use crate::drivers::sandbox::PLACEHOLDERS;
 use crate::profile::Profile;
@@ -46,6 +47,17 @@ pub fn check(i: &Inputs<'_>) -> Result<Checked, String> {
                 )),
             },
             Err(e) => problems.push(e),
+        }
+        let errors = error_codes::table_path(&dir);
+        if errors.exists() {
+            match error_codes::load(&errors).map(|t| error_codes::check(&t, &dir)) {
+                Ok(Ok(())) => {}
+                Ok(Err(p)) => problems.push(format!(
+                    "the {c} suite does not produce every error of its RFC:\n  {}",
+                    p.join("\n  ")
+                )),
+                Err(e) => problems.push(e),
+            }
         }
     }
     // Every program a chosen contract's templates name; one line per missing

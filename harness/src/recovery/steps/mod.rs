@@ -3,6 +3,7 @@
 
 mod calls;
 mod crash;
+mod exact;
 mod lifecycle;
 mod outcomes;
 mod processes;
