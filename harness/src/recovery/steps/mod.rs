@@ -5,6 +5,7 @@ mod calls;
 mod crash;
 mod lifecycle;
 mod outcomes;
+mod periodic;
 mod processes;
 mod skill;
 mod store;
