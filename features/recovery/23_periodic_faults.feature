@@ -34,9 +34,8 @@ Feature: Periodic ticks and store faults
       """
     And the owner has created session "work" with a pane running "sleep 60"
     When the owner calls "session.rename" with {"session":"$session","name":"renamed"}
-    And 2200 ms pass
     And the owner calls "window.create" with {"session":"$session","name":"second"}
-    And 1200 ms pass
+    And 2200 ms pass
     Then no checkpoint or temporary file exists in the store
 
   @rfc-2-disable-stops-writes @rfc-2-disable-keeps-archives
