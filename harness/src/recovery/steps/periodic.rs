@@ -65,8 +65,10 @@ async fn safe_temporary_file_planted(w: &mut World, c: &[String]) {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
             .or_harness("chmod temporary file");
         w.vars.insert(c[1].to_string(), name);
-        w.vars
-            .insert(format!("{}_file", &c[1]), path.to_string_lossy().into_owned());
+        w.vars.insert(
+            format!("{}_file", &c[1]),
+            path.to_string_lossy().into_owned(),
+        );
     })
     .await;
 }
@@ -104,7 +106,11 @@ async fn second_daemon_exits_with_status(w: &mut World, c: &[String]) {
         let want: i32 = c[1].parse().or_harness("a number in the step");
         let (status, _) = w.second.or_harness("no second daemon");
         let status = status.expect("the second daemon kept running on a locked socket");
-        assert_eq!(status.code(), Some(want), "second daemon exit status {status}");
+        assert_eq!(
+            status.code(),
+            Some(want),
+            "second daemon exit status {status}"
+        );
     })
     .await;
 }
@@ -158,7 +164,9 @@ async fn owner_runs_cli_while_checkpoint_written(w: &mut World, c: &[String]) {
                 std::thread::sleep(Duration::from_millis(2));
             }
             let second = w.cli(Some("@owner"), &words);
-            let first = first.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            let first = first
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
             (first, second)
         });
         let (reply, bytes) = first;
@@ -172,7 +180,10 @@ async fn owner_runs_cli_while_checkpoint_written(w: &mut World, c: &[String]) {
 #[then(regex = r"^the checkpoint that was being written succeeds$")]
 async fn checkpoint_being_written_succeeds(w: &mut World) {
     w.run(&[], None, |w, _| {
-        let first = w.burst.first().or_harness("no checkpoint was held in flight");
+        let first = w
+            .burst
+            .first()
+            .or_harness("no checkpoint was held in flight");
         if let Err(e) = &first.result {
             panic!("the checkpoint held in flight failed: {e}");
         }
