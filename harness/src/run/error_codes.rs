@@ -16,13 +16,7 @@ use std::path::{Path, PathBuf};
 
 /// Codes allowed, for now, to have no scenario, each with why. Temporary: remove an
 /// entry as soon as its scenario is merged (an allowed code that has one is refused).
-const ALLOWED_MISSING: &[(&str, &str)] = &[(
-    // The "periodic faults" branch (23_periodic_faults.feature) holds a write in
-    // flight and expects conflict.recovery_busy; until it is merged this branch's
-    // suite has no scenario for it. Remove this entry with that merge.
-    "conflict.recovery_busy",
-    "written on the periodic-faults branch, not merged yet",
-)];
+const ALLOWED_MISSING: &[(&str, &str)] = &[];
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

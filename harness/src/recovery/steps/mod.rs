@@ -6,6 +6,7 @@ mod crash;
 mod exact;
 mod lifecycle;
 mod outcomes;
+mod periodic;
 mod processes;
 mod shapes;
 mod skill;
