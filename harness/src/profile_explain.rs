@@ -79,6 +79,8 @@ pub const KEYS: &[Key] = &[
     k("single_writer", "sidecar_check", "one alias sidecar's or owner file's verdict", &["{file}"]),
     k("single_writer", "broker", "the broker, which the live rows start in their sandbox", &["{lock_dir}", "{engines}"]),
     k("single_writer", "broker_takeover", "the broker with take-over across instances on (feature takeover); two share one {runtime_dir}", &["{lock_dir}", "{engines}"]),
+    k("single_writer", "broker_scopes", "the broker running each launch in a transient scope through {scope_wrapper}, the suite's systemd-run stand-in (feature scopes)", &["{lock_dir}", "{engines}", "{scope_wrapper}"]),
+    k("single_writer", "scope_properties_env", "the variable the broker reads per-scope properties from (feature scopes; a string)", &[]),
     k("single_writer", "engines_format", "the format of the engines file the suite writes for {engines} (\"vxbroker\")", &[]),
     k("single_writer", "ws_path", "the terminal route; the suite appends the query", &["{engine}", "{id}"]),
     k("single_writer", "sessions_path", "the session list route", &[]),

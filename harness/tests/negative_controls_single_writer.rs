@@ -53,6 +53,13 @@ fn run_with(
             ),
         ),
         (
+            "broker_scopes",
+            format!(
+                "[\"{b}\", \"serve\", \"--listen\", \"unix:{{socket}}\", \"--runtime-dir\", \"{{runtime_dir}}\", \"--lock-dir\", \"{{lock_dir}}\", \"--engines\", \"{{engines}}\", \"--scope-wrapper\", \"{{scope_wrapper}}\"]"
+            ),
+        ),
+        ("scope_properties_env", "\"VXBROKER_SCOPE_PROPERTIES\"".to_string()),
+        (
             "master_create",
             format!("[\"{b}\", \"master\", \"--create\", \"{{socket}}\", \"--\", \"/bin/cat\"]"),
         ),
@@ -75,7 +82,7 @@ fn run_with(
     let lines: Vec<String> = table.iter().map(|(k, v)| format!("{k} = {v}")).collect();
     let (code, report) = common::run_profile(
         &format!(
-            "name = \"negative-control\"\ncontracts = [\"single-writer\"]\nfeatures = [\"takeover\"]\n{}[single_writer]\n{}\n",
+            "name = \"negative-control\"\ncontracts = [\"single-writer\"]\nfeatures = [\"takeover\", \"scopes\"]\n{}[single_writer]\n{}\n",
             defect.map_or(String::new(), |d| format!(
                 "[env]\nVXBROKER_NEGATIVE_CONTROL = \"{d}\"\n"
             )),
@@ -177,6 +184,9 @@ fn a_broker_that_unlocks_after_spawn_fails_the_lock_held_rows_only() {
             "Closing the last viewer leaves the master",
             // 08_faults: the retried flock's lock must still be held after LAUNCH.
             "An interrupted flock (EINTR) is retried: LAUNCH with the lock held",
+            // 12_scopes: the lock must pass through the scope wrapper into the master.
+            "A launch runs in its own scope, holding the lock; an attach does not",
+            "A wrapper whose probe fails: a plain spawn, never a refusal",
         ],
     );
 }
@@ -268,5 +278,28 @@ fn brokers_without_take_over_fail_the_take_over_rows_only() {
     .collect();
     assert_ne!(code, 0);
     assert!(want.iter().all(|w| all.contains(w)), "{all:?}");
+    assert_eq!(failed, want);
+}
+
+/// Scopes claimed, but the broker spawns every master plainly (no wrapper): none of
+/// the scope rows can pass.
+#[test]
+fn a_broker_without_scopes_fails_the_scope_rows_only() {
+    let b = bin_dir().join("vxbroker");
+    let b = b.display();
+    let plain = format!(
+        "[\"{b}\", \"serve\", \"--listen\", \"unix:{{socket}}\", \"--runtime-dir\", \"{{runtime_dir}}\", \"--lock-dir\", \"{{lock_dir}}\", \"--engines\", \"{{engines}}\"]"
+    );
+    let (code, failed, _) = run(&[("broker_scopes", plain)]);
+    let want: BTreeSet<String> = [
+        "A launch runs in its own scope, holding the lock; an attach does not",
+        "Kill, then relaunch at once: each launch has its own unit name",
+        "A wrapper whose probe fails: a plain spawn, never a refusal",
+        "A scope that fails at spawn closes the viewer 4502 and frees the lock",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    assert_ne!(code, 0);
     assert_eq!(failed, want);
 }

@@ -52,8 +52,6 @@ pub struct BrokerSandbox {
     pub history: PathBuf,
     pub engines: PathBuf,
     template: Vec<String>,
-    /// The broker command of `start_with`'s callers (the profile's `broker_takeover`).
-    pub alternate: Vec<String>,
     env: Vec<(String, String)>,
     /// Environment for the next start only (a fault plan), then cleared.
     pub next_env: Vec<(String, String)>,
@@ -121,7 +119,6 @@ impl BrokerSandbox {
             history,
             engines,
             template,
-            alternate: Vec::new(),
             env,
             next_env: Vec::new(),
             instances: Vec::new(),
@@ -147,21 +144,64 @@ impl BrokerSandbox {
         self.start_at(place, &template, within)
     }
 
-    /// Starts a broker of the `alternate` command on instance `n`'s socket, in the
-    /// runtime directory of instance 0 when `beside_first` (brokers that share one
-    /// runtime directory, as the seed's take-over across instances has them).
-    pub fn start_with(&mut self, n: usize, beside_first: bool, within: Duration) -> usize {
-        if self.alternate.is_empty() {
-            crate::harness_error!(
-                "the profile's [single_writer] table has no `broker_takeover` command"
-            );
+    /// Starts a broker of another profile command (`broker_takeover`,
+    /// `broker_scopes`, named by `key` in the error when the profile has none) on
+    /// instance `n`'s socket, in the runtime directory of instance 0 when
+    /// `beside_first` (brokers that share one runtime directory, as the seed's
+    /// take-over across instances has them). `{scope_wrapper}` is filled here.
+    pub fn start_with(
+        &mut self,
+        n: usize,
+        beside_first: bool,
+        (key, template): (&str, &[String]),
+        within: Duration,
+    ) -> usize {
+        if template.is_empty() {
+            crate::harness_error!("the profile's [single_writer] table has no `{key}` command");
         }
         let (mut runtime_dir, socket) = self.place(n);
         if beside_first {
             runtime_dir = self.ph.runtime_dir.clone();
         }
-        let template = self.alternate.clone();
+        let wrapper = self.scope_wrapper().to_string_lossy().into_owned();
+        let template: Vec<String> = template
+            .iter()
+            .map(|w| w.replace("{scope_wrapper}", &wrapper))
+            .collect();
         self.start_at((runtime_dir, socket), &template, within)
+    }
+
+    /// Where the suite's stand-in for `systemd-run` is (`write_scope_wrapper`).
+    pub fn scope_wrapper(&self) -> PathBuf {
+        self.root.join("systemd-run")
+    }
+
+    /// What the stand-in logs, one line per call: its arguments.
+    pub fn scope_wrapper_log(&self) -> PathBuf {
+        self.root.join("systemd-run.log")
+    }
+
+    /// Writes the stand-in for `systemd-run`: it logs its arguments, then as `mode`
+    /// says runs what follows `--` (`working`, as `--scope` does: exec in place, every
+    /// descriptor kept), fails every call (`failing`: no user manager), or passes
+    /// the probe (`-- true`) and fails every launch (`spawn-failing`).
+    pub fn write_scope_wrapper(&self, mode: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        let run = match mode {
+            "working" => "while [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"",
+            "failing" => "exit 1",
+            "spawn-failing" => "case \"$*\" in *' -- true') exit 0;; esac; exit 1",
+            other => crate::harness_error!("no scope wrapper mode {other:?}"),
+        };
+        let log = self.scope_wrapper_log();
+        let body = format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\n{run}\n",
+            log.display()
+        );
+        let path = self.scope_wrapper();
+        std::fs::write(&path, body).or_harness("writing the scope wrapper");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+            .or_harness("chmod of the scope wrapper");
     }
 
     fn start_at(

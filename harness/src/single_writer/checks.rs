@@ -29,6 +29,15 @@ pub struct Templates {
     /// the `@optional-takeover` rows start two of them on one runtime directory.
     #[serde(default)]
     pub broker_takeover: Vec<String>,
+    /// The same broker running each LAUNCH in a transient scope through
+    /// `{scope_wrapper}` (the seed's `systemd-run`; the suite gives a stand-in that
+    /// logs its arguments): the `@optional-scopes` rows.
+    #[serde(default)]
+    pub broker_scopes: Vec<String>,
+    /// The variable the broker reads its per-scope properties from (the seed's
+    /// `AGENT_SESSIONS_SCOPE_PROPERTIES`).
+    #[serde(default)]
+    pub scope_properties_env: String,
     /// The format of the engines file the suite writes for `{engines}`; only
     /// `"vxbroker"` (docs/spec/single-writer.md "Engines") today.
     #[serde(default = "vxbroker")]

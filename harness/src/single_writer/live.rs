@@ -151,10 +151,8 @@ impl Live {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        let mut sb = BrokerSandbox::new(context().bin_dir.clone(), t.broker.clone(), env);
-        sb.alternate = t.broker_takeover.clone();
         Live {
-            sb,
+            sb: BrokerSandbox::new(context().bin_dir.clone(), t.broker.clone(), env),
             t,
             brokers: BTreeMap::new(),
             viewers: BTreeMap::new(),
@@ -182,8 +180,30 @@ impl Live {
     /// Starts broker `role` with take-over on, in broker 0's runtime directory when
     /// `role` is not 0.
     pub fn start_takeover_broker(&mut self, role: usize) {
-        let at = self.sb.start_with(role, role != 0, scaled(WAIT_MS));
+        let template = self.t.broker_takeover.clone();
+        let at = self.sb.start_with(
+            role,
+            role != 0,
+            ("broker_takeover", &template),
+            scaled(WAIT_MS),
+        );
         self.brokers.insert(role, at);
+    }
+
+    /// Starts broker 0 with the profile's per-launch scope wrapper, the suite's
+    /// stand-in for `systemd-run` in `mode`, and `properties` in the variable the
+    /// profile names.
+    pub fn start_scoped_broker(&mut self, mode: &str, properties: &str) {
+        self.sb.write_scope_wrapper(mode);
+        let var = self.t.scope_properties_env.clone();
+        if !var.is_empty() {
+            self.sb.next_env.push((var, properties.to_string()));
+        }
+        let template = self.t.broker_scopes.clone();
+        let at = self
+            .sb
+            .start_with(0, false, ("broker_scopes", &template), scaled(WAIT_MS));
+        self.brokers.insert(0, at);
     }
 
     pub fn broker_socket(&mut self, role: usize) -> PathBuf {
