@@ -43,6 +43,7 @@ Feature: Reconnect continuity
   Scenario: With the alternate screen active a non-delta attach replays nothing and nudges
     When viewer A types "alt on"
     And the agent of "claude:6a73c0de-1234-4abc-8def-0123456789ab" got the line "alt on"
+    And viewer A sees the alternate screen entered
     And viewer B opens "claude:6a73c0de-1234-4abc-8def-0123456789ab"
     Then viewer B gets no replay before its seq frame
     And the agent of "claude:6a73c0de-1234-4abc-8def-0123456789ab" logged a redraw nudge

@@ -71,6 +71,25 @@ async fn drops_and_reconnects(w: &mut World, c: &[String]) {
     .await;
 }
 
+// The agent logs a line before it writes the line's output: only a viewer that got
+// the mode switch shows the master has seen it too (it updates its screen state
+// before it forwards output).
+#[when(regex = r"^viewer (\w+) sees the alternate screen entered$")]
+async fn sees_alt_screen(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let t = s.live().viewer(&c[1]);
+        let seen = t
+            .viewer
+            .pump(scaled(WAIT_MS), |v| contains(&v.output, b"\x1b[?1049h"));
+        assert!(
+            seen,
+            "viewer {} never saw the alternate screen entered (close {:?})",
+            &c[1], t.viewer.close
+        );
+    })
+    .await;
+}
+
 #[when(regex = r#"^viewer (\w+) sees the output of "seq (\d+)"$"#)]
 #[then(regex = r#"^viewer (\w+) sees the output of "seq (\d+)"$"#)]
 async fn sees_seq(w: &mut World, c: &[String]) {
