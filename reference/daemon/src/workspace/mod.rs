@@ -15,6 +15,7 @@ mod save;
 use crate::errors::{exit_code_for, ApiError, ErrorCode, EXIT_OK};
 use clap::{Arg, ArgMatches, Command};
 use serde_json::{Map, Value};
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 /// The workspace client's limits, in one table.
@@ -84,10 +85,13 @@ pub fn install(root: Command) -> Command {
     })
 }
 
-/// One daemon connection's worth of context: socket and token.
+/// One daemon connection, opened (and logged in) on the first call and kept for
+/// every later one: restore reads its one-shot creation result on the connection
+/// that created the session.
 pub(crate) struct Client {
     socket: PathBuf,
     token: Option<String>,
+    conn: RefCell<Option<crate::client::Connection>>,
 }
 
 impl Client {
@@ -96,7 +100,14 @@ impl Client {
             Value::Object(m) => m,
             _ => Map::new(),
         };
-        crate::client::call(&self.socket, self.token.as_deref(), verb, params)
+        let mut conn = self.conn.borrow_mut();
+        if conn.is_none() {
+            *conn = Some(crate::client::Connection::open(
+                &self.socket,
+                self.token.as_deref(),
+            )?);
+        }
+        conn.as_mut().expect("opened above").call(verb, params)
     }
 }
 
@@ -109,7 +120,11 @@ fn connect(socket_flag: Option<&Path>) -> Result<Client, Value> {
         .to_json()
     })?;
     let token = crate::client::token_from_env(&socket).map_err(|e| e.to_json())?;
-    Ok(Client { socket, token })
+    Ok(Client {
+        socket,
+        token,
+        conn: RefCell::new(None),
+    })
 }
 
 /// Runs `workspace save|restore` and the orchestrated `agent launch`; `None` for
