@@ -85,12 +85,14 @@ pub fn install(root: Command) -> Command {
     })
 }
 
-/// One daemon connection, opened (and logged in) on the first call and kept for
-/// every later one: restore reads its one-shot creation result on the connection
-/// that created the session.
+/// The daemon as the workspace clients reach it: a connection per call (save,
+/// launch), or, for restore, one connection opened (and logged in) on the first
+/// call and kept for every later one, because restore reads each one-shot creation
+/// result on the connection whose `session.create` left it.
 pub(crate) struct Client {
     socket: PathBuf,
     token: Option<String>,
+    persistent: bool,
     conn: RefCell<Option<crate::client::Connection>>,
 }
 
@@ -100,6 +102,9 @@ impl Client {
             Value::Object(m) => m,
             _ => Map::new(),
         };
+        if !self.persistent {
+            return crate::client::call(&self.socket, self.token.as_deref(), verb, params);
+        }
         let mut conn = self.conn.borrow_mut();
         if conn.is_none() {
             *conn = Some(crate::client::Connection::open(
@@ -111,7 +116,7 @@ impl Client {
     }
 }
 
-fn connect(socket_flag: Option<&Path>) -> Result<Client, Value> {
+fn connect(socket_flag: Option<&Path>, persistent: bool) -> Result<Client, Value> {
     let socket = crate::paths::select_socket(socket_flag).map_err(|_| {
         ApiError::new(
             ErrorCode::Daemon,
@@ -123,6 +128,7 @@ fn connect(socket_flag: Option<&Path>) -> Result<Client, Value> {
     Ok(Client {
         socket,
         token,
+        persistent,
         conn: RefCell::new(None),
     })
 }
@@ -138,7 +144,7 @@ pub fn dispatch(group: &str, sub: &ArgMatches, socket: Option<&Path>, json: bool
         let result = crate::client::params_from(verb, args)
             .map_err(|e| e.to_json())
             .and_then(|params| {
-                connect(socket).and_then(|c| launch::run(&c, Value::Object(params)))
+                connect(socket, false).and_then(|c| launch::run(&c, Value::Object(params)))
             });
         return Some(report(result, json));
     }
@@ -146,9 +152,9 @@ pub fn dispatch(group: &str, sub: &ArgMatches, socket: Option<&Path>, json: bool
         return None;
     }
     let result = match sub.subcommand()? {
-        ("save", args) => connect(socket)
+        ("save", args) => connect(socket, false)
             .and_then(|c| save::run(&c, args.get_one::<PathBuf>("output").map(PathBuf::as_path))),
-        ("restore", args) => connect(socket).and_then(|c| {
+        ("restore", args) => connect(socket, true).and_then(|c| {
             let archive = args.get_one::<PathBuf>("archive").expect("required");
             restore::run(&c, archive, args.get_one::<String>("fallback-argv"))
         }),
