@@ -84,12 +84,18 @@ async fn keep_connections(w: &mut World, c: &[String]) {
     .await;
 }
 
-#[when(regex = r#"^client "(\w+)" creates the session "([\w-]+)" with the request token "([\w-]+)"$"#)]
+#[when(
+    regex = r#"^client "(\w+)" creates the session "([\w-]+)" with the request token "([\w-]+)"$"#
+)]
 async fn creates(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let l = s.live();
         let reply = create(client(l, &c[1]), &c[2], &c[3]);
-        assert!(reply.result.is_ok(), "session.create failed: {:?}", reply.result);
+        assert!(
+            reply.result.is_ok(),
+            "session.create failed: {:?}",
+            reply.result
+        );
         note_create(l, &c[1], &c[3], &reply);
     })
     .await;
@@ -174,7 +180,13 @@ async fn namespace_refused(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let l = s.live();
         let (name, token) = (var(l, &c[1]), var(l, &c[2]));
-        let set = meta(l, &name, "meta.set", &token, Some("{\"session\":\"forged\"}"));
+        let set = meta(
+            l,
+            &name,
+            "meta.set",
+            &token,
+            Some("{\"session\":\"forged\"}"),
+        );
         let del = meta(l, &name, "meta.delete", &token, None);
         for (verb, reply) in [("meta.set", set), ("meta.delete", del)] {
             match reply.result {
