@@ -62,14 +62,19 @@ pub fn call(
     if n == 0 {
         panic!("the implementation closed the connection without replying to {verb}");
     }
-    let v: Value = serde_json::from_str(&line)
+    (reply_of(verb, &line), seen)
+}
+
+/// The reply line to `verb` as a [`Reply`]; anything but `ok` xor `error` fails the step.
+fn reply_of(verb: &str, line: &str) -> Reply {
+    let v: Value = serde_json::from_str(line)
         .unwrap_or_else(|_| panic!("reply to {verb} is not JSON: {line:?}"));
     let result = match (v.get("ok"), v.get("error")) {
         (Some(ok), None) => Ok(ok.clone()),
         (None, Some(e)) => Err(e.clone()),
         _ => panic!("reply to {verb} has neither ok nor error: {line}"),
     };
-    (Reply { result, exit: None }, seen)
+    Reply { result, exit: None }
 }
 
 /// A connection kept across calls (the one-shot `session.created/v1/<token>`
@@ -114,13 +119,6 @@ impl Connection {
             Ok(_) => {}
             Err(e) => crate::timed_out!("no reply to {verb}: {e}"),
         }
-        let v: Value = serde_json::from_str(&line)
-            .unwrap_or_else(|_| panic!("reply to {verb} is not JSON: {line:?}"));
-        let result = match (v.get("ok"), v.get("error")) {
-            (Some(ok), None) => Ok(ok.clone()),
-            (None, Some(e)) => Err(e.clone()),
-            _ => panic!("reply to {verb} has neither ok nor error: {line}"),
-        };
-        Reply { result, exit: None }
+        reply_of(verb, &line)
     }
 }
