@@ -158,6 +158,33 @@ Feature: Save and restore
     Then exactly one of them restored "dup" and the other skipped it
     And the pane of "dup" has the record of the restore that won
 
+  @asr-restore-oneshot
+  Scenario: A creation result is read by its own connection only, and only once
+    Given the clients "a" and "b" each keep a connection as the owner
+    Then server.info lists the capability "session_created_result"
+    When client "a" creates the session "mine" with the request token "tok-a-0123456789abcdef"
+    Then client "b" reads nothing at the result of the token "tok-a-0123456789abcdef"
+    And client "a" reads at the result of the token "tok-a-0123456789abcdef" the session it created, named "mine"
+    And client "a" reads nothing at the result of the token "tok-a-0123456789abcdef"
+
+  @asr-restore-oneshot
+  Scenario: A create that loses the name leaves no result, and no client may write one
+    Given the clients "a" and "b" each keep a connection as the owner
+    When clients "a" and "b" create the session "dup" at once with the request tokens "tok-a-0123456789abcdef" and "tok-b-0123456789abcdef"
+    Then client "$loser" reads nothing at the result of the token "$loser_token"
+    And client "$loser" reads nothing at the result of the token "$winner_token"
+    And client "$loser" may neither set nor delete the result of the token "$winner_token"
+    And client "$winner" reads at the result of the token "$winner_token" the session it created, named "dup"
+
+  @asr-restore-oneshot
+  Scenario: A restore whose creation result does not come back stamps nothing
+    Given the archive "one.json" holds the session "native" natively resumed as "team" "stub" "id-one"
+    And the workspace clients reach the daemon through the relay in mode "hide-created-result"
+    When the workspace is restored from "one.json"
+    Then the restore fails with "unsupported.native_restore" by rule "restore.created_result"
+    And the relay altered at least one record on its way
+    And no pane exists
+
   @asr-restore-probe @optional-legacy-spawn
   Scenario: An older server, whose reserved namespace is writable, is refused before anything is created
     Given the daemon is restarted as an older server

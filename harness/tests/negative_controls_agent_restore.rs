@@ -177,9 +177,9 @@ fn run_server_rows(
 }
 
 /// A restore client that never confirms over the connection it restores through:
-/// it names the daemon's socket itself, so the suite's lying relay never sees it
-/// and a pane whose record reads back altered survives. Only the confirmation row
-/// may notice.
+/// it names the daemon's socket itself, so the suite's relays never see it: a pane
+/// whose record reads back altered survives, and a creation result the relay would
+/// hide comes back. Only the two rows that restore through a relay may notice.
 #[test]
 fn a_restore_that_skips_the_lying_confirmation_fails_the_confirm_row_only() {
     common::ensure_reference(&[]);
@@ -188,7 +188,7 @@ fn a_restore_that_skips_the_lying_confirmation_fails_the_confirm_row_only() {
         run_server_rows(serve, "{runtime_dir}/venomx/s.sock", "", SERVER_ROWS);
     assert_eq!(code, 1);
     assert!(passing.len() >= 9, "{passing:?}");
-    assert_eq!(failing, names(&[CONFIRM_ROW]));
+    assert_eq!(failing, names(&[CONFIRM_ROW, HIDDEN_RESULT_ROW]));
 }
 
 /// A launch client that confirms over another connection than it launched through:
@@ -243,6 +243,19 @@ fn a_satellite_that_accepts_local_provenance_fails_the_satellite_row() {
     );
 }
 
+/// A daemon whose one-shot creation results any connection reads, as often as it
+/// likes (`VXREF_NEGATIVE_CONTROL=created-result-shared`): exactly the rows where
+/// another client, or a second read, must see nothing fail.
+#[test]
+fn a_creation_result_readable_by_any_connection_fails_the_one_shot_rows() {
+    common::ensure_reference(&[]);
+    let serve = "[\"/usr/bin/env\", \"VXREF_NEGATIVE_CONTROL=created-result-shared\", \"{bin_dir}/vxref\", \"serve\", \"--socket\", \"{socket}\"]\n[readiness]\nkind = \"socket\"";
+    let (code, failing, passing) = run_server_rows(serve, "{socket}", "", SERVER_ROWS);
+    assert_eq!(code, 1);
+    assert!(passing.len() >= 9, "{passing:?}");
+    assert_eq!(failing, names(&ONE_SHOT_SHARED_FAILS));
+}
+
 fn names(list: &[&str]) -> BTreeSet<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
@@ -277,6 +290,13 @@ fn a_writable_reserved_namespace_fails_every_native_restore_row() {
     assert_eq!(failing, names(&RESERVED_WRITABLE_FAILS));
 }
 
+/// The one-shot row (05) whose restore goes through the suite's relay that hides
+/// the creation result.
+const HIDDEN_RESULT_ROW: &str = "A restore whose creation result does not come back stamps nothing";
+/// The one-shot row (05) that expects the reserved namespace refused to a client.
+const LOSER_ROW: &str =
+    "A create that loses the name leaves no result, and no client may write one";
+
 /// Restore's confirmation row (05): it restores through the suite's own lying relay.
 const CONFIRM_ROW: &str =
     "A replacement pane whose record reads back altered is removed and the restore fails";
@@ -306,8 +326,10 @@ const READBACK_LIES_FAILS: [&str; 18] = [
 // Each row below writes through meta.set and expects a refusal or reads the value
 // back; native restore fails too, since a dropped probe looks like a writable
 // reserved namespace. Spawn-path records are untouched.
-const DROP_META_SET_FAILS: [&str; 11] = [
+const DROP_META_SET_FAILS: [&str; 13] = [
     CONFIRM_ROW,
+    HIDDEN_RESULT_ROW,
+    LOSER_ROW,
     "A record with a member beyond the three is refused on both write paths",
     "A saved native session is restored from its record, as a new process",
     "Native ids are trimmed, not option-shaped, control-free and at most 1024 bytes",
@@ -319,11 +341,20 @@ const DROP_META_SET_FAILS: [&str; 11] = [
     "Two panes of one integration keep their own ids",
     "Two restores of one name race: the winner's pane has the winner's record",
 ];
-// Exactly the rows that restore a session natively (the probe runs only then).
-const RESERVED_WRITABLE_FAILS: [&str; 5] = [
+// Exactly the rows that restore a session natively (the probe runs only then), and
+// the one that expects the reserved namespace refused.
+const RESERVED_WRITABLE_FAILS: [&str; 7] = [
     CONFIRM_ROW,
+    HIDDEN_RESULT_ROW,
+    LOSER_ROW,
     "A saved native session is restored from its record, as a new process",
     "Restore rebuilds each window's split tree, for the native pane and fallback panes alike",
     "Restore uses the current template, not the one of the save",
     "Two restores of one name race: the winner's pane has the winner's record",
+];
+// The rows where another connection, or the same one a second time, reads the
+// result; the restore rows read their own result once and pass.
+const ONE_SHOT_SHARED_FAILS: [&str; 2] = [
+    "A creation result is read by its own connection only, and only once",
+    LOSER_ROW,
 ];

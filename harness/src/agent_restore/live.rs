@@ -33,6 +33,8 @@ pub struct Live {
     pub raced: Vec<(String, Reply)>,
     /// The relay the workspace clients reach the daemon through, once a step set one.
     pub relay: Option<crate::drivers::meta_relay::MetaRelay>,
+    /// Connections kept across steps, by the scenario's client name.
+    pub clients: std::collections::BTreeMap<String, crate::drivers::wire::Connection>,
 }
 
 impl Live {
@@ -46,6 +48,7 @@ impl Live {
             client_reply: None,
             raced: Vec::new(),
             relay: None,
+            clients: Default::default(),
         }
     }
 

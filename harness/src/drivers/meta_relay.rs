@@ -6,7 +6,9 @@
 //! - `readback-lies`: an `agent-session/v1` value in a `meta.get` reply comes back
 //!   with another (still valid) native id;
 //! - `drop-meta-set`: a `meta.set` of `agent-session/v1` is answered `ok` by the
-//!   relay and never reaches the daemon.
+//!   relay and never reaches the daemon;
+//! - `hide-created-result`: a `meta.get` of a one-shot `session.created/v1/<token>`
+//!   result reaches the daemon (which consumes it) and comes back unset.
 //!
 //! After the `ok` reply to a streaming verb (`pane.attach`, `events.subscribe`) the
 //! relay copies bytes unchanged both ways.
@@ -21,6 +23,8 @@ use std::time::Duration;
 
 /// The record key the relay breaks.
 const RECORD_KEY: &str = "agent-session/v1";
+/// The namespace of the one-shot session-creation results.
+const CREATED_PREFIX: &str = "session.created/v1/";
 /// Longest frame it reads (the wire's limit plus its newline).
 const MAX_FRAME_BYTES: u64 = 1024 * 1024 + 1;
 /// How long either side may stay silent before the relay gives the connection up.
@@ -33,6 +37,7 @@ const LIE_SUFFIX: &str = "-relayed";
 pub enum RelayMode {
     ReadbackLies,
     DropMetaSet,
+    HideCreatedResult,
 }
 
 impl RelayMode {
@@ -40,6 +45,7 @@ impl RelayMode {
         match name {
             "readback-lies" => Some(RelayMode::ReadbackLies),
             "drop-meta-set" => Some(RelayMode::DropMetaSet),
+            "hide-created-result" => Some(RelayMode::HideCreatedResult),
             _ => None,
         }
     }
@@ -133,10 +139,15 @@ fn relay(
         let Some(reply) = read_line(&mut from_up)? else {
             return Ok(());
         };
-        let lie =
-            (mode == RelayMode::ReadbackLies && request["verb"] == "meta.get" && names_record)
-                .then(|| lying_readback(&reply))
-                .flatten();
+        let is_get = request["verb"] == "meta.get";
+        let names_result = request["params"]["key"]
+            .as_str()
+            .is_some_and(|k| k.starts_with(CREATED_PREFIX));
+        let lie = match mode {
+            RelayMode::ReadbackLies if is_get && names_record => lying_readback(&reply),
+            RelayMode::HideCreatedResult if is_get && names_result => hidden_result(&reply),
+            _ => None,
+        };
         match lie {
             Some(text) => {
                 altered.fetch_add(1, Ordering::SeqCst);
@@ -163,6 +174,14 @@ fn lying_readback(reply: &[u8]) -> Option<String> {
     let native = record["native_id"].as_str()?;
     record["native_id"] = Value::String(format!("{native}{LIE_SUFFIX}"));
     v["ok"]["value"] = Value::String(record.to_string());
+    Some(v.to_string())
+}
+
+/// A `meta.get` reply whose one-shot result reads as unset; None when it held none.
+fn hidden_result(reply: &[u8]) -> Option<String> {
+    let mut v: Value = serde_json::from_slice(reply).ok()?;
+    v["ok"]["value"].as_str()?;
+    v["ok"]["value"] = Value::Null;
     Some(v.to_string())
 }
 

@@ -1,4 +1,5 @@
-//! The CLI's client side: one connection, optional `auth.login`, one request.
+//! The CLI's client side: one connection, optional `auth.login`, then requests in
+//! turn (one for a CLI call; the workspace clients keep theirs for several).
 //! Blocking std I/O: a CLI call is two frames and needs no runtime.
 
 use crate::errors::{ApiError, ErrorCode};
@@ -56,38 +57,60 @@ fn call_inner(
     verb: &str,
     params: Map<String, Value>,
 ) -> Result<Value, Value> {
-    let local = |e: ApiError| e.to_json();
-    let mut stream = UnixStream::connect(socket).map_err(|_| local(no_daemon()))?;
-    let mut out = Vec::new();
-    if let Some(t) = token {
-        let mut p = Map::new();
-        p.insert("token".into(), json!(t));
-        out.extend(wire::encode_request(0, "auth.login", &p));
+    Connection::open(socket, token)?.call(verb, params)
+}
+
+/// One authenticated connection for several requests in turn: what the daemon binds
+/// to a connection (a one-shot `session.created/v1/<token>` result) is read on it.
+pub struct Connection {
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
+    next_id: u64,
+}
+
+impl Connection {
+    /// Connects and, when a token is given, logs in (its error is the call's).
+    pub fn open(socket: &Path, token: Option<&str>) -> Result<Connection, Value> {
+        let local = |e: ApiError| e.to_json();
+        let writer = UnixStream::connect(socket).map_err(|_| local(no_daemon()))?;
+        let reader = BufReader::new(writer.try_clone().map_err(|_| local(no_daemon()))?);
+        let mut c = Connection {
+            reader,
+            writer,
+            next_id: 0,
+        };
+        if let Some(t) = token {
+            let mut p = Map::new();
+            p.insert("token".into(), json!(t));
+            c.call("auth.login", p)?;
+        }
+        Ok(c)
     }
-    out.extend(wire::encode_request(1, verb, &params));
-    stream.write_all(&out).map_err(|_| local(no_daemon()))?;
-    let mut reader = BufReader::new(stream);
-    let mut replies_left = if token.is_some() { 2 } else { 1 };
-    let mut line = String::new();
-    loop {
-        line.clear();
-        let n = reader
+
+    /// Sends one request and reads its reply: the `ok` object or the wire's error.
+    pub fn call(&mut self, verb: &str, params: Map<String, Value>) -> Result<Value, Value> {
+        let local = |e: ApiError| e.to_json();
+        let id = self.next_id;
+        self.next_id += 1;
+        self.writer
+            .write_all(&wire::encode_request(id, verb, &params))
+            .map_err(|_| local(no_daemon()))?;
+        let mut line = String::new();
+        let n = self
+            .reader
             .read_line(&mut line)
             .map_err(|_| local(no_daemon()))?;
         if n == 0 {
             return Err(local(no_daemon()));
         }
         let reply: Value = serde_json::from_str(&line).map_err(|_| local(ApiError::internal()))?;
-        replies_left -= 1;
         if let Some(err) = reply.get("error") {
             return Err(err.clone());
         }
-        if replies_left == 0 {
-            return reply
-                .get("ok")
-                .cloned()
-                .ok_or_else(|| local(ApiError::internal()));
-        }
+        reply
+            .get("ok")
+            .cloned()
+            .ok_or_else(|| local(ApiError::internal()))
     }
 }
 

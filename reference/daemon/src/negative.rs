@@ -5,6 +5,8 @@
 //!
 //! - `skill-recommends-owner`: `vxref manifest --skill` tells agents to retry a denied
 //!   verb with `VENOMX_TOKEN=@owner` (RFC §1: generated skills must not recommend it).
+//! - `created-result-shared`: a one-shot `session.created/v1/<token>` result is
+//!   readable by any connection and is not consumed by a read (seed point 6).
 
 use std::sync::OnceLock;
 
@@ -14,14 +16,16 @@ pub const ENV: &str = "VXREF_NEGATIVE_CONTROL";
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Defect {
     SkillRecommendsOwner,
+    CreatedResultShared,
 }
 
 impl Defect {
-    pub const ALL: [Defect; 1] = [Defect::SkillRecommendsOwner];
+    pub const ALL: [Defect; 2] = [Defect::SkillRecommendsOwner, Defect::CreatedResultShared];
 
     pub fn name(self) -> &'static str {
         match self {
             Defect::SkillRecommendsOwner => "skill-recommends-owner",
+            Defect::CreatedResultShared => "created-result-shared",
         }
     }
 }

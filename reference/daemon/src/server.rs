@@ -354,7 +354,23 @@ async fn wait_reaped(supervised: &mut tokio::sync::watch::Receiver<usize>, until
     tokio::time::timeout_at(until, wait).await.unwrap_or(false)
 }
 
+/// Each accepted connection's id, for what the reactor binds to one connection (the
+/// one-shot `session.created/v1/<token>` results).
+static NEXT_CONNECTION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 async fn serve_connection(stream: UnixStream, handle: ReactorHandle, streams: Arc<LiveStreams>) {
+    let conn = NEXT_CONNECTION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    serve_requests(stream, &handle, streams, conn).await;
+    // Whatever this connection left unread goes with it.
+    let _ = handle.tx.send(Msg::ConnectionClosed { conn }).await;
+}
+
+async fn serve_requests(
+    stream: UnixStream,
+    handle: &ReactorHandle,
+    streams: Arc<LiveStreams>,
+    conn: u64,
+) {
     let (read_half, mut write_half) = stream.into_split();
     let mut reader = BufReader::new(read_half);
     let mut principal = crate::auth::UNKNOWN.to_string();
@@ -391,6 +407,7 @@ async fn serve_connection(stream: UnixStream, handle: ReactorHandle, streams: Ar
                         .tx
                         .send(Msg::Request {
                             principal: principal.clone(),
+                            conn,
                             verb,
                             params: req.params,
                             reply: tx,

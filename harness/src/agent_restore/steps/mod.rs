@@ -3,6 +3,7 @@
 mod launch;
 mod layout;
 mod offline;
+mod oneshot;
 mod records;
 mod relay;
 mod restore;

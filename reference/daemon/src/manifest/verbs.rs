@@ -82,6 +82,11 @@ pub const VERBS: &[Verb] = &[
         params: &[
             req("name", S, "1-255 bytes, no control characters"),
             opt("unique", B, "refuse (`conflict.exists`) when a session has the name"),
+            opt(
+                "request_token",
+                S,
+                "16-64 of [A-Za-z0-9_-]: leave `{session,name,request_token}` at `session.created/v1/<token>`, read once by `meta.get` on this connection only",
+            ),
         ],
         right: Write,
         target: Target::Server,
@@ -539,7 +544,7 @@ pub const VERBS: &[Verb] = &[
     Verb {
         id: VerbId::MetaGet,
         name: "meta.get",
-        summary: "One metadata value of a pane (null when unset)",
+        summary: "One metadata value of a pane (null when unset); `session.created/v1/<token>` is this connection's one-shot creation result, consumed by the read",
         params: &[req("pane", S, "pane id"), req("key", S, META_KEY_HELP)],
         right: Read,
         target: Target::Param("pane"),

@@ -16,7 +16,13 @@ use vx_agentsession::record::{validate_native_id, Record};
 
 /// What `server.info` lists, so a client knows whether to fall back (ADR-0068 §4)
 /// and whether native restore is safe (§6).
-pub const CAPABILITIES: [&str; 2] = ["agent_session_spawn", "reserved_session_created"];
+/// `session_created_result`: `session.create {request_token}` leaves a one-shot
+/// result at `session.created/v1/<token>` for its own connection.
+pub const CAPABILITIES: [&str; 3] = [
+    "agent_session_spawn",
+    "reserved_session_created",
+    "session_created_result",
+];
 
 fn expand_error(e: ExpandError) -> ApiError {
     let code = ErrorCode::parse(e.code()).unwrap_or(ErrorCode::Internal);
@@ -52,7 +58,17 @@ impl State {
         Ok((pane, key))
     }
 
-    pub(super) fn meta_get(&self, p: &Params<'_>) -> ApiResult<Value> {
+    pub(super) fn meta_get(&mut self, caller: &Caller, p: &Params<'_>) -> ApiResult<Value> {
+        let key = p.str("key")?;
+        let token = crate::agent::created::token_of(key).filter(|_| !self.identity.legacy_spawn);
+        if let Some(token) = token {
+            // A one-shot result is no pane's: like the probe, it needs no pane of its
+            // own, and any reader but its own connection sees it absent.
+            crate::agent::meta::check_key(key)?;
+            let pane = p.pane("pane")?;
+            let value = self.created.take(caller.conn, &caller.principal.id, token);
+            return Ok(json!({"pane": pane.to_string(), "key": key, "value": value}));
+        }
         let (pane, key) = self.meta_pane(p)?;
         Ok(json!({"pane": pane.to_string(), "key": key, "value": self.meta.get(pane, key)}))
     }

@@ -115,7 +115,7 @@ impl State {
         let Some(principal) = self.registry.get(principal).cloned() else {
             return;
         };
-        let caller = Caller { principal };
+        let caller = Caller::internal(principal);
         if !self.can(&caller, Right::Write, Resource::Pane(pane)) {
             return;
         }

@@ -53,7 +53,7 @@ pub fn handler(id: VerbId) -> Handler {
         VerbId::AuthWhoami => Turn(|s, c, _| Ok(s.whoami(c))),
         VerbId::GrantIssue => Turn(State::grant_issue),
         VerbId::GrantRevoke => Turn(|s, _, p| s.grant_revoke(p)),
-        VerbId::SessionCreate => Turn(|s, _, p| s.session_create(p)),
+        VerbId::SessionCreate => Turn(State::session_create),
         VerbId::SessionList => Encoded(|s, c, _| Ok(s.session_list(c))),
         VerbId::SessionRename => Turn(|s, _, p| s.session_rename(p)),
         VerbId::SessionKill => Turn(|s, _, p| s.session_kill(p)),
@@ -91,7 +91,7 @@ pub fn handler(id: VerbId) -> Handler {
         VerbId::RecoveryForget => Deferred(|s, _, p, r| s.recovery_forget(p, r)),
         VerbId::EventsSubscribe => Stream(State::subscribe),
         VerbId::Doctor => Deferred(|s, _, _, r| s.doctor(r)),
-        VerbId::MetaGet => Turn(|s, _, p| s.meta_get(p)),
+        VerbId::MetaGet => Turn(State::meta_get),
         VerbId::MetaSet => Turn(|s, _, p| s.meta_set(p)),
         VerbId::MetaDelete => Turn(|s, _, p| s.meta_delete(p)),
         VerbId::IntegrationList => Turn(|s, _, _| Ok(s.integration_list())),
@@ -113,11 +113,12 @@ impl State {
     pub(super) fn dispatch(
         &mut self,
         principal_id: &str,
+        conn: Option<u64>,
         verb: &'static Verb,
         params: &Map<String, Value>,
         reply: Reply,
     ) {
-        let outcome = self.decide(principal_id, verb, &Params(params), reply);
+        let outcome = self.decide(principal_id, conn, verb, &Params(params), reply);
         if let Some((outcome, reply)) = outcome {
             if outcome.result.is_ok() && verb.product {
                 self.note_mutation();
@@ -128,9 +129,10 @@ impl State {
 
     /// Runs the checks and the handler; returns the outcome to send now, or `None`
     /// when a deferred handler took the reply.
-    fn decide(
+    pub(super) fn decide(
         &mut self,
         principal_id: &str,
+        conn: Option<u64>,
         verb: &'static Verb,
         p: &Params<'_>,
         reply: Reply,
@@ -144,6 +146,7 @@ impl State {
             (Handler::Login(login), _) => return Some((login(self, p), reply)),
             (_, Some(principal)) => Caller {
                 principal: principal.clone(),
+                conn,
             },
             (_, None) => return Some((invalid_token(), reply)),
         };
@@ -267,7 +270,7 @@ mod tests {
             }
             let (tx, mut rx) = oneshot::channel();
             let owner = crate::auth::OWNER;
-            let answered = state.decide(owner, verb, &Params(&params), tx);
+            let answered = state.decide(owner, Some(1), verb, &Params(&params), tx);
             match (verb.kind, answered) {
                 (VerbKind::Deferred, None) => {
                     // The worker of a test state is gone: the reply was handed on

@@ -7,6 +7,8 @@ mod agent_verbs;
 mod attach;
 mod config_io;
 mod config_verbs;
+#[cfg(test)]
+mod created_tests;
 mod dispatch;
 mod events;
 mod grants;
@@ -35,10 +37,14 @@ pub use crate::stream::{Outcome, Reply};
 pub enum Msg {
     Request {
         principal: String,
+        /// The connection it came on (`server.rs` numbers them).
+        conn: u64,
         verb: &'static Verb,
         params: Map<String, Value>,
         reply: oneshot::Sender<Outcome>,
     },
+    /// The connection `conn` closed: drop what was bound to it.
+    ConnectionClosed { conn: u64 },
     /// Refuse mutations from now on and send SIGTERM to every supervised group.
     BeginShutdown,
     /// SIGKILL every supervised group that is still running.
@@ -88,6 +94,8 @@ pub struct State {
     events: crate::events::EventLog,
     /// Pane metadata (`meta.*`, agent-session records).
     meta: crate::agent::meta::Metadata,
+    /// Unread one-shot `session.created/v1/<token>` results, by connection.
+    created: crate::agent::created::CreatedResults,
 }
 
 /// Handles for talking to a running reactor.
@@ -133,6 +141,7 @@ pub fn start(
         sessions: sessions_tx,
         events,
         meta: Default::default(),
+        created: Default::default(),
     };
     // The reactor holds the only strong resize sender: streams hold weak ones.
     tokio::spawn(run(
@@ -178,10 +187,11 @@ async fn run(mut state: State, mut q: Queues) {
                 state.attach_resize(r.pane, &r.principal, r.cols, r.rows);
             }
             msg = q.requests.recv() => match msg {
-                Some(Msg::Request { principal, verb, params, reply }) => {
-                    state.dispatch(&principal, verb, &params, reply);
+                Some(Msg::Request { principal, conn, verb, params, reply }) => {
+                    state.dispatch(&principal, Some(conn), verb, &params, reply);
                     state.publish_sessions();
                 }
+                Some(Msg::ConnectionClosed { conn }) => state.created.drop_connection(conn),
                 Some(Msg::FinalCheckpoint { done }) => state.final_checkpoint(done),
                 Some(Msg::ConfigFileChanged) => {
                     if !state.stopping {
@@ -235,12 +245,25 @@ pub(crate) fn test_state() -> State {
         sessions: watch::channel(0).0,
         events: crate::events::EventLog::new("venomx/test".into()),
         meta: Default::default(),
+        created: Default::default(),
     }
 }
 
 /// Who is asking, resolved for this request.
 pub struct Caller {
     pub principal: crate::auth::Principal,
+    /// The connection a request came on; `None` for the reactor's own work.
+    pub conn: Option<u64>,
+}
+
+impl Caller {
+    /// A caller of the reactor's own work (no connection).
+    pub fn internal(principal: crate::auth::Principal) -> Caller {
+        Caller {
+            principal,
+            conn: None,
+        }
+    }
 }
 
 impl State {

@@ -30,9 +30,17 @@ fn exhausted() -> ApiError {
 }
 
 impl State {
-    pub(super) fn session_create(&mut self, p: &Params<'_>) -> ApiResult<Value> {
+    pub(super) fn session_create(&mut self, caller: &Caller, p: &Params<'_>) -> ApiResult<Value> {
         let name = name_param(p)?;
-        // Checked and created in this one turn: two racing creates cannot both win.
+        // An older server (`--legacy-spawn`) knows no one-shot result.
+        let token = p
+            .opt_str("request_token")
+            .filter(|_| !self.identity.legacy_spawn);
+        if let Some(token) = token {
+            crate::agent::created::check_request(&self.created, caller.conn, token)?;
+        }
+        // Checked and created in this one turn: two racing creates cannot both win,
+        // and the loser records no result.
         if p.opt_bool("unique") == Some(true)
             && self.topology.sessions.values().any(|s| s.name == name)
         {
@@ -44,6 +52,12 @@ impl State {
             .ok_or_else(exhausted)?;
         let data = json!({"session": id.to_string(), "name": name});
         self.emit("session.created", Resource::Session(id), data);
+        if let (Some(token), Some(conn)) = (token, caller.conn) {
+            let result = json!({"session": id.to_string(), "name": name, "request_token": token});
+            let principal = &caller.principal.id;
+            self.created
+                .record(conn, principal, token, result.to_string());
+        }
         Ok(json!({"session": id.to_string()}))
     }
 

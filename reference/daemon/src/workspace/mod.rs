@@ -15,6 +15,7 @@ mod save;
 use crate::errors::{exit_code_for, ApiError, ErrorCode, EXIT_OK};
 use clap::{Arg, ArgMatches, Command};
 use serde_json::{Map, Value};
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 /// The workspace client's limits, in one table.
@@ -84,10 +85,15 @@ pub fn install(root: Command) -> Command {
     })
 }
 
-/// One daemon connection's worth of context: socket and token.
+/// The daemon as the workspace clients reach it: a connection per call (save,
+/// launch), or, for restore, one connection opened (and logged in) on the first
+/// call and kept for every later one, because restore reads each one-shot creation
+/// result on the connection whose `session.create` left it.
 pub(crate) struct Client {
     socket: PathBuf,
     token: Option<String>,
+    persistent: bool,
+    conn: RefCell<Option<crate::client::Connection>>,
 }
 
 impl Client {
@@ -96,11 +102,21 @@ impl Client {
             Value::Object(m) => m,
             _ => Map::new(),
         };
-        crate::client::call(&self.socket, self.token.as_deref(), verb, params)
+        if !self.persistent {
+            return crate::client::call(&self.socket, self.token.as_deref(), verb, params);
+        }
+        let mut conn = self.conn.borrow_mut();
+        if conn.is_none() {
+            *conn = Some(crate::client::Connection::open(
+                &self.socket,
+                self.token.as_deref(),
+            )?);
+        }
+        conn.as_mut().expect("opened above").call(verb, params)
     }
 }
 
-fn connect(socket_flag: Option<&Path>) -> Result<Client, Value> {
+fn connect(socket_flag: Option<&Path>, persistent: bool) -> Result<Client, Value> {
     let socket = crate::paths::select_socket(socket_flag).map_err(|_| {
         ApiError::new(
             ErrorCode::Daemon,
@@ -109,7 +125,12 @@ fn connect(socket_flag: Option<&Path>) -> Result<Client, Value> {
         .to_json()
     })?;
     let token = crate::client::token_from_env(&socket).map_err(|e| e.to_json())?;
-    Ok(Client { socket, token })
+    Ok(Client {
+        socket,
+        token,
+        persistent,
+        conn: RefCell::new(None),
+    })
 }
 
 /// Runs `workspace save|restore` and the orchestrated `agent launch`; `None` for
@@ -123,7 +144,7 @@ pub fn dispatch(group: &str, sub: &ArgMatches, socket: Option<&Path>, json: bool
         let result = crate::client::params_from(verb, args)
             .map_err(|e| e.to_json())
             .and_then(|params| {
-                connect(socket).and_then(|c| launch::run(&c, Value::Object(params)))
+                connect(socket, false).and_then(|c| launch::run(&c, Value::Object(params)))
             });
         return Some(report(result, json));
     }
@@ -131,9 +152,9 @@ pub fn dispatch(group: &str, sub: &ArgMatches, socket: Option<&Path>, json: bool
         return None;
     }
     let result = match sub.subcommand()? {
-        ("save", args) => connect(socket)
+        ("save", args) => connect(socket, false)
             .and_then(|c| save::run(&c, args.get_one::<PathBuf>("output").map(PathBuf::as_path))),
-        ("restore", args) => connect(socket).and_then(|c| {
+        ("restore", args) => connect(socket, true).and_then(|c| {
             let archive = args.get_one::<PathBuf>("archive").expect("required");
             restore::run(&c, archive, args.get_one::<String>("fallback-argv"))
         }),

@@ -5,7 +5,9 @@
 //! its windows, the native pane through `agent.launch {native_id, expect_plugin_id}`
 //! (the current template decides argv, env and cwd) confirmed by `meta.get`, and
 //! every other pane with `--fallback-argv`. The archive's `command` and `cwd` are
-//! never used: they are display data.
+//! never used: they are display data. All of it runs on one connection, on which
+//! each `session.create {unique, request_token}` leaves the one-shot result that
+//! tells this restore, and no other client, which session it created.
 
 use super::layout;
 use super::{archive_error, Client};
@@ -18,6 +20,8 @@ use vx_agentsession::limits::{MAX_ARGV_ELEMENTS, MIN_ARGV_ELEMENTS};
 use vx_agentsession::record::Record;
 
 const RECORD_KEY: &str = crate::agent::meta::AGENT_SESSION_KEY;
+/// The `server.info` capability of the one-shot creation result.
+const CREATED_RESULT_CAPABILITY: &str = "session_created_result";
 
 fn err(code: ErrorCode) -> Value {
     ApiError::code(code).to_json()
@@ -147,22 +151,66 @@ fn window_name(name: &str) -> String {
     }
 }
 
+/// How this restore learns which session it created: from `session.create`'s reply
+/// alone (an older server), or from the one-shot result the create left on this
+/// connection, which must agree with the reply.
+enum Creation {
+    Reply,
+    /// Read through `meta.get` naming this pane (any the caller may read: the result
+    /// is no pane's).
+    OneShot {
+        pane: String,
+    },
+}
+
+/// The one-shot result of the create made with `token`: this connection's, read once.
+/// Absent, or naming another session or name, fails closed, and the session is left
+/// alone: nothing says it is this restore's.
+fn created_result(
+    c: &Client,
+    pane: &str,
+    token: &str,
+    reply_sid: &str,
+    name: &str,
+) -> Result<(), Value> {
+    let key = format!("{}{token}", crate::agent::meta::RESERVED_PREFIX);
+    let read = c.call("meta.get", json!({"pane": pane, "key": key}))?;
+    let result = read["value"]
+        .as_str()
+        .and_then(|text| crate::strict_json::parse_strict(text.as_bytes()).ok());
+    let want = json!({"session": reply_sid, "name": name, "request_token": token});
+    if result.as_ref() == Some(&want) {
+        Ok(())
+    } else {
+        Err(ApiError::code(ErrorCode::NativeRestore)
+            .with("rule", "restore.created_result")
+            .to_json())
+    }
+}
+
 fn restore_session(
     c: &Client,
     session: &Session,
+    creation: &Creation,
     fallback: Option<&[String]>,
     native: &mut Vec<Value>,
 ) -> Result<bool, Value> {
-    let created = match c.call(
-        "session.create",
-        json!({"name": session.name, "unique": true}),
-    ) {
+    let mut params = json!({"name": session.name, "unique": true});
+    let token = uuid::Uuid::new_v4().simple().to_string();
+    if let Creation::OneShot { .. } = creation {
+        params["request_token"] = json!(token);
+    }
+    let created = match c.call("session.create", params) {
         Ok(v) => v,
-        // Another restore (or a user) took the name since it was read: skipped.
+        // Another restore (or a user) took the name since it was read: skipped. A
+        // losing create leaves no result, so nothing of the winner's is learnt.
         Err(e) if e["code"] == "conflict.exists" => return Ok(false),
         Err(e) => return Err(e),
     };
     let sid = str_of(&created, "session")?.to_string();
+    if let Creation::OneShot { pane } = creation {
+        created_result(c, pane, &token, &sid, &session.name)?;
+    }
     // Created with `unique`, the session is this restore's own: a failure past this
     // point (an unconfirmed record above all) removes it, so no half-made session
     // is left for the next restore to skip as existing.
@@ -308,19 +356,41 @@ pub fn run(c: &Client, path: &Path, fallback_text: Option<&String>) -> Result<Va
         )
         .to_json());
     }
-    if any_native {
+    let info = c.call("server.info", json!({}))?;
+    let offers_result = info["capabilities"]
+        .as_array()
+        .is_some_and(|caps| caps.iter().any(|cap| cap == CREATED_RESULT_CAPABILITY));
+    let any_pane = || -> Result<String, Value> {
         let panes = c.call("pane.list", json!({}))?;
-        let any = panes["panes"][0]["pane"]
+        Ok(panes["panes"][0]["pane"]
             .as_str()
             .unwrap_or("p1")
-            .to_string();
-        probe(c, &any)?;
+            .to_string())
+    };
+    let pane = if any_native || offers_result {
+        Some(any_pane()?)
+    } else {
+        None
+    };
+    if any_native {
+        probe(c, pane.as_deref().expect("listed above"))?;
+        // A native session's provenance is stamped only on a session this restore
+        // is told, on its own connection, that it created.
+        if !offers_result {
+            return Err(ApiError::code(ErrorCode::NativeRestore)
+                .with("rule", "restore.no_created_result")
+                .to_json());
+        }
     }
+    let creation = match pane.filter(|_| offers_result) {
+        Some(pane) => Creation::OneShot { pane },
+        None => Creation::Reply,
+    };
     let mut restored = Vec::new();
     let mut skipped_existing: Vec<String> = skipped.iter().map(|s| s.name.clone()).collect();
     let mut native = Vec::new();
     for s in todo {
-        if restore_session(c, s, fallback.as_deref(), &mut native)? {
+        if restore_session(c, s, &creation, fallback.as_deref(), &mut native)? {
             restored.push(s.name.clone());
         } else {
             skipped_existing.push(s.name.clone());

@@ -147,7 +147,7 @@ impl State {
         let Some(principal) = self.registry.get(principal).cloned() else {
             return Err(ApiError::code(ErrorCode::DeniedToken));
         };
-        let caller = Caller { principal };
+        let caller = Caller::internal(principal);
         self.require(&caller, Right::Admin, Resource::Server)?;
         if self.stopping {
             return Err(ApiError::shutdown());
@@ -441,9 +441,7 @@ mod tests {
     use vx_format::{Shutdown, Timestamp};
 
     fn owner(state: &State) -> Caller {
-        Caller {
-            principal: state.registry.get(crate::auth::OWNER).cloned().unwrap(),
-        }
+        Caller::internal(state.registry.get(crate::auth::OWNER).cloned().unwrap())
     }
 
     fn record(id: u64, window: u64, session: u64, state: fmt::PaneState) -> fmt::Pane {
