@@ -258,48 +258,50 @@ fn a_broker_that_lists_ghost_rows_fails_the_alias_list_rows_only() {
     );
 }
 
+/// The reference broker's `serve` command without the flags of an optional feature.
+fn plain_broker() -> String {
+    let b = bin_dir().join("vxbroker");
+    let b = b.display();
+    format!(
+        "[\"{b}\", \"serve\", \"--listen\", \"unix:{{socket}}\", \"--runtime-dir\", \"{{runtime_dir}}\", \"--lock-dir\", \"{{lock_dir}}\", \"--engines\", \"{{engines}}\"]"
+    )
+}
+
+/// Runs the suite with profile key `key` set to the plain broker and requires exactly
+/// `expected` to fail.
+fn plain_broker_fails_exactly(key: &str, expected: &[&str]) {
+    let (code, failed, all) = run(&[(key, plain_broker())]);
+    let want: BTreeSet<String> = expected.iter().map(|s| s.to_string()).collect();
+    assert_ne!(code, 0, "{key}");
+    assert!(want.iter().all(|w| all.contains(w)), "{all:?}");
+    assert_eq!(failed, want, "{key}");
+}
+
 /// Take-over claimed, but the brokers arbitrate alone (no `--takeover`): each
 /// instance keeps its own claims, so another instance's viewer owns and writes.
 #[test]
 fn brokers_without_take_over_fail_the_take_over_rows_only() {
-    let b = bin_dir().join("vxbroker");
-    let b = b.display();
-    let alone = format!(
-        "[\"{b}\", \"serve\", \"--listen\", \"unix:{{socket}}\", \"--runtime-dir\", \"{{runtime_dir}}\", \"--lock-dir\", \"{{lock_dir}}\", \"--engines\", \"{{engines}}\"]"
+    plain_broker_fails_exactly(
+        "broker_takeover",
+        &[
+            "A viewer of the other broker is read-only and told who holds the session",
+            "A second tab of the owner's browser is passive and does not take the claim",
+            "force=1 through the other broker demotes the holder in place",
+        ],
     );
-    let (code, failed, all) = run(&[("broker_takeover", alone)]);
-    let want: BTreeSet<String> = [
-        "A viewer of the other broker is read-only and told who holds the session",
-        "A second tab of the owner's browser is passive and does not take the claim",
-        "force=1 through the other broker demotes the holder in place",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    assert_ne!(code, 0);
-    assert!(want.iter().all(|w| all.contains(w)), "{all:?}");
-    assert_eq!(failed, want);
 }
 
 /// Scopes claimed, but the broker spawns every master plainly (no wrapper): none of
 /// the scope rows can pass.
 #[test]
 fn a_broker_without_scopes_fails_the_scope_rows_only() {
-    let b = bin_dir().join("vxbroker");
-    let b = b.display();
-    let plain = format!(
-        "[\"{b}\", \"serve\", \"--listen\", \"unix:{{socket}}\", \"--runtime-dir\", \"{{runtime_dir}}\", \"--lock-dir\", \"{{lock_dir}}\", \"--engines\", \"{{engines}}\"]"
+    plain_broker_fails_exactly(
+        "broker_scopes",
+        &[
+            "A launch runs in its own scope, holding the lock; an attach does not",
+            "Kill, then relaunch at once: each launch has its own unit name",
+            "A wrapper whose probe fails: a plain spawn, never a refusal",
+            "A scope that fails at spawn closes the viewer 4502 and frees the lock",
+        ],
     );
-    let (code, failed, _) = run(&[("broker_scopes", plain)]);
-    let want: BTreeSet<String> = [
-        "A launch runs in its own scope, holding the lock; an attach does not",
-        "Kill, then relaunch at once: each launch has its own unit name",
-        "A wrapper whose probe fails: a plain spawn, never a refusal",
-        "A scope that fails at spawn closes the viewer 4502 and frees the lock",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    assert_ne!(code, 0);
-    assert_eq!(failed, want);
 }

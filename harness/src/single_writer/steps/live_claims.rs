@@ -11,14 +11,22 @@ use crate::single_writer::live::{physical, WAIT_MS};
 use crate::single_writer::World;
 use crate::verdict::OrHarness;
 
-#[when(regex = r"^viewer (\w+) is told it is (owner|secondary)$")]
-#[then(regex = r"^viewer (\w+) is told it is (owner|secondary)$")]
+// `, held by "L"` (the take-over rows): the label of the holder a read-only tab
+// shows its user, whichever broker the holder came through.
+#[when(regex = r#"^viewer (\w+) is told it is (owner|secondary)(?:, held by "([^"]+)")?$"#)]
+#[then(regex = r#"^viewer (\w+) is told it is (owner|secondary)(?:, held by "([^"]+)")?$"#)]
 async fn told_role(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let t = s.live().viewer(&c[1]);
         let want = c[2].to_string();
+        let holder = Some(c[3].to_string()).filter(|h| !h.is_empty());
         let told = t.viewer.pump(scaled(WAIT_MS), |v| {
-            v.frames("role").last().is_some_and(|f| f["role"] == *want)
+            v.frames("role").last().is_some_and(|f| {
+                f["role"] == *want
+                    && holder
+                        .as_ref()
+                        .is_none_or(|h| f["holder"]["label"] == h.as_str())
+            })
         });
         assert!(
             told,

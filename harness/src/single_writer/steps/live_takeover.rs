@@ -4,8 +4,6 @@
 
 use cucumber::{given, then};
 
-use crate::drivers::scaled;
-use crate::single_writer::live::WAIT_MS;
 use crate::single_writer::World;
 
 #[given(regex = r"^two brokers with take-over share one runtime directory$")]
@@ -14,28 +12,6 @@ async fn two_takeover_brokers(w: &mut World) {
         let live = s.live();
         live.start_takeover_broker(0);
         live.start_takeover_broker(1);
-    })
-    .await;
-}
-
-// The holder is what a read-only tab shows its user ("held by desk"): the label the
-// owner's tab gave, whichever broker it came through.
-#[then(regex = r#"^viewer (\w+) is told it is secondary, held by "([^"]+)"$"#)]
-async fn told_secondary_held_by(w: &mut World, c: &[String]) {
-    w.run(c, None, |s, c| {
-        let t = s.live().viewer(&c[1]);
-        let label = c[2].to_string();
-        let told = t.viewer.pump(scaled(WAIT_MS), |v| {
-            v.frames("role")
-                .last()
-                .is_some_and(|f| f["role"] == "secondary" && f["holder"]["label"] == label.as_str())
-        });
-        assert!(
-            told,
-            "viewer {} was told {:?}",
-            &c[1],
-            t.viewer.frames("role")
-        );
     })
     .await;
 }
