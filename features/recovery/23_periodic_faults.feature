@@ -26,7 +26,7 @@ Feature: Retention/config
       | a pane running "sleep 60"  |
       | an empty window            |
 
-  @rfc-2-disable-stops-writes @rfc-8-defaults-disabled
+  @rfc-2-disable-stops-writes
   Scenario: A disabled daemon's periodic tick writes nothing, whatever changes
     Given a daemon started with the configuration:
       """

@@ -188,6 +188,32 @@ fn corrupt_listed_as_valid_fails_corrupt_partial_row() {
             format!("A damaged newest file is listed corrupt, refuses restore, and restores nothing [{e}]")
         })
         .collect();
+    // 22_closed_shapes extends the row: every file it plants is listed corrupt.
+    let levels = [
+        "envelope",
+        "payload",
+        "session",
+        "window",
+        "split node",
+        "pane node",
+        "pane",
+        "omitted text",
+        "plain text",
+    ];
+    let mut caught = caught;
+    caught.extend(levels.iter().map(|l| format!(
+        "One unknown key at a level of formats 1, 2 and 3 makes each file corrupt, listed without a generation, and restores nothing [{l}]"
+    )));
+    caught.extend(["float", "tag"].iter().map(|l| format!(
+        "One unknown key in a float or a tag of formats 2 and 3 makes each file corrupt and restores nothing [{l}]"
+    )));
+    caught.extend(["generation 0", "checkpoint differs from file name"].iter().map(|e| format!(
+        "A payload field outside its table rule is corrupt in formats 1 and 3; the older valid file still restores [{e}]"
+    )));
+    caught.push(
+        "Two files with one generation are both listed corrupt with it, and neither restores"
+            .into(),
+    );
     let caught: Vec<&str> = caught.iter().map(String::as_str).collect();
     assert_caught(
         &[
