@@ -65,7 +65,9 @@ fn report_has_the_surface_shape_and_all_three_files() {
     assert_eq!(rows[0]["verdict"], "pass");
     assert_eq!(rows[0]["accepted"], true);
     let scenarios = r["scenarios"].as_array().unwrap();
-    assert_eq!(scenarios.len(), 2);
+    // Topology's two scenarios in 10_topology.feature, and the fresh-z one of
+    // 24_exact_values.feature's Topology rule.
+    assert_eq!(scenarios.len(), 3);
     for s in scenarios {
         for k in [
             "feature",
@@ -77,7 +79,12 @@ fn report_has_the_surface_shape_and_all_three_files() {
         ] {
             assert!(s.get(k).is_some(), "scenario.{k} missing: {s}");
         }
-        assert_eq!(s["feature"], "10_topology.feature");
+        assert!(
+            ["10_topology.feature", "24_exact_values.feature"]
+                .contains(&s["feature"].as_str().unwrap()),
+            "{s}"
+        );
+        assert_eq!(s["row"], "Topology");
         assert!(s["clauses"]
             .as_array()
             .unwrap()
@@ -102,7 +109,7 @@ fn report_has_the_surface_shape_and_all_three_files() {
     );
     assert_eq!(topo["verdict"], "pass");
     assert_eq!(topo["level"], "must");
-    assert_eq!(topo["scenarios"].as_array().unwrap().len(), 2);
+    assert_eq!(topo["scenarios"].as_array().unwrap().len(), 3);
     let verdicts = [
         "pass",
         "fail",
@@ -114,10 +121,10 @@ fn report_has_the_surface_shape_and_all_three_files() {
         assert!(verdicts.contains(&c["verdict"].as_str().unwrap()), "{c}");
     }
     let xml = std::fs::read_to_string(dir.path().join("r/report.xml")).unwrap();
-    assert!(xml.contains("<testsuite name=\"Topology\" tests=\"2\" failures=\"0\" errors=\"0\">"));
+    assert!(xml.contains("<testsuite name=\"Topology\" tests=\"3\" failures=\"0\" errors=\"0\">"));
     let md = std::fs::read_to_string(dir.path().join("r/report.md")).unwrap();
     assert!(
-        md.contains("| Topology | pass | 2 | 0 | 0 | 0 | 0 | 0 |")
+        md.contains("| Topology | pass | 3 | 0 | 0 | 0 | 0 | 0 |")
             && md.contains("## Contract `recovery`"),
         "{md}"
     );
