@@ -161,23 +161,29 @@ async fn result_is_json_value(w: &mut World, c: &[String]) {
 #[then(regex = r#"^the result lists checkpoint "([^"]+)" with status "(\w+)"$"#)]
 async fn result_lists_checkpoint_with_status(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
-        let got = ok_value(w);
-        let list = got
-            .get("checkpoints")
-            .and_then(Value::as_array)
-            .unwrap_or_else(|| panic!("no checkpoints array in {got}"));
-        let entry = list
-            .iter()
-            .find(|e| e.get("checkpoint").and_then(Value::as_str) == Some(&c[1]))
-            .unwrap_or_else(|| panic!("checkpoint {} not listed in {got}", &c[1]));
-        assert_eq!(
-            entry.get("status").and_then(Value::as_str),
-            Some(&c[2]),
-            "status of {}",
-            &c[1]
-        );
+        listed_row(&ok_value(w), &c[1], &c[2]);
     })
     .await;
+}
+
+/// The one row of `recovery.list`'s result naming `checkpoint`, checked to be there
+/// exactly once and to carry `status`.
+pub(super) fn listed_row(got: &Value, checkpoint: &str, status: &str) -> Value {
+    let list = got
+        .get("checkpoints")
+        .and_then(Value::as_array)
+        .unwrap_or_else(|| panic!("no checkpoints array in {got}"));
+    let rows: Vec<&Value> = list
+        .iter()
+        .filter(|e| e.get("checkpoint").and_then(Value::as_str) == Some(checkpoint))
+        .collect();
+    assert_eq!(rows.len(), 1, "rows for checkpoint {checkpoint} in {got}");
+    assert_eq!(
+        rows[0].get("status").and_then(Value::as_str),
+        Some(status),
+        "status of {checkpoint}"
+    );
+    rows[0].clone()
 }
 
 #[then(regex = r#"^the result lists (\d+) checkpoints?$"#)]
