@@ -132,7 +132,9 @@ fn each_child_gets_a_fresh_token_with_exactly_the_grants_asked() {
         "--grants", r#"["write@pane:self"]"#,
     ]);
     let pane = created["pane"].as_str().unwrap();
-    let c = d.wait_text(pane, |r| r.starts_with("token=vxt_"));
+    // `pane=` is echoed after `token=`: waiting for it sees both (a capture taken
+    // between the two echoes raced here under load).
+    let c = d.wait_text(pane, |r| r.starts_with("pane="));
     let token = c["screen"]
         .as_array()
         .unwrap()
