@@ -141,9 +141,11 @@ pub fn fields(c: &Call, result: Option<i64>, l: &mut Line) {
         return;
     };
     l.i64("len", n);
-    if c.fd == 1 || c.fd == 2 || file_type(c.fd) != Some(S_IFREG) {
-        // A pipe, socket or terminal, or standard output/error whatever they point
-        // at (a CI log file too): the line marks output (an acknowledgement).
+    if file_type(c.fd) != Some(S_IFREG) {
+        // A pipe, socket or terminal: the line marks output (an acknowledgement).
+        // Standard output/error redirected to a file keep their bytes: a shell's
+        // `> file` writes that file through fd 1, and the explorer decides from the
+        // path whether the line is a write under the root or output.
         return;
     }
     let off = match c.at {

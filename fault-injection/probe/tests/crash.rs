@@ -303,3 +303,53 @@ fn replaying_the_whole_log_rebuilds_what_the_run_left() {
         b"hPQRS onetwothree-after-rename"
     );
 }
+
+#[test]
+fn a_shells_redirections_are_replayed_as_writes_under_the_root() {
+    // dash opens the target, moves it to fd 1 (or 3) with F_DUPFD and writes there:
+    // the bytes must be recorded although fd 1 is standard output.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    fs::create_dir(&root).unwrap();
+    let d = root.display();
+    let script = format!(
+        "echo first > {d}/a; echo second >> {d}/a; exec 3> {d}/b; echo three >&3; \
+         echo to-the-log"
+    );
+    let rec = tmp.path().join("rec");
+    let (code, _, err) = vxfault(&[
+        "record",
+        "--out",
+        rec.to_str().unwrap(),
+        "--root",
+        root.to_str().unwrap(),
+        "--",
+        "/bin/sh",
+        "-c",
+        &script,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, list, err) = vxfault(&["explore", "--log", rec.to_str().unwrap(), "--list"]);
+    assert_eq!(code, 0, "{err}");
+    let ops = list.lines().filter(|l| l.starts_with("op ")).count();
+    let dest = tmp.path().join("replayed");
+    let (code, _, err) = vxfault(&[
+        "explore",
+        "--log",
+        rec.to_str().unwrap(),
+        "--model",
+        "prefix",
+        "--state",
+        &ops.to_string(),
+        "--materialize",
+        dest.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        fs::read(dest.join("a")).unwrap(),
+        b"first\nsecond\n",
+        "{list}"
+    );
+    assert_eq!(fs::read(dest.join("b")).unwrap(), b"three\n", "{list}");
+    assert_eq!(tree(&dest), tree(&root), "{list}");
+}

@@ -464,9 +464,9 @@ fn logical_ops(
                 }
                 // Output: bytes written to a pipe, socket or terminal, or to standard
                 // output/error whatever file they were redirected to (not a flush).
-                None if r.off.is_none()
-                    && r.len.is_some_and(|n| n > 0)
-                    && (!b.path.starts_with('/') || matches!(b.fd, Some(1 | 2))) =>
+                None if r.len.is_some_and(|n| n > 0)
+                    && ((r.off.is_none() && !b.path.starts_with('/'))
+                        || matches!(b.fd, Some(1 | 2))) =>
                 {
                     push(FsOp::Output)
                 }
