@@ -1,22 +1,28 @@
 //! `cargo bench -p vxref --bench attach`: the attach figures for `docs/performance.md`
 //! (section "Attach"), measured against tmux in the same run.
 //!
-//! A pane runs `cat` of a file of ordinary text lines (256 MiB by default) at 80x24
-//! with one attached client that reads every frame.
-//! - vxref: wall time from sending `pane.create` (over an authenticated connection) to
-//!   the attached client's `EXIT` frame; the client attaches right after the reply
-//!   and drains `S`/`R`/`O` frames with the blocking `vxref::attach::client`.
-//! - tmux: a server kept running (one idle session) with `-f /dev/null`; wall time from
-//!   `new-session -d` (running `cat file; tmux wait-for -S done<i>`) to the return of
-//!   `tmux wait-for done<i>`, with `tmux attach` running under a PTY of 80x24 whose
-//!   output a thread drains.
+//! A pane runs `sh -c 'cat FILE; echo > FIFO; exec sleep 1000'` (a file of ordinary
+//! text lines, 256 MiB by default) at 80x24 with one attached client.
+//! - Both sides stop at the same observable point: the bench's read of the FIFO
+//!   returns, i.e. `cat` has written every byte into the PTY and the server has read
+//!   all but what the PTY buffer holds. The server's own CPU time over the same span is
+//!   reported beside the wall time (tmux: server plus its attached client; vxref: the
+//!   daemon, whose emulator runs on a second thread).
+//! - vxref: timed from sending `pane.create` (over an authenticated connection); a
+//!   viewer thread attaches right after the reply and drains `S`/`R`/`O` frames with
+//!   the blocking `vxref::attach::client`. The time at which the viewer has received
+//!   every byte (the file plus the `\r` ONLCR adds to each line) is reported too.
+//! - tmux: a server kept running (one idle session) with `-f /dev/null`; timed from
+//!   `new-session -d` with `tmux attach` running under a PTY of 80x24 whose output a
+//!   thread drains (tmux sends its client redraws, not every byte).
 //!
 //! A vxref viewer that falls out of the ring (`CLOSE lagging`, possible on a loaded
 //! machine: the producer never waits) reattaches with its offset, as the protocol
 //! intends, and the count is reported.
 //!
-//! Rounds alternate the two; medians and the ratio tmux/vxref (>= 1.0: vxref at least
-//! as fast). Environment: `VXBENCH_ROUNDS` (default 5), `VXBENCH_MIB` (default 256),
+//! The order alternates every round (vxref first in even rounds, tmux first in odd
+//! ones); medians and the ratio tmux/vxref (>= 1.0: vxref at least as fast).
+//! Environment: `VXBENCH_ROUNDS` (default 5), `VXBENCH_MIB` (default 256),
 //! `VXBENCH_VXREF` (another vxref binary to measure, for A/B runs of two builds).
 
 use serde_json::{json, Value};
@@ -28,7 +34,7 @@ use vxref::attach::client::{self, Frame};
 
 mod common;
 
-use common::{Served, VXREF};
+use common::{cpu, Served};
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -37,7 +43,8 @@ fn env_usize(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-fn make_file(path: &Path, mib: usize) {
+/// Writes the text file; its size in bytes and lines.
+fn make_file(path: &Path, mib: usize) -> (u64, u64) {
     let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
     let target = mib << 20;
     let mut written = 0;
@@ -50,6 +57,36 @@ fn make_file(path: &Path, mib: usize) {
         n += 1;
     }
     out.flush().unwrap();
+    (written as u64, n)
+}
+
+/// What the pane (or the tmux session) runs: the writer, then the signal, then an
+/// idle wait so the server and its client are still there to be measured.
+fn program(file: &Path, fifo: &Path) -> String {
+    format!(
+        "cat {}; echo > {}; exec sleep 1000",
+        file.display(),
+        fifo.display()
+    )
+}
+
+/// Blocks until the program has signalled through the FIFO.
+fn wait_signal(fifo: &Path) {
+    let mut f = std::fs::File::open(fifo).expect("open fifo");
+    let mut sink = Vec::new();
+    f.read_to_end(&mut sink).expect("read fifo");
+}
+
+/// One side's round.
+struct Round {
+    /// From the start to the FIFO signal.
+    wall: Duration,
+    /// The server's CPU time over the same span.
+    cpu: Duration,
+    /// vxref: when the viewer had every byte; tmux: what its client received.
+    viewer: Option<Duration>,
+    bytes: u64,
+    lags: u32,
 }
 
 struct Vx {
@@ -61,9 +98,7 @@ struct Vx {
 
 impl Vx {
     fn start(dir: &Path) -> Vx {
-        // VXBENCH_VXREF: another vxref binary to measure (A/B runs of two builds).
-        let bin = std::env::var("VXBENCH_VXREF").unwrap_or_else(|_| VXREF.to_string());
-        let served = Served::start(&bin, dir, None);
+        let served = Served::start(&common::vxref(), dir, None);
         let mut conn = served.connect();
         let s = conn.call("session.create", json!({"name": "bench"}));
         let w = conn.call(
@@ -82,74 +117,100 @@ impl Vx {
         self.conn.call(verb, params)
     }
 
-    /// One round: spawn, attach, drain to EXIT; returns the time, the final offset and
-    /// how often the viewer lagged and reattached.
-    fn round(&mut self, file: &Path) -> (Duration, u64, u32) {
+    /// One round: spawn, attach in a thread that drains until it has `expected`
+    /// bytes, stop at the FIFO signal.
+    fn round(&mut self, file: &Path, fifo: &Path, expected: u64) -> Round {
+        let pid = self.served.child.id();
+        let cpu0 = cpu(pid);
         let t = Instant::now();
         let p = self.call(
             "pane.create",
-            json!({"window": self.window, "argv": ["cat", file.to_str().unwrap()]}),
+            json!({"window": self.window, "argv": ["sh", "-c", program(file, fifo)]}),
         );
         let pane = p["pane"].as_str().unwrap().to_string();
-        let mut a = client::attach(&self.served.socket, Some(&self.token), &pane, None)
-            .unwrap_or_else(|e| panic!("attach: {e:?}"));
-        let mut at = a.offset();
-        let mut lags = 0;
-        loop {
-            match a.read_frame().expect("frame").expect("open") {
-                Frame::Output { offset, bytes } => at = offset + bytes.len() as u64,
-                Frame::Exit(_) => break,
-                Frame::Snapshot(_) | Frame::Ready => {}
-                // A viewer that fell out of the ring resumes from where it was, as
-                // the protocol intends; it gets a snapshot and the current end.
-                Frame::Close(r) if r == "lagging" => {
-                    lags += 1;
-                    let source = a.source().to_string();
-                    a = client::attach(
-                        &self.served.socket,
-                        Some(&self.token),
-                        &pane,
-                        Some((&source, at)),
-                    )
-                    .unwrap_or_else(|e| panic!("reattach: {e:?}"));
-                    at = a.offset();
+        let (socket, token, id) = (self.served.socket.clone(), self.token.clone(), pane.clone());
+        let viewer = std::thread::spawn(move || {
+            let mut a = client::attach(&socket, Some(&token), &id, None)
+                .unwrap_or_else(|e| panic!("attach: {e:?}"));
+            let mut at = a.offset();
+            let mut lags = 0;
+            while at < expected {
+                match a.read_frame().expect("frame").expect("open") {
+                    Frame::Output { offset, bytes } => at = offset + bytes.len() as u64,
+                    Frame::Snapshot(_) | Frame::Ready => {}
+                    // A viewer that fell out of the ring resumes from where it was, as
+                    // the protocol intends; it gets a snapshot and the current end.
+                    Frame::Close(r) if r == "lagging" => {
+                        lags += 1;
+                        let source = a.source().to_string();
+                        a = client::attach(&socket, Some(&token), &id, Some((&source, at)))
+                            .unwrap_or_else(|e| panic!("reattach: {e:?}"));
+                        at = a.offset();
+                    }
+                    other => panic!("unexpected {other:?}"),
                 }
-                other => panic!("unexpected {other:?}"),
             }
-        }
-        let elapsed = t.elapsed();
-        drop(a);
+            (t.elapsed(), at, lags)
+        });
+        wait_signal(fifo);
+        let wall = t.elapsed();
+        let cpu = cpu(pid) - cpu0;
+        let (all, at, lags) = viewer.join().unwrap();
         self.call("pane.kill", json!({"pane": pane}));
-        (elapsed, at, lags)
+        Round {
+            wall,
+            cpu,
+            viewer: Some(all),
+            bytes: at,
+            lags,
+        }
     }
 }
 
 struct Tmux {
     socket: PathBuf,
+    server: u32,
 }
 
 impl Tmux {
-    fn cmd(&self) -> Command {
+    fn cmd(socket: &Path) -> Command {
         let mut c = Command::new("tmux");
-        c.arg("-S").arg(&self.socket).arg("-f").arg("/dev/null");
+        c.arg("-S").arg(socket).arg("-f").arg("/dev/null");
         c
     }
 
-    fn run(&self, args: &[&str]) {
-        let st = self.cmd().args(args).status().expect("run tmux");
-        assert!(st.success(), "tmux {args:?}");
+    fn run(socket: &Path, args: &[&str]) -> String {
+        let out = Self::cmd(socket).args(args).output().expect("run tmux");
+        assert!(out.status.success(), "tmux {args:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
-    fn round(&self, file: &Path, i: usize) -> (Duration, u64) {
+    /// A server with one idle session, kept for the whole run.
+    fn start(socket: PathBuf) -> Tmux {
+        let keep = [
+            "new-session",
+            "-d",
+            "-s",
+            "keep",
+            "-x",
+            "80",
+            "-y",
+            "24",
+            "sleep 100000",
+        ];
+        Self::run(&socket, &keep);
+        let server = Self::run(&socket, &["display-message", "-p", "-t", "keep", "#{pid}"])
+            .parse()
+            .expect("tmux server pid");
+        Tmux { socket, server }
+    }
+
+    fn round(&self, file: &Path, fifo: &Path, i: usize) -> Round {
         let name = format!("r{i}");
-        let chan = format!("done{i}");
-        let shell = format!(
-            "cat {}; tmux -S {} wait-for -S {chan}",
-            file.display(),
-            self.socket.display()
-        );
+        let shell = program(file, fifo);
+        let server0 = cpu(self.server);
         let t = Instant::now();
-        self.run(&[
+        let new = [
             "new-session",
             "-d",
             "-s",
@@ -159,7 +220,8 @@ impl Tmux {
             "-y",
             "24",
             &shell,
-        ]);
+        ];
+        Self::run(&self.socket, &new);
         let (pty, pts) = pty_process::blocking::open().unwrap();
         pty.resize(pty_process::Size::new(24, 80)).unwrap();
         let mut client = pty_process::blocking::Command::new("tmux")
@@ -181,22 +243,29 @@ impl Tmux {
             }
             total
         });
-        self.run(&["wait-for", &chan]);
-        let elapsed = t.elapsed();
-        let _ = self
-            .cmd()
+        wait_signal(fifo);
+        let wall = t.elapsed();
+        // The client is still attached (the session's program sleeps).
+        let cpu = cpu(self.server) - server0 + cpu(client.id());
+        let _ = Self::cmd(&self.socket)
             .args(["kill-session", "-t", &name])
             .stderr(Stdio::null())
             .status();
         let _ = client.wait();
         let total = drain.join().unwrap();
-        (elapsed, total)
+        Round {
+            wall,
+            cpu,
+            viewer: None,
+            bytes: total,
+            lags: 0,
+        }
     }
 }
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = self.cmd().arg("kill-server").status();
+        let _ = Self::cmd(&self.socket).arg("kill-server").status();
     }
 }
 
@@ -210,52 +279,64 @@ fn main() {
     let mib = env_usize("VXBENCH_MIB", 256);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("lines.txt");
-    make_file(&file, mib);
+    let (size, lines) = make_file(&file, mib);
+    // ONLCR: the PTY turns every "\n" into "\r\n".
+    let expected = size + lines;
+    let fifo = dir.path().join("done.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
     let tmux_v = Command::new("tmux")
         .arg("-V")
         .output()
         .expect("tmux installed");
     println!(
-        "attach bench: cat of {mib} MiB of text lines at 80x24, {rounds} rounds alternating; {}",
+        "attach bench: cat of {mib} MiB of text lines at 80x24, {rounds} rounds, order alternating; {}",
         String::from_utf8_lossy(&tmux_v.stdout).trim()
     );
     let mut vx = Vx::start(dir.path());
-    let tmux = Tmux {
-        socket: dir.path().join("tmux.sock"),
-    };
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "keep",
-        "-x",
-        "80",
-        "-y",
-        "24",
-        "sleep 100000",
-    ]);
+    let tmux = Tmux::start(dir.path().join("tmux.sock"));
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let (mut ours_cpu, mut theirs_cpu, mut ours_all) = (Vec::new(), Vec::new(), Vec::new());
     let mut total_lags = 0;
     for i in 0..rounds {
-        let (t_vx, b_vx, lags) = vx.round(&file);
-        total_lags += lags;
-        let (t_tm, b_tm) = tmux.round(&file, i);
+        let (v, m) = if i % 2 == 0 {
+            let v = vx.round(&file, &fifo, expected);
+            (v, tmux.round(&file, &fifo, i))
+        } else {
+            let m = tmux.round(&file, &fifo, i);
+            (vx.round(&file, &fifo, expected), m)
+        };
+        total_lags += v.lags;
+        let all = v.viewer.unwrap_or_default();
         println!(
-            "round {i}: vxref {:.3} s ({} MiB, {lags} lagging reattaches)  tmux {:.3} s ({} KiB to its client)",
-            t_vx.as_secs_f64(),
-            b_vx >> 20,
-            t_tm.as_secs_f64(),
-            b_tm >> 10
+            "round {i} ({} first): vxref {:.3} s, cpu {:.3} s, viewer had all {} MiB at {:.3} s ({} lagging reattaches)  tmux {:.3} s, cpu {:.3} s ({} KiB to its client)",
+            if i % 2 == 0 { "vxref" } else { "tmux" },
+            v.wall.as_secs_f64(),
+            v.cpu.as_secs_f64(),
+            v.bytes >> 20,
+            all.as_secs_f64(),
+            v.lags,
+            m.wall.as_secs_f64(),
+            m.cpu.as_secs_f64(),
+            m.bytes >> 10
         );
-        ours.push(t_vx);
-        theirs.push(t_tm);
+        ours.push(v.wall);
+        ours_cpu.push(v.cpu);
+        ours_all.push(all);
+        theirs.push(m.wall);
+        theirs_cpu.push(m.cpu);
     }
     let (m_vx, m_tm) = (median(&mut ours), median(&mut theirs));
+    let (c_vx, c_tm) = (median(&mut ours_cpu), median(&mut theirs_cpu));
+    let a_vx = median(&mut ours_all);
     println!(
-        "median: vxref {:.3} s ({:.0} MiB/s)  tmux {:.3} s  ratio tmux/vxref {:.2}  ({total_lags} lagging reattaches in all)",
+        "median: vxref {:.3} s ({:.0} MiB/s), cpu {:.3} s, viewer had all at {:.3} s  tmux {:.3} s, cpu {:.3} s  ratio tmux/vxref wall {:.2}, cpu {:.2}  ({total_lags} lagging reattaches in all)",
         m_vx.as_secs_f64(),
         mib as f64 / m_vx.as_secs_f64(),
+        c_vx.as_secs_f64(),
+        a_vx.as_secs_f64(),
         m_tm.as_secs_f64(),
-        m_tm.as_secs_f64() / m_vx.as_secs_f64()
+        c_tm.as_secs_f64(),
+        m_tm.as_secs_f64() / m_vx.as_secs_f64(),
+        c_tm.as_secs_f64() / c_vx.as_secs_f64()
     );
 }

@@ -2,8 +2,8 @@
 //! `docs/performance.md`, measured against tmux in the same run.
 //!
 //! 1. CLI round trip of `vxref pane list --json` vs `tmux list-panes`, both as fresh
-//!    processes against a running server holding the same 4 panes; alternated so load
-//!    drift hits both equally. Reports median and p90 wall time and the ratio of medians.
+//!    processes against a running server holding the same 4 panes; interleaved, the
+//!    order flipped every round, so load drift hits both equally. Reports median and p90 wall time and the ratio of medians.
 //! 2. Resident memory per idle pane: server RSS (VmRSS) before and after starting N
 //!    idle `cat` panes, for the vxref daemon and the tmux server, divided by N.
 //!
@@ -186,15 +186,27 @@ fn main() {
         vx.cli(&["pane", "list"]);
         tmux.run(&["list-panes", "-a"]);
     }
-    for _ in 0..rounds {
-        let t = Instant::now();
-        let out = vx.cli(&["pane", "list"]);
-        vx_times.push(t.elapsed());
-        assert!(out.status.success());
-        let t = Instant::now();
-        let out = tmux.run(&["list-panes", "-a"]);
-        tmux_times.push(t.elapsed());
-        assert!(out.status.success());
+    // The order flips every round, so neither side always runs right after the other.
+    for i in 0..rounds {
+        let mut time_vx = || {
+            let t = Instant::now();
+            let out = vx.cli(&["pane", "list"]);
+            assert!(out.status.success());
+            t.elapsed()
+        };
+        let mut time_tmux = || {
+            let t = Instant::now();
+            let out = tmux.run(&["list-panes", "-a"]);
+            assert!(out.status.success());
+            t.elapsed()
+        };
+        if i % 2 == 0 {
+            vx_times.push(time_vx());
+            tmux_times.push(time_tmux());
+        } else {
+            tmux_times.push(time_tmux());
+            vx_times.push(time_vx());
+        }
     }
     vx_times.sort();
     tmux_times.sort();

@@ -7,7 +7,9 @@
 //! - `serde env+payload`: that, plus `from_str::<Value>` of the decoded payload, the
 //!   least an untyped reader must do to see the checkpoint at all.
 //!
-//! The ratio is peer time / our time: 1.0 means as fast as the peer.
+//! The reader and its peers run interleaved (one call of each per round, the order
+//! rotated), so load drift hits all three alike. The ratio is peer time / our time:
+//! 1.0 means as fast as the peer.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -123,6 +125,30 @@ fn median(mut f: impl FnMut(), budget: Duration) -> Duration {
     times[times.len() / 2]
 }
 
+/// The median time of each of `fs`, run interleaved (one call of each per round, the
+/// order rotated every round) until `budget` has passed, so load drift hits all alike.
+fn interleaved_medians(fs: &mut [&mut dyn FnMut()], budget: Duration) -> Vec<Duration> {
+    let mut times = vec![Vec::new(); fs.len()];
+    let start = Instant::now();
+    let mut round = 0;
+    while start.elapsed() < budget || round < 5 {
+        for k in 0..fs.len() {
+            let i = (k + round) % fs.len();
+            let t = Instant::now();
+            (fs[i])();
+            times[i].push(t.elapsed());
+        }
+        round += 1;
+    }
+    times
+        .into_iter()
+        .map(|mut t| {
+            t.sort();
+            t[t.len() / 2]
+        })
+        .collect()
+}
+
 fn main() {
     // `cargo test --benches` runs this with --test-ish flags; keep that instant.
     let quick = std::env::args().any(|a| a == "--test" || a == "--quick");
@@ -214,28 +240,21 @@ fn main() {
         ));
         let ctx = ReadContext::default();
         read(&bytes, &ctx).expect("benchmark file is valid");
-        let ours = median(
-            || drop(black_box(read(black_box(&bytes), &ctx).unwrap())),
-            budget,
-        );
-        let envelope_only = median(
-            || {
-                drop(black_box(
-                    serde_json::from_slice::<serde_json::Value>(black_box(&bytes)).unwrap(),
-                ))
-            },
-            budget,
-        );
-        let both = median(
-            || {
-                let env: serde_json::Value = serde_json::from_slice(black_box(&bytes)).unwrap();
-                let payload = env["payload"].as_str().unwrap();
-                drop(black_box(
-                    serde_json::from_str::<serde_json::Value>(payload).unwrap(),
-                ));
-            },
-            budget,
-        );
+        let mut ours_f = || drop(black_box(read(black_box(&bytes), &ctx).unwrap()));
+        let mut envelope_f = || {
+            drop(black_box(
+                serde_json::from_slice::<serde_json::Value>(black_box(&bytes)).unwrap(),
+            ))
+        };
+        let mut both_f = || {
+            let env: serde_json::Value = serde_json::from_slice(black_box(&bytes)).unwrap();
+            let payload = env["payload"].as_str().unwrap();
+            drop(black_box(
+                serde_json::from_str::<serde_json::Value>(payload).unwrap(),
+            ));
+        };
+        let m = interleaved_medians(&mut [&mut ours_f, &mut envelope_f, &mut both_f], budget * 3);
+        let (ours, envelope_only, both) = (m[0], m[1], m[2]);
         let mibs = |d: Duration| bytes.len() as f64 / d.as_secs_f64() / (1 << 20) as f64;
         println!(
             "| {label} | {} | {:.1} ms ({:.0} MiB/s) | {:.1} ms ({:.0} MiB/s) | {:.2}x | {:.1} ms ({:.0} MiB/s) | {:.2}x |",
