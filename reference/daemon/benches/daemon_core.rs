@@ -188,13 +188,13 @@ fn main() {
     }
     // The order flips every round, so neither side always runs right after the other.
     for i in 0..rounds {
-        let mut time_vx = || {
+        let time_vx = || {
             let t = Instant::now();
             let out = vx.cli(&["pane", "list"]);
             assert!(out.status.success());
             t.elapsed()
         };
-        let mut time_tmux = || {
+        let time_tmux = || {
             let t = Instant::now();
             let out = tmux.run(&["list-panes", "-a"]);
             assert!(out.status.success());
