@@ -12,9 +12,10 @@
 //! `cat` panes, one per window, built after the daemon is stopped so both can use the
 //! machine's whole PTY budget. Set `VXBENCH_TMUX=0` to skip it.
 //!
-//! A level the machine cannot reach (PTYs are a kernel-wide budget:
-//! `/proc/sys/kernel/pty/max`) ends the run with the reason printed; the levels
-//! before it are reported.
+//! Each pane holds a PTY, a kernel-wide budget (`/proc/sys/kernel/pty/max`, 4096 by
+//! default, shared with every other program): a level that does not fit what is free
+//! (less a margin) is skipped, or ends the run, with the reason printed, rather than
+//! exhausting the machine's PTYs.
 //! Run: `cargo bench -p vxref --bench scaling`; `VXBENCH_VXREF=<binary>` measures
 //! another build of the daemon (an earlier commit) with the same client.
 
@@ -70,9 +71,50 @@ fn try_call(c: &mut common::Conn, verb: &str, params: Value) -> Result<Value, Va
 /// `(panes, RSS KiB)` at each level reached, and why the run stopped early if it did.
 type Memory = (Vec<(usize, u64)>, Option<String>);
 
+/// PTYs left free for everything else on the machine: running out fails every
+/// other program's PTY open (and other tests' panes), not only this bench's.
+const PTY_MARGIN: usize = 64;
+
+/// How many PTYs the bench may open: the kernel-wide limit less those in use and a
+/// margin, or None when the limits cannot be read.
+fn pty_budget() -> Option<usize> {
+    // `nr` counts the PTYs open now, in every devpts instance.
+    let read = |name: &str| -> Option<usize> {
+        std::fs::read_to_string(format!("/proc/sys/kernel/pty/{name}"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    Some(read("max")?.saturating_sub(read("nr")? + PTY_MARGIN))
+}
+
+/// The levels that fit the PTY budget (each pane holds one PTY; the daemon also
+/// creates `k` more per level), printing why any other is skipped.
+fn levels_within_budget(levels: Vec<usize>, k: usize) -> Vec<usize> {
+    let Some(budget) = pty_budget() else {
+        return levels;
+    };
+    let mut fit = Vec::new();
+    for (i, level) in levels.into_iter().enumerate() {
+        // Panes held once this level's creates are measured.
+        let needed = level + k * (i + 1);
+        if needed <= budget {
+            fit.push(level);
+        } else {
+            println!(
+                "level {level} skipped: it needs ~{needed} PTYs and this machine allows \
+                 {budget} (/proc/sys/kernel/pty/max less those in use and a margin of \
+                 {PTY_MARGIN})"
+            );
+        }
+    }
+    fit
+}
+
 fn main() {
-    let levels = levels();
     let k = samples();
+    let levels = levels_within_budget(levels(), k);
     let (rows, vxref_memory) = measure_vxref(&levels, k);
     let tmux_memory = if std::env::var("VXBENCH_TMUX").as_deref() == Ok("0") {
         None
@@ -106,6 +148,14 @@ fn measure_vxref(levels: &[usize], k: usize) -> (Vec<(&'static str, Vec<Row>)>, 
         ("session.list", vec![]),
     ];
     'levels: for &level in levels {
+        // Other programs take PTYs too: re-check before each level.
+        let needed = level.saturating_sub(panes) + k;
+        if pty_budget().is_some_and(|free| needed > free) {
+            stopped = Some(format!(
+                "at {panes} panes: too few free PTYs for level {level}"
+            ));
+            break;
+        }
         while panes < level {
             if let Err(why) = create(&mut c) {
                 stopped = Some(format!("at {panes} panes: {why}"));
@@ -191,6 +241,12 @@ fn tmux_memory(levels: &[usize]) -> Option<Memory> {
     let mut memory = Vec::new();
     let mut stopped = None;
     'levels: for &level in levels {
+        if pty_budget().is_some_and(|free| level.saturating_sub(panes) > free) {
+            stopped = Some(format!(
+                "at {panes} panes: too few free PTYs for level {level}"
+            ));
+            break;
+        }
         while panes < level {
             // Many windows per client call: the client's own start-up is not measured.
             let batch = (level - panes).min(100);
