@@ -45,13 +45,14 @@ enum Terminal {
         rows: usize,
         history_rows: usize,
     },
-    Fed(avt::Terminal),
+    /// Boxed so that an idle pane's `Live` stays small (the terminal is ~1.2 KiB).
+    Fed(Box<avt::Terminal>),
 }
 
 impl Terminal {
     fn fed(&self) -> Option<&avt::Terminal> {
         match self {
-            Terminal::Fed(t) => Some(t),
+            Terminal::Fed(t) => Some(t.as_ref()),
             Terminal::Unfed { .. } => None,
         }
     }
@@ -64,7 +65,7 @@ impl Terminal {
             history_rows,
         } = *self
         {
-            *self = Terminal::Fed(fresh_terminal(cols, rows, history_rows));
+            *self = Terminal::Fed(Box::new(fresh_terminal(cols, rows, history_rows)));
         }
         match self {
             Terminal::Fed(t) => t,
