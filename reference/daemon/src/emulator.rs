@@ -28,9 +28,70 @@ enum Screen {
 }
 
 struct Live {
-    terminal: avt::Terminal,
+    terminal: Terminal,
     /// Bytes of an incomplete UTF-8 sequence at the end of the last chunk.
     pending: Vec<u8>,
+}
+
+/// avt allocates both 80x24 buffers of 16-byte cells when it is created (~60 KiB),
+/// which was three quarters of an idle pane's memory. A pane that has printed nothing
+/// keeps only its size; the terminal is made when the first byte arrives. Until then
+/// every read gives what a fresh avt terminal of the current size gives (a resize of
+/// a fresh avt terminal leaves exactly a fresh terminal of the new size:
+/// `tests::an_unfed_pane_reads_like_a_fresh_terminal` checks both paths).
+enum Terminal {
+    Unfed {
+        cols: usize,
+        rows: usize,
+        history_rows: usize,
+    },
+    /// Boxed so that an idle pane's `Live` stays small (the terminal is ~1.2 KiB).
+    Fed(Box<avt::Terminal>),
+}
+
+impl Terminal {
+    fn fed(&self) -> Option<&avt::Terminal> {
+        match self {
+            Terminal::Fed(t) => Some(t.as_ref()),
+            Terminal::Unfed { .. } => None,
+        }
+    }
+
+    /// The avt terminal, made now if nothing was fed yet.
+    fn materialize(&mut self) -> &mut avt::Terminal {
+        if let Terminal::Unfed {
+            cols,
+            rows,
+            history_rows,
+        } = *self
+        {
+            *self = Terminal::Fed(Box::new(fresh_terminal(cols, rows, history_rows)));
+        }
+        match self {
+            Terminal::Fed(t) => t,
+            Terminal::Unfed { .. } => unreachable!("materialized above"),
+        }
+    }
+
+    fn resize(&mut self, new_cols: usize, new_rows: usize) {
+        match self {
+            // avt 0.19 widens its tab stops from the first multiple of 8 *after* the
+            // old width, so a terminal widened from a multiple of 8 (80 columns) has no
+            // stop at the old width, unlike a fresh terminal of the new width. That
+            // terminal is made for real, to keep avt's behaviour exactly.
+            Terminal::Unfed { cols, .. } if new_cols > *cols && *cols % 8 == 0 => {
+                self.materialize().resize(new_cols, new_rows);
+            }
+            Terminal::Unfed { cols, rows, .. } => (*cols, *rows) = (new_cols, new_rows),
+            Terminal::Fed(t) => t.resize(new_cols, new_rows),
+        }
+    }
+}
+
+/// A reset avt terminal; sizes are clamped to at least 1x1 by the callers.
+fn fresh_terminal(cols: usize, rows: usize, history_rows: usize) -> avt::Terminal {
+    avt::Terminal::with_scrollback(cols.max(1), rows.max(1), Some(history_rows))
+        .unwrap_or_else(|_| unreachable_size())
 }
 
 /// Literal rows of an archive: `screen` holds the top rows, at most `rows` (rows
@@ -57,15 +118,13 @@ pub struct Capture {
 impl Emulator {
     /// `history_rows` bounds the primary screen's scrollback.
     pub fn new(cols: u16, rows: u16, history_rows: usize) -> Self {
-        let terminal = avt::Terminal::with_scrollback(
-            usize::from(cols.max(1)),
-            usize::from(rows.max(1)),
-            Some(history_rows),
-        )
-        .unwrap_or_else(|_| unreachable_size());
         Emulator {
             screen: Screen::Live(Box::new(Live {
-                terminal,
+                terminal: Terminal::Unfed {
+                    cols: usize::from(cols.max(1)),
+                    rows: usize::from(rows.max(1)),
+                    history_rows,
+                },
                 pending: Vec::new(),
             })),
             fed: 0,
@@ -167,7 +226,10 @@ impl Emulator {
 
     pub fn alternate_active(&self) -> bool {
         match &self.screen {
-            Screen::Live(live) => live.terminal.active_screen_kind() == avt::ScreenKind::Alternate,
+            Screen::Live(live) => live
+                .terminal
+                .fed()
+                .is_some_and(|t| t.active_screen_kind() == avt::ScreenKind::Alternate),
             Screen::Literal(_) => false,
         }
     }
@@ -179,7 +241,16 @@ impl Emulator {
     pub fn snapshot(&self) -> Vec<u8> {
         match &self.screen {
             Screen::Live(live) => {
-                let mut out = live.terminal.dump().into_bytes();
+                let mut out = match &live.terminal {
+                    Terminal::Fed(t) => t.dump(),
+                    // Attach is rare; a throwaway terminal gives avt's own bytes.
+                    &Terminal::Unfed {
+                        cols,
+                        rows,
+                        history_rows,
+                    } => fresh_terminal(cols, rows, history_rows).dump(),
+                }
+                .into_bytes();
                 out.extend_from_slice(&live.pending);
                 out
             }
@@ -215,7 +286,14 @@ impl Emulator {
                 }
             }
             Screen::Live(live) => {
-                let primary = live.terminal.primary_screen();
+                let Some(terminal) = live.terminal.fed() else {
+                    // A fresh terminal's primary screen: blank rows, no history.
+                    return Capture {
+                        screen: vec![String::new(); live.rows()],
+                        history: Vec::new(),
+                    };
+                };
+                let primary = terminal.primary_screen();
                 let visible = primary.visible_lines().len();
                 let all: Vec<String> = primary.all_lines().map(plain_row).collect();
                 let split = all.len().saturating_sub(visible);
@@ -235,7 +313,17 @@ fn trim_blank_bottom(screen: &mut Vec<String>) {
 }
 
 impl Live {
+    fn rows(&self) -> usize {
+        match &self.terminal {
+            Terminal::Fed(t) => t.size().1,
+            Terminal::Unfed { rows, .. } => *rows,
+        }
+    }
+
     fn feed(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
         if self.pending.is_empty() {
             self.feed_bytes(bytes);
         } else {
@@ -246,20 +334,21 @@ impl Live {
     }
 
     fn feed_bytes(&mut self, mut input: &[u8]) {
+        let terminal = self.terminal.materialize();
         loop {
             match std::str::from_utf8(input) {
                 Ok(text) => {
-                    self.terminal.feed(text);
+                    terminal.feed(text);
                     return;
                 }
                 Err(e) => {
                     let (valid, rest) = input.split_at(e.valid_up_to());
                     if let Ok(text) = std::str::from_utf8(valid) {
-                        self.terminal.feed(text);
+                        terminal.feed(text);
                     }
                     match e.error_len() {
                         Some(n) => {
-                            self.terminal.feed('\u{fffd}');
+                            terminal.feed('\u{fffd}');
                             input = &rest[n..];
                         }
                         None => {
@@ -388,6 +477,89 @@ mod tests {
         e.resize(20, 1);
         assert_eq!(e.capture().screen, vec![""]);
         assert_eq!(e.capture().history, vec!["a [2Jb"]);
+    }
+
+    /// An emulator whose avt terminal exists from the start, as before lazy creation.
+    fn eager(cols: u16, rows: u16, history_rows: usize) -> Emulator {
+        let mut e = Emulator::new(cols, rows, history_rows);
+        if let Screen::Live(live) = &mut e.screen {
+            live.terminal.materialize();
+        }
+        e
+    }
+
+    fn same_reads(lazy: &Emulator, eager: &Emulator, step: &str) {
+        assert_eq!(lazy.capture(), eager.capture(), "capture after {step}");
+        assert_eq!(lazy.snapshot(), eager.snapshot(), "snapshot after {step}");
+        assert_eq!(lazy.alternate_active(), eager.alternate_active(), "{step}");
+        assert_eq!(lazy.fed(), eager.fed(), "{step}");
+    }
+
+    fn unfed(e: &Emulator) -> bool {
+        matches!(&e.screen, Screen::Live(l) if l.terminal.fed().is_none())
+    }
+
+    #[test]
+    fn an_idle_pane_makes_no_terminal_until_output() {
+        let mut e = Emulator::new(80, 24, 10_000);
+        e.resize(80, 50);
+        e.resize(77, 10);
+        e.resize(79, 12);
+        let _ = (e.capture(), e.snapshot(), e.alternate_active());
+        e.feed(b"");
+        assert!(unfed(&e), "reads, row changes and narrowing keep it lazy");
+        e.feed(b"x");
+        assert!(!unfed(&e));
+        assert_eq!(e.capture().screen[0], "x");
+        // avt's tab-stop quirk: widening from a multiple of 8 makes the terminal.
+        let mut e = Emulator::new(80, 24, 10);
+        e.resize(100, 24);
+        assert!(!unfed(&e));
+    }
+
+    #[test]
+    fn an_unfed_pane_reads_like_a_fresh_terminal() {
+        // Output that depends on every piece of state a resize could leave behind:
+        // tab stops, margins, wrapping, scrolling into history, the saved cursor, the
+        // alternate screen, a split UTF-8 sequence.
+        let probe: &[&[u8]] = &[
+            b"a\tb\tc\t\td\r\n",
+            b"\x1b7\x1b[5;3Hmid\x1b8top",
+            &[b'x'; 300],
+            b"\r\n1\r\n2\r\n3\r\n4\r\n5\r\n6\r\n\x1b[r\x1b[2;3r\x1bM",
+            b"\x1b[?1049h\x1b[Halt\x1b[?1049l\xe2\x82",
+        ];
+        let sizes: &[&[(u16, u16)]] = &[
+            &[],
+            &[(80, 24)],
+            &[(20, 5)],
+            &[(200, 60)],
+            &[(20, 5), (80, 24)],
+            &[(5, 40), (300, 2), (0, 0), (33, 7)],
+            &[(1, 1)],
+        ];
+        for &(cols, rows, history) in &[(80u16, 24u16, 100usize), (10, 3, 0), (0, 0, 5)] {
+            for chain in sizes {
+                let mut lazy = Emulator::new(cols, rows, history);
+                let mut eager = eager(cols, rows, history);
+                same_reads(&lazy, &eager, "creation");
+                assert!(unfed(&lazy));
+                for &(c, r) in *chain {
+                    lazy.resize(c, r);
+                    eager.resize(c, r);
+                    same_reads(&lazy, &eager, &format!("resize to {c}x{r}"));
+                }
+                lazy.feed(b"");
+                for bytes in probe {
+                    lazy.feed(bytes);
+                    eager.feed(bytes);
+                    same_reads(&lazy, &eager, &format!("{cols}x{rows} {chain:?} {bytes:?}"));
+                }
+                lazy.resize(17, 4);
+                eager.resize(17, 4);
+                same_reads(&lazy, &eager, "a resize after output");
+            }
+        }
     }
 
     #[test]

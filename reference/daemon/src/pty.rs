@@ -196,23 +196,31 @@ fn feed(output: &PaneOutput, bytes: &[u8]) {
 /// duties (signals, exit) get a turn.
 const BURST: usize = 256 * 1024;
 
-/// Keeps reading while output is already waiting (a PTY read returns at most a few
-/// KiB), so a fast producer wakes viewers once per burst. Returns true at EOF.
-fn read_burst(s: &mut Supervisor, buf: &mut [u8], mut done: usize) -> bool {
+/// A PTY read's buffer. Reads return at most a few KiB; a larger buffer only costs
+/// memory while a pane reads.
+const READ_BUF: usize = 16 * 1024;
+
+/// Reads while output is already waiting (a PTY read returns at most a few KiB), so
+/// a fast producer wakes viewers once per burst. Returns the bytes read and whether
+/// the PTY reached its end. The buffer lives only as long as the burst: an idle pane
+/// holds none (it was 16 KiB of each idle pane's ~17).
+fn read_burst(s: &mut Supervisor) -> (usize, bool) {
     use std::future::Future as _;
+    let mut buf = vec![0u8; READ_BUF];
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let mut done = 0;
     while done < BURST {
-        let read = std::pin::pin!(s.reader.read(buf)).poll(&mut cx);
+        let read = std::pin::pin!(s.reader.read(&mut buf)).poll(&mut cx);
         match read {
             std::task::Poll::Ready(Ok(n)) if n > 0 => {
                 feed(&s.output, &buf[..n]);
                 done += n;
             }
-            std::task::Poll::Ready(_) => return true,
+            std::task::Poll::Ready(_) => return (done, true),
             std::task::Poll::Pending => break,
         }
     }
-    false
+    (done, false)
 }
 
 /// Under a flood, viewers are woken at most once per this interval (the first output
@@ -221,8 +229,6 @@ fn read_burst(s: &mut Supervisor, buf: &mut [u8], mut done: usize) -> bool {
 const WAKE_EVERY: Duration = Duration::from_millis(2);
 
 async fn supervise(mut s: Supervisor) {
-    // PTY reads return at most a few KiB; a larger buffer only costs idle memory.
-    let mut buf = vec![0u8; 16 * 1024];
     let mut eof = false;
     let mut control_open = true;
     let mut kill_at: Option<Instant> = None;
@@ -234,11 +240,16 @@ async fn supervise(mut s: Supervisor) {
         let backlogged = s.feeder.backlog() > HIGH_WATER;
         tokio::select! {
             () = s.feeder.progressed(), if backlogged => {}
-            read = s.reader.read(&mut buf), if !eof && !backlogged => match read {
-                Ok(0) | Err(_) => eof = true,
-                Ok(n) => {
-                    feed(&s.output, &buf[..n]);
-                    eof = read_burst(&mut s, &mut buf, n);
+            // An empty read waits for the PTY to be readable without a buffer: it
+            // resolves (with 0) once output or the end is there, and the burst reads.
+            ready = s.reader.read(&mut []), if !eof && !backlogged => match ready {
+                Err(_) => eof = true,
+                Ok(_) => {
+                    let (n, at_end) = read_burst(&mut s);
+                    eof = at_end;
+                    if n == 0 {
+                        continue;
+                    }
                     s.feeder.kick();
                     let now = Instant::now();
                     held = now < next_wake;
@@ -273,6 +284,7 @@ async fn supervise(mut s: Supervisor) {
     // Output written just before exit may still be in the PTY; a pane being torn down
     // does not wait for it.
     if !eof && !signalled {
+        let mut buf = vec![0u8; READ_BUF];
         let until = Instant::now() + DRAIN_MAX;
         while Instant::now() < until {
             match tokio::time::timeout(DRAIN_IDLE, s.reader.read(&mut buf)).await {
