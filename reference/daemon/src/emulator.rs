@@ -296,29 +296,110 @@ fn clip_row(row: &str, cols: usize) -> (String, bool) {
     (out, false)
 }
 
-/// One row under RFC §4's text rules.
+/// One row under RFC §4's text rules. This runs for every row of every pane in
+/// the capture's reactor turn, so it finds the last cell that shows anything first
+/// (trailing blanks, continuation cells and control characters, which become
+/// trimmed spaces, are never copied) and copies only up to it into a string sized
+/// for it; the result is the rules' literal reading (`tests::plain_row_by_the_rules`).
 pub fn plain_row(line: &avt::Line) -> String {
-    let mut text: String = line
-        .cells()
-        .iter()
-        .filter(|cell| cell.width() != 0)
-        .map(|cell| {
-            let c = cell.char();
-            if is_control(c) {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect();
-    let trimmed = text.trim_end_matches(' ').len();
-    text.truncate(trimmed);
+    let cells = line.cells();
+    let shows = |cell: &avt::Cell| {
+        let c = cell.char();
+        cell.width() != 0 && c != ' ' && !is_control(c)
+    };
+    let Some(last) = cells.iter().rposition(shows) else {
+        return String::new();
+    };
+    let mut text = String::with_capacity(last + 1);
+    for cell in &cells[..=last] {
+        if cell.width() == 0 {
+            continue;
+        }
+        let c = cell.char();
+        text.push(if is_control(c) { ' ' } else { c });
+    }
     text
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// RFC §4's rules read literally: drop continuation cells, control characters
+    /// become spaces, trailing spaces are trimmed. The reference for [`plain_row`].
+    fn plain_row_by_the_rules(line: &avt::Line) -> String {
+        let text: String = line
+            .cells()
+            .iter()
+            .filter(|cell| cell.width() != 0)
+            .map(|cell| {
+                let c = cell.char();
+                if is_control(c) {
+                    ' '
+                } else {
+                    c
+                }
+            })
+            .collect();
+        text.trim_end_matches(' ').to_string()
+    }
+
+    /// Every row of both screens, history included, read both ways.
+    fn assert_rows_match_the_rules(e: &Emulator) {
+        let Screen::Live(live) = &e.screen else {
+            panic!("live screen expected")
+        };
+        let t = &live.terminal;
+        for line in t.primary_screen().all_lines().chain(t.screen().all_lines()) {
+            assert_eq!(plain_row(line), plain_row_by_the_rules(line), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn fast_rows_equal_the_rules_on_tricky_screens() {
+        let tricky: &[&[u8]] = &[
+            b"a\tb\t\tc   \r\n",
+            "\u{754c}\u{754c}x\u{754c}\r\n".as_bytes(),
+            // A wide character that does not fit in the last column wraps.
+            "0123456789012345678\u{754c}\r\n".as_bytes(),
+            "e\u{301} combining, then NBSP\u{a0}\r\n".as_bytes(),
+            b"\x1b[41m   \x1b[0m colored blanks \x1b[44m   \x1b[K\r\n",
+            b"bell\x07 and \x1b]0;title\x07 osc, C1 \xc2\x9b and DEL \x7f end\r\n",
+            b"\x1b[5;10Hmid-screen\x1b[1;30Hfar\x1b[24;1Hbottom",
+            b"\x1b[?1049h\x1b[Halternate \t \xe7\x95\x8c \x1b[?1049l",
+            b"\r\n   \r\n\t\r\n",
+            b"\xff\xfe invalid utf-8\r\n",
+        ];
+        let mut e = Emulator::new(20, 6, 50);
+        for chunk in tricky.iter().cycle().take(60) {
+            e.feed(chunk);
+            assert_rows_match_the_rules(&e);
+        }
+        // Arbitrary bytes (a fixed xorshift stream) biased to escapes, tabs and
+        // controls, read after every chunk; the alternate screen active at the end.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut bytes = Vec::new();
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let b = x as u8;
+            bytes.push(match b % 8 {
+                0 => 0x1b,
+                1 => b'\t',
+                2 => b % 32,
+                _ => b,
+            });
+        }
+        let mut e = Emulator::new(13, 4, 30);
+        for chunk in bytes.chunks(97) {
+            e.feed(chunk);
+            assert_rows_match_the_rules(&e);
+        }
+        e.feed(b"\x1b[?1049hALT\tscreen");
+        assert!(e.alternate_active());
+        assert_rows_match_the_rules(&e);
+    }
 
     #[test]
     fn captures_rows_with_tabs_expanded_and_wide_chars_once() {
