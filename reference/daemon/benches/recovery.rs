@@ -1,15 +1,23 @@
 //! `cargo bench -p vxref --bench recovery`: the recovery figures for
 //! `docs/performance.md` (section "Recovery").
 //!
-//! 1. Capture + publish: a daemon holding N restored panes (N = 10, 100, 1000; text
-//!    omitted, and 24 screen rows of plain text per pane) answers `recovery.checkpoint`
-//!    over one authenticated wire connection (capture in a reactor turn, encode and
-//!    publish on the worker). Each round also runs the floor: write + fsync + rename +
-//!    directory fsync of the same number of bytes with plain std calls, on the same
-//!    filesystem; floor and checkpoint alternate. Ratio of medians. The store keeps
-//!    its default 3 checkpoints; the prune after each publish (a delete and a
-//!    directory fsync, after the reply) gets 50 ms outside the timing, as the store
-//!    bench prunes outside its timing.
+//! 1. Capture + publish of live panes: a daemon holding N live panes (N = 10, 100,
+//!    1000; one 80x24 window each) whose program printed `VXBENCH_LINES` (default 40)
+//!    shell-like lines, a full screen and some history, and then waits, answers
+//!    `recovery.checkpoint` over one authenticated wire connection (capture in a
+//!    reactor turn, encode and publish on the worker), with text omitted, then (after
+//!    a `config.reload`) with `.plain` text. Each round also runs the floor
+//!    ([`Floor`]): the store's own syscalls up to its durable success (strace of a
+//!    publish: list and stat the directory, exclusive create of a fresh temporary
+//!    file, write, fsync, close, no-replace rename to a fresh name, directory fsync)
+//!    on the bytes of the checkpoint file just written. The daemon prunes after its
+//!    reply (RFC §3: after the durable success is acknowledged), so both sides time
+//!    up to the durable success and prune outside the timing: the bench waits for
+//!    the store to be back at 3 checkpoints, and the floor deletes its oldest file
+//!    beyond 3 and fsyncs its directory. Floor and checkpoint alternate (order
+//!    flipped every round); medians of wall time and of CPU time (the daemon's
+//!    threads to the reply and through its prune; the bench process's for the
+//!    floor), since the daemon uses a second core (reactor and worker).
 //! 2. Restore of a checkpoint with ~100000 resources (1 session, 1010 windows of 33
 //!    panes: 1 + 1010 + 33330 + 65650 nodes = 99991): wall time of `recovery.restore`,
 //!    and the daemon's peak RSS (VmHWM) before and after, against the file size.
@@ -18,6 +26,7 @@
 //!    captures every pane's text each second); alternated, medians compared.
 //!
 //! Environment: `VXBENCH_ROUNDS` (default 30), `VXBENCH_DIR` (default: a temp dir),
+//! `VXBENCH_PANES` (comma-separated pane counts for part 1), `VXBENCH_LINES`,
 //! `VXBENCH_ONLY` (comma-separated subset of `capture`, `restore`, `pty`),
 //! `VXBENCH_RESTORE_RUNS` (restores, each in a fresh daemon; default 3),
 //! `VXBENCH_VXREF` (another vxref binary to measure, for A/B runs of two builds).
@@ -265,7 +274,11 @@ impl Floor {
 /// One line a live pane prints: shell-like text, with a tab every 8th line and
 /// wide characters every 16th, so capture meets what RFC §4's rules handle.
 fn output_line(i: usize) -> String {
-    let mut line = format!("{i:>5}  -rw-r--r-- 1 user user {:>6} Nov 30 12:{:02} ", i * 37, i % 60);
+    let mut line = format!(
+        "{i:>5}  -rw-r--r-- 1 user user {:>6} Nov 30 12:{:02} ",
+        i * 37,
+        i % 60
+    );
     line.push_str(match i % 16 {
         0 => "\u{754c}\u{9762}-notes.txt",
         8 => "tab\tseparated.log",
@@ -283,7 +296,11 @@ fn spawn_live_panes(d: &mut Daemon, base: &Path, n: u64, lines: usize) {
         let text: String = (0..lines).map(|i| output_line(i) + "\n").collect();
         std::fs::write(&file, text).unwrap();
     }
-    let argv = json!(["/bin/sh", "-c", format!("cat '{}'; exec sleep 3600", file.display())]);
+    let argv = json!([
+        "/bin/sh",
+        "-c",
+        format!("cat '{}'; exec sleep 3600", file.display())
+    ]);
     let s = d.call("session.create", json!({"name": "bench"}));
     let mut panes = Vec::new();
     for i in 0..n {
@@ -307,7 +324,10 @@ fn spawn_live_panes(d: &mut Daemon, base: &Path, n: u64, lines: usize) {
             {
                 break;
             }
-            assert!(start.elapsed() < Duration::from_secs(60), "pane never printed");
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "pane never printed"
+            );
             std::thread::sleep(Duration::from_millis(5));
         }
     }
@@ -329,6 +349,31 @@ fn settle(store: &Path) {
         }
         std::thread::sleep(Duration::from_millis(1));
     }
+}
+
+/// Each thread's CPU time so far (`schedstat`, ns) by thread id.
+fn thread_cpu(pid: u32) -> std::collections::HashMap<String, u64> {
+    let mut out = std::collections::HashMap::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let stat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
+        if let Some(ns) = stat.split_whitespace().next().and_then(|t| t.parse().ok()) {
+            out.insert(task.file_name().to_string_lossy().into_owned(), ns);
+        }
+    }
+    out
+}
+
+/// CPU time spent since `before` by the threads alive now (a thread that ended in
+/// between takes its time with it: [`common::cpu`]'s sum could even go backwards).
+fn cpu_since(pid: u32, before: &std::collections::HashMap<String, u64>) -> Duration {
+    let ns = thread_cpu(pid)
+        .iter()
+        .map(|(tid, ns)| ns.saturating_sub(before.get(tid).copied().unwrap_or(0)))
+        .sum();
+    Duration::from_nanos(ns)
 }
 
 struct Sample {
@@ -365,7 +410,10 @@ fn capture_publish(base: &Path, rounds: usize) {
         let mut d = Daemon::start(&dir, &config(".off"));
         let created = Instant::now();
         spawn_live_panes(&mut d, base, n, lines);
-        eprintln!("{n} live panes ready in {:.1} s", created.elapsed().as_secs_f64());
+        eprintln!(
+            "{n} live panes ready in {:.1} s",
+            created.elapsed().as_secs_f64()
+        );
         let store = d.store_dir();
         let mut floor = Floor::new(store.parent().unwrap().join("floor"));
         let pid = d.served.child.id();
@@ -378,23 +426,29 @@ fn capture_publish(base: &Path, rounds: usize) {
             let (mut floors, mut cps, mut pruned) = (Vec::new(), Vec::new(), Vec::new());
             let mut bytes = Vec::new();
             let take_checkpoint = |d: &mut Daemon, bytes: &mut Vec<u8>| {
-                let cpu0 = cpu(pid);
+                let cpu0 = thread_cpu(pid);
                 let start = Instant::now();
                 let r = d.call("recovery.checkpoint", json!({}));
                 let wall = start.elapsed();
-                let to_reply = cpu(pid) - cpu0;
+                let to_reply = cpu_since(pid, &cpu0);
                 settle(&store);
-                let with_prune = cpu(pid) - cpu0;
+                let with_prune = cpu_since(pid, &cpu0);
                 let name = format!("{}.json", r["checkpoint"].as_str().unwrap());
                 *bytes = std::fs::read(store.join(name)).unwrap();
-                (Sample { wall, cpu: to_reply }, with_prune)
+                (
+                    Sample {
+                        wall,
+                        cpu: to_reply,
+                    },
+                    with_prune,
+                )
             };
             let mut take_floor = |bytes: &[u8]| {
-                let cpu0 = cpu(me);
+                let cpu0 = thread_cpu(me);
                 let wall = floor.publish(bytes);
                 let sample = Sample {
                     wall,
-                    cpu: cpu(me) - cpu0,
+                    cpu: cpu_since(me, &cpu0),
                 };
                 floor.prune();
                 sample
