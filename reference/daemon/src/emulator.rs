@@ -15,6 +15,26 @@ pub struct Emulator {
     /// Output bytes fed so far: the absolute stream offset this screen reflects
     /// (attach snapshots start their stream here).
     fed: u64,
+    /// The last capture of a live screen, kept until the screen changes.
+    last_capture: LastCapture,
+}
+
+/// A checkpoint captures every pane in one reactor turn, and most panes print
+/// nothing between two checkpoints: their rows are cloned from here instead of
+/// being derived again from avt's cells (~16 bytes each: 1000 panes of 40 rows are
+/// ~50 MB of cells per capture). `version` counts the changes to the screen (feed,
+/// resize); the kept capture is valid only for the version it was taken at.
+#[derive(Default)]
+struct LastCapture {
+    version: u64,
+    kept: std::cell::RefCell<Option<(u64, Capture)>>,
+}
+
+impl LastCapture {
+    fn changed(&mut self) {
+        self.version += 1;
+        *self.kept.get_mut() = None;
+    }
 }
 
 enum Screen {
@@ -128,6 +148,7 @@ impl Emulator {
                 pending: Vec::new(),
             })),
             fed: 0,
+            last_capture: LastCapture::default(),
         }
     }
 
@@ -173,6 +194,7 @@ impl Emulator {
                 history,
             }),
             fed: 0,
+            last_capture: LastCapture::default(),
         };
         (e, cut)
     }
@@ -186,8 +208,12 @@ impl Emulator {
     /// chunks is completed by the next chunk. An archive ignores it.
     pub fn feed(&mut self, bytes: &[u8]) {
         if let Screen::Live(live) = &mut self.screen {
+            if bytes.is_empty() {
+                return;
+            }
             live.feed(bytes);
             self.fed += bytes.len() as u64;
+            self.last_capture.changed();
         }
     }
 
@@ -204,6 +230,7 @@ impl Emulator {
 
     pub fn resize(&mut self, cols: u16, rows: u16) {
         let (cols, rows) = (cols.max(1), rows.max(1));
+        self.last_capture.changed();
         match &mut self.screen {
             Screen::Live(live) => live.terminal.resize(usize::from(cols), usize::from(rows)),
             Screen::Literal(l) => {
@@ -293,13 +320,16 @@ impl Emulator {
                         history: Vec::new(),
                     };
                 };
-                let primary = terminal.primary_screen();
-                let visible = primary.visible_lines().len();
-                let all: Vec<String> = primary.all_lines().map(plain_row).collect();
-                let split = all.len().saturating_sub(visible);
-                let mut history = all;
-                let screen = history.split_off(split);
-                Capture { screen, history }
+                let cache = &self.last_capture;
+                let version = cache.version;
+                if let Some((at, kept)) = &*cache.kept.borrow() {
+                    if *at == version {
+                        return kept.clone();
+                    }
+                }
+                let capture = Live::capture(terminal);
+                *cache.kept.borrow_mut() = Some((version, capture.clone()));
+                capture
             }
         }
     }
@@ -318,6 +348,16 @@ impl Live {
             Terminal::Fed(t) => t.size().1,
             Terminal::Unfed { rows, .. } => *rows,
         }
+    }
+
+    /// The primary screen's rows from avt's cells.
+    fn capture(terminal: &avt::Terminal) -> Capture {
+        let primary = terminal.primary_screen();
+        let visible = primary.visible_lines().len();
+        let mut history: Vec<String> = primary.all_lines().map(plain_row).collect();
+        let split = history.len().saturating_sub(visible);
+        let screen = history.split_off(split);
+        Capture { screen, history }
     }
 
     fn feed(&mut self, bytes: &[u8]) {
@@ -385,29 +425,150 @@ fn clip_row(row: &str, cols: usize) -> (String, bool) {
     (out, false)
 }
 
-/// One row under RFC §4's text rules.
+/// One row under RFC §4's text rules. This runs for every row of every pane in
+/// the capture's reactor turn, so it finds the last cell that shows anything first
+/// (trailing blanks, continuation cells and control characters, which become
+/// trimmed spaces, are never copied) and copies only up to it into a string sized
+/// for it; the result is the rules' literal reading (`tests::plain_row_by_the_rules`).
 pub fn plain_row(line: &avt::Line) -> String {
-    let mut text: String = line
-        .cells()
-        .iter()
-        .filter(|cell| cell.width() != 0)
-        .map(|cell| {
-            let c = cell.char();
-            if is_control(c) {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect();
-    let trimmed = text.trim_end_matches(' ').len();
-    text.truncate(trimmed);
+    let cells = line.cells();
+    let shows = |cell: &avt::Cell| {
+        let c = cell.char();
+        cell.width() != 0 && c != ' ' && !is_control(c)
+    };
+    let Some(last) = cells.iter().rposition(shows) else {
+        return String::new();
+    };
+    let mut text = String::with_capacity(last + 1);
+    for cell in &cells[..=last] {
+        if cell.width() == 0 {
+            continue;
+        }
+        let c = cell.char();
+        text.push(if is_control(c) { ' ' } else { c });
+    }
     text
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// RFC §4's rules read literally: drop continuation cells, control characters
+    /// become spaces, trailing spaces are trimmed. The reference for [`plain_row`].
+    fn plain_row_by_the_rules(line: &avt::Line) -> String {
+        let text: String = line
+            .cells()
+            .iter()
+            .filter(|cell| cell.width() != 0)
+            .map(|cell| {
+                let c = cell.char();
+                if is_control(c) {
+                    ' '
+                } else {
+                    c
+                }
+            })
+            .collect();
+        text.trim_end_matches(' ').to_string()
+    }
+
+    /// Every row of both screens, history included, read both ways.
+    fn assert_rows_match_the_rules(e: &Emulator) {
+        let Screen::Live(live) = &e.screen else {
+            panic!("live screen expected")
+        };
+        let Some(t) = live.terminal.fed() else {
+            return;
+        };
+        for line in t.primary_screen().all_lines().chain(t.screen().all_lines()) {
+            assert_eq!(plain_row(line), plain_row_by_the_rules(line), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn fast_rows_equal_the_rules_on_tricky_screens() {
+        let tricky: &[&[u8]] = &[
+            b"a\tb\t\tc   \r\n",
+            "\u{754c}\u{754c}x\u{754c}\r\n".as_bytes(),
+            // A wide character that does not fit in the last column wraps.
+            "0123456789012345678\u{754c}\r\n".as_bytes(),
+            "e\u{301} combining, then NBSP\u{a0}\r\n".as_bytes(),
+            b"\x1b[41m   \x1b[0m colored blanks \x1b[44m   \x1b[K\r\n",
+            b"bell\x07 and \x1b]0;title\x07 osc, C1 \xc2\x9b and DEL \x7f end\r\n",
+            b"\x1b[5;10Hmid-screen\x1b[1;30Hfar\x1b[24;1Hbottom",
+            b"\x1b[?1049h\x1b[Halternate \t \xe7\x95\x8c \x1b[?1049l",
+            b"\r\n   \r\n\t\r\n",
+            b"\xff\xfe invalid utf-8\r\n",
+        ];
+        let mut e = Emulator::new(20, 6, 50);
+        for chunk in tricky.iter().cycle().take(60) {
+            e.feed(chunk);
+            assert_rows_match_the_rules(&e);
+        }
+        // Arbitrary bytes (a fixed xorshift stream) biased to escapes, tabs and
+        // controls, read after every chunk; the alternate screen active at the end.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut bytes = Vec::new();
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let b = x as u8;
+            bytes.push(match b % 8 {
+                0 => 0x1b,
+                1 => b'\t',
+                2 => b % 32,
+                _ => b,
+            });
+        }
+        let mut e = Emulator::new(13, 4, 30);
+        for chunk in bytes.chunks(97) {
+            e.feed(chunk);
+            assert_rows_match_the_rules(&e);
+        }
+        e.feed(b"\x1b[?1049hALT\tscreen");
+        assert!(e.alternate_active());
+        assert_rows_match_the_rules(&e);
+    }
+
+    #[test]
+    fn a_kept_capture_is_never_stale() {
+        let fresh = |e: &Emulator| match &e.screen {
+            Screen::Live(live) => live
+                .terminal
+                .fed()
+                .map(Live::capture)
+                .expect("fed before it is read"),
+            Screen::Literal(_) => panic!("live screen expected"),
+        };
+        let mut e = Emulator::new(12, 3, 20);
+        e.feed(b"one\r\ntwo\r\n");
+        let first = e.capture();
+        assert_eq!(first, fresh(&e));
+        assert_eq!(e.capture(), first, "unchanged: the kept capture");
+        e.feed(b"three");
+        assert_eq!(e.capture().screen, vec!["one", "two", "three"]);
+        e.feed(b"");
+        assert_eq!(e.capture(), fresh(&e));
+        e.resize(5, 2);
+        assert_eq!(e.capture(), fresh(&e), "a resize drops the kept capture");
+        e.feed(b"\x1b[?1049hALT");
+        assert_eq!(e.capture(), fresh(&e));
+        // Any interleaving of feeds, resizes and captures reads what avt holds.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for i in 0..400u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            match x % 5 {
+                0 => e.resize(1 + (x >> 8) as u16 % 30, 1 + (x >> 16) as u16 % 6),
+                1 | 2 => e.feed(format!("{i}:{x:x}\r\n\t\u{754c}").as_bytes()),
+                _ => {}
+            }
+            assert_eq!(e.capture(), fresh(&e), "step {i}");
+        }
+    }
 
     #[test]
     fn captures_rows_with_tabs_expanded_and_wide_chars_once() {

@@ -53,6 +53,22 @@ impl Store {
     /// `state` is borrowed, not consumed: the caller keeps it (with the four fields
     /// now set to what was written) and frees it outside the publish latency.
     pub fn publish(&mut self, now: Timestamp, state: &mut Checkpoint) -> Result<Published> {
+        self.publish_encoded(now, state, |state| {
+            Ok(vx_format::write(state, Format::CURRENT)?)
+        })
+    }
+
+    /// [`Store::publish`] with the caller's encoding of `state` (the daemon's omits
+    /// text until the file fits, RFC §4), called once the four store-owned fields
+    /// are set. What `state` holds after `encode` is what the store remembers of
+    /// the new file, so the next scan (the prune that follows a publish) need not
+    /// read back and decode what was just written.
+    pub fn publish_encoded(
+        &mut self,
+        now: Timestamp,
+        state: &mut Checkpoint,
+        encode: impl FnOnce(&mut Checkpoint) -> Result<Vec<u8>>,
+    ) -> Result<Published> {
         let Some(socket) = self.socket.clone() else {
             return Err(StoreError::io(
                 "store opened without a socket identity cannot publish",
@@ -65,7 +81,7 @@ impl Store {
             state.generation = alloc.generation;
             state.socket = socket;
             state.uid = uid;
-            let bytes = vx_format::write(state, Format::CURRENT)?;
+            let bytes = encode(state)?;
             summary = Some(Summary {
                 generation: alloc.generation,
                 captured_at: state.captured_at,

@@ -224,8 +224,6 @@ impl Worker {
             } => {
                 let explicit = reply.is_some();
                 let result = self.publish(&mut checkpoint);
-                // Free the capture before answering: it is no longer needed.
-                drop(checkpoint);
                 // The reactor learns first that the write is over, so a request the
                 // client sends after this reply never finds it still in flight.
                 let _ = self
@@ -244,6 +242,9 @@ impl Worker {
                 if let Some(done) = done {
                     let _ = done.send(result.is_ok());
                 }
+                // Freeing the capture (a string per text row) is no part of the
+                // publish latency: it happens after the answer.
+                drop(checkpoint);
                 // RFC §3: prune after the durable success is acknowledged; a prune
                 // failure does not undo the publish and is recorded for doctor. A
                 // write queued meanwhile runs after it.
@@ -437,19 +438,8 @@ impl Worker {
     fn publish(&mut self, cp: &mut Checkpoint) -> Result<(String, u64), StoreError> {
         let now = vx_store::clock::now();
         let store = self.store()?;
-        let socket = store
-            .socket()
-            .ok_or_else(|| StoreError::io("store has no socket identity"))?
-            .to_string();
-        let uid = store.uid();
         let max = store.config().max_bytes();
-        let published = store.publish_with(now, |alloc| {
-            cp.checkpoint = alloc.checkpoint.clone();
-            cp.generation = alloc.generation;
-            cp.socket = socket;
-            cp.uid = uid;
-            encode_fitting(cp, max)
-        })?;
+        let published = store.publish_encoded(now, cp, |cp| encode_fitting(cp, max))?;
         Ok((published.checkpoint, published.generation))
     }
 }
