@@ -156,8 +156,10 @@ impl State {
         self.restore_allowed()?;
         let prepared = self.prepare_restore(&caller, &loaded.checkpoint)?;
         // The decoded model is not needed past preparation: freeing it before the
-        // commit keeps it out of the peak beside the committed state.
+        // commit keeps it out of the peak beside the committed state, and its pages,
+        // freed in the worker's arena, are handed back rather than kept resident.
         drop(loaded);
+        super::worker::release_freed_memory();
         Ok(self.commit_restore(prepared))
     }
 
