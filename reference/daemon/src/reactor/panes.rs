@@ -146,7 +146,11 @@ impl State {
             Placement::Float { spec, geometry } => {
                 let z = self.topology.next_z();
                 extra = json!({"z": z});
-                record.layer = Layer::Float { spec, z, geometry };
+                record.layer = Layer::Float {
+                    spec: Box::new(spec),
+                    z,
+                    geometry,
+                };
                 self.topology.insert_float(record);
                 Vec::new()
             }

@@ -198,7 +198,7 @@ mod tests {
         };
         full.tags = [("owner".into(), "venomx".into()), ("a".into(), "b".into())].into();
         full.layer = Layer::Float {
-            spec: FloatSpec {
+            spec: Box::new(FloatSpec {
                 preset: Some("a.b".into()),
                 width: Some(Length::Percent(50)),
                 height: Some(Length::Cells(10)),
@@ -209,7 +209,7 @@ mod tests {
                 min_rows: Some(4),
                 border: Some("rounded".into()),
                 title: Some("t".into()),
-            },
+            }),
             z: 7,
             geometry: Geometry {
                 col: -1,

@@ -38,7 +38,9 @@ pub struct Window {
 pub enum Layer {
     Tiled,
     Float {
-        spec: FloatSpec,
+        /// Boxed: inline, the spec (~130 bytes, four optional strings) made every
+        /// pane record, tiled or not, that much larger (issue 14).
+        spec: Box<FloatSpec>,
         z: u64,
         geometry: Geometry,
     },
@@ -134,22 +136,19 @@ impl Topology {
     }
 
     /// Restore's commit: inserts prepared records as they are (no relayout: restored
-    /// panes keep their saved sizes).
+    /// panes keep their saved sizes). Into an empty tree (restore's precondition),
+    /// `append` swaps the prepared maps in: they were bulk-built from sorted ids, so
+    /// their nodes are full, where inserting one by one leaves them ~60 % full and
+    /// holds the prepared records and the tree at once (issue 14).
     pub fn insert_restored(
         &mut self,
-        sessions: Vec<Session>,
-        windows: Vec<Window>,
-        panes: Vec<Pane>,
+        mut sessions: BTreeMap<SessionId, Session>,
+        mut windows: BTreeMap<WindowId, Window>,
+        mut panes: BTreeMap<PaneId, Pane>,
     ) {
-        for s in sessions {
-            self.sessions.insert(s.id, s);
-        }
-        for w in windows {
-            self.windows.insert(w.id, w);
-        }
-        for p in panes {
-            self.panes.insert(p.id, p);
-        }
+        self.sessions.append(&mut sessions);
+        self.windows.append(&mut windows);
+        self.panes.append(&mut panes);
     }
 
     /// Relaunch (RFC §6): replaces pane `old` with the record `new` in the same place

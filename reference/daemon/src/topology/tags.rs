@@ -24,7 +24,12 @@ impl Tags {
     pub fn insert(&mut self, key: String, value: String) {
         match self.find(&key) {
             Ok(i) => self.0[i].1 = value,
-            Err(i) => self.0.insert(i, (key, value)),
+            Err(i) => {
+                // Exact growth: the default first growth is four pairs (192 bytes)
+                // for the one `owner` tag nearly every pane has.
+                self.0.reserve_exact(1);
+                self.0.insert(i, (key, value));
+            }
         }
     }
 
@@ -81,5 +86,7 @@ mod tests {
         let keys: Vec<&str> = t.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["b", "c"]);
         assert!(!t.is_empty());
+        let one: Tags = [("owner".into(), "x".into())].into();
+        assert_eq!(one.0.capacity(), 1, "one tag holds one pair");
     }
 }

@@ -1,5 +1,6 @@
 //! RFC §5's per-archive recovery metadata, kept beside a restored pane.
 
+use std::sync::Arc;
 use vx_format::{PreviousState, Timestamp};
 
 /// An archive's `text_state`, with the original timestamps of plain text (RFC §4:
@@ -17,7 +18,8 @@ pub enum ArchiveText {
 /// RFC §5's per-archive recovery metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Archive {
-    pub checkpoint: String,
+    /// Shared by every archive of one restore (one allocation, not one per pane).
+    pub checkpoint: Arc<str>,
     pub previous_pane: String,
     pub process_state: PreviousState,
     pub text: ArchiveText,
@@ -32,7 +34,7 @@ impl serde::Serialize for Archive {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
         let mut m = s.serialize_map(Some(5))?;
-        m.serialize_entry("checkpoint", &self.checkpoint)?;
+        m.serialize_entry("checkpoint", &*self.checkpoint)?;
         m.serialize_entry("cut_rows", &self.cut_rows)?;
         m.serialize_entry("previous_pane", &self.previous_pane)?;
         let process_state = match self.process_state {

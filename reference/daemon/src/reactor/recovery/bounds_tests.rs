@@ -7,6 +7,7 @@ use crate::ids::{PaneId, SessionId, WindowId};
 use crate::reactor::{test_state, State};
 use crate::topology::tree::{Axis, Entry, Tree};
 use crate::topology::{Layer, Pane, PaneState, Session, Window};
+use std::collections::BTreeMap;
 use vx_format::limits::MAX_TOPOLOGY_ITEMS;
 use vx_format::{Checkpoint, Format, ReadContext, Shutdown, Timestamp};
 
@@ -88,22 +89,25 @@ fn state_with(tree: Tree) -> State {
     state.config.recovery.enabled = true;
     let session = SessionId(0);
     let window = WindowId(0);
-    let panes: Vec<Pane> = tree
+    let panes: BTreeMap<PaneId, Pane> = tree
         .panes()
-        .map(|id| Pane {
-            id,
-            window,
-            session,
-            cols: 1,
-            rows: 1,
-            layer: Layer::Tiled,
-            state: PaneState::Exited {
-                exit_code: Some(0),
-                signal: None,
-            },
-            argv0: None,
-            tags: Default::default(),
-            principal: None,
+        .map(|id| {
+            let pane = Pane {
+                id,
+                window,
+                session,
+                cols: 1,
+                rows: 1,
+                layer: Layer::Tiled,
+                state: PaneState::Exited {
+                    exit_code: Some(0),
+                    signal: None,
+                },
+                argv0: None,
+                tags: Default::default(),
+                principal: None,
+            };
+            (id, pane)
         })
         .collect();
     let count = panes.len() as u64;
@@ -113,20 +117,26 @@ fn state_with(tree: Tree) -> State {
     state.topology.allocate_session();
     state.topology.allocate_window();
     state.topology.insert_restored(
-        vec![Session {
-            id: session,
-            name: "s".into(),
-        }],
-        vec![Window {
-            id: window,
+        BTreeMap::from([(
             session,
-            name: "w".into(),
-            revision: 1,
-            cols: 65535,
-            rows: 65535,
-            tree: Some(tree),
-            floats: Vec::new(),
-        }],
+            Session {
+                id: session,
+                name: "s".into(),
+            },
+        )]),
+        BTreeMap::from([(
+            window,
+            Window {
+                id: window,
+                session,
+                name: "w".into(),
+                revision: 1,
+                cols: 65535,
+                rows: 65535,
+                tree: Some(tree),
+                floats: Vec::new(),
+            },
+        )]),
         panes,
     );
     state

@@ -30,7 +30,7 @@ pub enum RestoreEvent {
     PaneExited(PaneId),
     /// `{checkpoint, cleanup_unverified: true}` on `server:root`.
     RecoveryRestored {
-        checkpoint: String,
+        checkpoint: Box<str>,
     },
 }
 
@@ -102,18 +102,19 @@ impl<V: std::fmt::Display> serde::Serialize for Pairs<'_, V> {
     }
 }
 
-/// The prepared panes of a restore, with what each needs besides its record.
-#[derive(Default)]
+/// The prepared panes of a restore, with what each needs besides its record, built
+/// as the maps the commit swaps in (the tree is empty): built as vectors and moved
+/// into the maps, both were alive at once at the commit (issue 14).
 struct PreparedPanes {
-    panes: Vec<Pane>,
-    screens: Vec<(PaneId, Emulator)>,
-    archives: Vec<(PaneId, Archive)>,
+    panes: BTreeMap<PaneId, Pane>,
+    screens: HashMap<PaneId, Arc<Mutex<Emulator>>>,
+    archives: HashMap<PaneId, Archive>,
 }
 
 /// A prepared restore: every resource built and every ID allocated, nothing visible.
 struct Prepared {
-    sessions: Vec<Session>,
-    windows: Vec<Window>,
+    sessions: BTreeMap<SessionId, Session>,
+    windows: BTreeMap<WindowId, Window>,
     panes: PreparedPanes,
     mapping: Encoded,
     /// RFC §8's events in commit order, published at the commit boundary
@@ -155,25 +156,28 @@ impl State {
         self.restore_allowed()?;
         let prepared = self.prepare_restore(&caller, &loaded.checkpoint)?;
         // The decoded model is not needed past preparation: freeing it before the
-        // commit keeps it out of the peak beside the committed state.
+        // commit keeps it out of the peak beside the committed state, and its pages,
+        // freed in the worker's arena, are handed back rather than kept resident.
         drop(loaded);
+        super::worker::release_freed_memory();
         Ok(self.commit_restore(prepared))
     }
 
     fn prepare_restore(&mut self, caller: &Caller, cp: &Checkpoint) -> ApiResult<Prepared> {
         let ids = self.restore_ids(cp)?;
-        let sessions: Vec<Session> = cp
+        let sessions: BTreeMap<SessionId, Session> = cp
             .sessions
             .iter()
-            .map(|s| Session {
-                id: ids.session(s.id),
-                name: s.name.clone(),
+            .map(|s| {
+                let id = ids.session(s.id);
+                let name = s.name.clone();
+                (id, Session { id, name })
             })
             .collect();
         let mut windows = self.restore_windows(cp, &ids)?;
         let panes = self.restore_panes(caller, cp, &ids, &windows);
-        let mut floats = float_order(&panes.panes);
-        for w in &mut windows {
+        let mut floats = float_order(panes.panes.values());
+        for w in windows.values_mut() {
             w.floats = floats.remove(&w.id).unwrap_or_default();
         }
         let events = restore_events(&sessions, &windows, &panes.panes, &cp.checkpoint);
@@ -189,29 +193,34 @@ impl State {
     /// Phase: ids, in numeric source order; consumed even if a later step fails.
     fn restore_ids(&mut self, cp: &Checkpoint) -> ApiResult<Ids> {
         let exhausted = || ApiError::code(ErrorCode::Ids);
-        let mut ids = Ids {
-            sessions: BTreeMap::new(),
-            windows: BTreeMap::new(),
-            panes: BTreeMap::new(),
-        };
-        for s in &cp.sessions {
-            let id = self.topology.allocate_session().ok_or_else(exhausted)?;
-            ids.sessions.insert(s.id, id);
-        }
-        for w in &cp.windows {
-            let id = self.topology.allocate_window().ok_or_else(exhausted)?;
-            ids.windows.insert(w.id, id);
-        }
-        for p in &cp.panes {
-            let id = self.topology.allocate_pane().ok_or_else(exhausted)?;
-            ids.panes.insert(p.id, id);
-        }
-        Ok(ids)
+        // Collected, not inserted one by one: a map built from the pairs has full
+        // nodes (allocation order is source order, so later pairs win as inserts did).
+        let topology = &mut self.topology;
+        let sessions = cp
+            .sessions
+            .iter()
+            .map(|s| Ok((s.id, topology.allocate_session().ok_or_else(exhausted)?)))
+            .collect::<ApiResult<Vec<_>>>()?;
+        let windows = cp
+            .windows
+            .iter()
+            .map(|w| Ok((w.id, topology.allocate_window().ok_or_else(exhausted)?)))
+            .collect::<ApiResult<Vec<_>>>()?;
+        let panes = cp
+            .panes
+            .iter()
+            .map(|p| Ok((p.id, topology.allocate_pane().ok_or_else(exhausted)?)))
+            .collect::<ApiResult<Vec<_>>>()?;
+        Ok(Ids {
+            sessions: sessions.into_iter().collect(),
+            windows: windows.into_iter().collect(),
+            panes: panes.into_iter().collect(),
+        })
     }
 
     /// Phase: windows, revision 1, sized to hold their saved pane sizes (floats are
     /// filled in after the panes).
-    fn restore_windows(&self, cp: &Checkpoint, ids: &Ids) -> ApiResult<Vec<Window>> {
+    fn restore_windows(&self, cp: &Checkpoint, ids: &Ids) -> ApiResult<BTreeMap<WindowId, Window>> {
         let sizes: HashMap<PaneId, (u32, u32)> = cp
             .panes
             .iter()
@@ -235,18 +244,22 @@ impl State {
                 let (c, r) = t.area_holding(|p| sizes.get(&p).copied().unwrap_or((1, 1)));
                 (c.clamp(1, 65535) as u16, r.clamp(1, 65535) as u16)
             });
-            windows.push(Window {
-                id: ids.window(w.id),
-                session: ids.session(w.session),
-                name: w.name.clone(),
-                revision: 1,
-                cols,
-                rows,
-                tree,
-                floats: Vec::new(),
-            });
+            let id = ids.window(w.id);
+            windows.push((
+                id,
+                Window {
+                    id,
+                    session: ids.session(w.session),
+                    name: w.name.clone(),
+                    revision: 1,
+                    cols,
+                    rows,
+                    tree,
+                    floats: Vec::new(),
+                },
+            ));
         }
-        Ok(windows)
+        Ok(windows.into_iter().collect())
     }
 
     /// Phase: panes, as exited archives with their screens and RFC §5 metadata.
@@ -255,14 +268,14 @@ impl State {
         caller: &Caller,
         cp: &Checkpoint,
         ids: &Ids,
-        windows: &[Window],
+        windows: &BTreeMap<WindowId, Window>,
     ) -> PreparedPanes {
         let defaults = (
             self.config.panes.default_cols,
             self.config.panes.default_rows,
         );
         let areas: HashMap<WindowId, (u16, u16)> =
-            windows.iter().map(|w| (w.id, (w.cols, w.rows))).collect();
+            windows.values().map(|w| (w.id, (w.cols, w.rows))).collect();
         // Floats: fresh z above the counter in saved order (z, then source pane id).
         let mut floats: Vec<(u64, u64)> = cp
             .panes
@@ -275,7 +288,14 @@ impl State {
             .map(|(_, source)| (*source, self.topology.next_z()))
             .collect();
         let history_rows = self.config.panes.history_rows as usize;
-        let mut out = PreparedPanes::default();
+        let checkpoint: Arc<str> = cp.checkpoint.as_str().into();
+        let n = cp.panes.len();
+        let mut panes = Vec::with_capacity(n);
+        let mut out = PreparedPanes {
+            panes: BTreeMap::new(),
+            screens: HashMap::with_capacity(n),
+            archives: HashMap::with_capacity(n),
+        };
         for p in &cp.panes {
             let id = ids.pane(p.id);
             let window = ids.window(p.window);
@@ -300,7 +320,7 @@ impl State {
                     let geometry = float::resolve(&merged, area.0, area.1);
                     (cols, rows) = (geometry.cols, geometry.rows);
                     Layer::Float {
-                        spec,
+                        spec: Box::new(spec),
                         z: fresh_z.get(&p.id).copied().unwrap_or(0),
                         geometry,
                     }
@@ -315,31 +335,36 @@ impl State {
                 tags.insert("owner".into(), caller.principal.namespace.clone());
             }
             let (text, emulator, cut_rows) = hydrate(p, cols, rows, history_rows);
-            out.archives.push((
+            out.archives.insert(
                 id,
                 Archive {
-                    checkpoint: cp.checkpoint.clone(),
+                    checkpoint: Arc::clone(&checkpoint),
                     previous_pane: format!("p{}", p.id),
                     process_state,
                     text,
                     cut_rows,
                     unknown_preset,
                 },
-            ));
-            out.screens.push((id, emulator));
-            out.panes.push(Pane {
+            );
+            out.screens.insert(id, Arc::new(Mutex::new(emulator)));
+            panes.push((
                 id,
-                window,
-                session: ids.session(p.session),
-                cols,
-                rows,
-                layer,
-                state,
-                argv0: None,
-                tags,
-                principal: None,
-            });
+                Pane {
+                    id,
+                    window,
+                    session: ids.session(p.session),
+                    cols,
+                    rows,
+                    layer,
+                    state,
+                    argv0: None,
+                    tags,
+                    principal: None,
+                },
+            ));
         }
+        // Ids grow in source order, so the pairs are sorted: a bulk build.
+        out.panes = panes.into_iter().collect();
         out
     }
 
@@ -354,14 +379,22 @@ impl State {
         } = prepared;
         self.topology
             .insert_restored(sessions, windows, panes.panes);
-        for (id, e) in panes.screens {
-            self.screens.insert(id, Arc::new(Mutex::new(e)));
-        }
-        self.recovery.archives.extend(panes.archives);
+        // The daemon is empty, so these are normally empty too: then the prepared
+        // maps are swapped in rather than rehashed into them.
+        swap_or_extend(&mut self.screens, panes.screens);
+        swap_or_extend(&mut self.recovery.archives, panes.archives);
         self.recovery.restores += 1;
         self.note_mutation();
         self.publish_restore(events);
         mapping
+    }
+}
+
+fn swap_or_extend<V>(into: &mut HashMap<PaneId, V>, from: HashMap<PaneId, V>) {
+    if into.is_empty() {
+        *into = from;
+    } else {
+        into.extend(from);
     }
 }
 
@@ -398,9 +431,8 @@ fn hydrate(
 
 /// Each window's float panes, lowest z first, in one pass over the panes (per window
 /// it was a pass over all of them: 1010 × 33 330 at the bench's scale).
-fn float_order(panes: &[Pane]) -> HashMap<WindowId, Vec<PaneId>> {
+fn float_order<'a>(panes: impl Iterator<Item = &'a Pane>) -> HashMap<WindowId, Vec<PaneId>> {
     let mut fl: Vec<(WindowId, u64, PaneId)> = panes
-        .iter()
         .filter_map(|p| match &p.layer {
             Layer::Float { z, .. } => Some((p.window, *z, p.id)),
             Layer::Tiled => None,
@@ -415,19 +447,20 @@ fn float_order(panes: &[Pane]) -> HashMap<WindowId, Vec<PaneId>> {
 }
 
 /// Phase: events, in RFC §8's commit order.
+/// The maps are keyed by fresh id, allocated in source order: the same order.
 fn restore_events(
-    sessions: &[Session],
-    windows: &[Window],
-    panes: &[Pane],
+    sessions: &BTreeMap<SessionId, Session>,
+    windows: &BTreeMap<WindowId, Window>,
+    panes: &BTreeMap<PaneId, Pane>,
     checkpoint: &str,
 ) -> Vec<RestoreEvent> {
     let mut events = Vec::with_capacity(sessions.len() + windows.len() + 2 * panes.len() + 1);
-    events.extend(sessions.iter().map(|s| RestoreEvent::SessionCreated(s.id)));
-    events.extend(windows.iter().map(|w| RestoreEvent::WindowCreated(w.id)));
-    events.extend(panes.iter().map(|p| RestoreEvent::PaneCreated(p.id)));
-    events.extend(panes.iter().map(|p| RestoreEvent::PaneExited(p.id)));
+    events.extend(sessions.keys().map(|s| RestoreEvent::SessionCreated(*s)));
+    events.extend(windows.keys().map(|w| RestoreEvent::WindowCreated(*w)));
+    events.extend(panes.keys().map(|p| RestoreEvent::PaneCreated(*p)));
+    events.extend(panes.keys().map(|p| RestoreEvent::PaneExited(*p)));
     events.push(RestoreEvent::RecoveryRestored {
-        checkpoint: checkpoint.to_string(),
+        checkpoint: checkpoint.into(),
     });
     events
 }
@@ -534,7 +567,7 @@ mod tests {
                 RestoreEvent::PaneExited(PaneId(2)),
                 RestoreEvent::PaneExited(PaneId(3)),
                 RestoreEvent::RecoveryRestored {
-                    checkpoint: cp.checkpoint.clone()
+                    checkpoint: cp.checkpoint.as_str().into()
                 },
             ]
         );
@@ -546,7 +579,7 @@ mod tests {
                 {"previous": "p9", "current": "p3"},
             ])
         );
-        let w = &prepared.windows[0];
+        let w = &prepared.windows[&WindowId(0)];
         assert_eq!((w.revision, w.cols, w.rows), (1, 41, 5));
         assert_eq!(w.floats, vec![PaneId(3)]);
         assert!(matches!(
@@ -556,14 +589,7 @@ mod tests {
                 ..
             })
         ));
-        let by_id = |id: u64| {
-            prepared
-                .panes
-                .panes
-                .iter()
-                .find(|p| p.id == PaneId(id))
-                .unwrap()
-        };
+        let by_id = |id: u64| &prepared.panes.panes[&PaneId(id)];
         assert!(matches!(by_id(3).layer, Layer::Float { z, .. } if z == z0 + 1));
         assert_eq!(
             by_id(2).state,
@@ -572,15 +598,7 @@ mod tests {
                 signal: None
             }
         );
-        let archive = |id: u64| {
-            &prepared
-                .panes
-                .archives
-                .iter()
-                .find(|a| a.0 == PaneId(id))
-                .unwrap()
-                .1
-        };
+        let archive = |id: u64| &prepared.panes.archives[&PaneId(id)];
         assert_eq!(
             archive(2).process_state,
             PreviousState::Interrupted,
@@ -591,12 +609,12 @@ mod tests {
         assert!(prepared
             .panes
             .panes
-            .iter()
+            .values()
             .all(|p| p.principal.is_none() && p.argv0.is_none()));
         assert!(prepared
             .panes
             .panes
-            .iter()
+            .values()
             .all(|p| p.tags.get("owner").map(String::as_str) == Some("venomx")));
     }
 }
