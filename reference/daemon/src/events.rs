@@ -209,6 +209,26 @@ impl EventLog {
         });
     }
 
+    /// Whether any subscriber's stream is still open (one that could read an event
+    /// published now).
+    pub fn has_readers(&self) -> bool {
+        self.subscribers.iter().any(|s| s.queue.strong_count() > 0)
+    }
+
+    /// Numbers `n` events that nobody can ever read: no stream is open and later
+    /// events of the same batch evict them from the ring before anyone could
+    /// subscribe. The ring is emptied, so no retained event is older than a passed
+    /// one and a cursor before them is expired, as if they had been published and
+    /// evicted (restore's ~100 000 events would otherwise each be rendered, encoded
+    /// and dropped).
+    pub fn pass_unread(&mut self, n: u64) {
+        if n > 0 {
+            debug_assert!(!self.has_readers());
+            self.head += n;
+            self.ring.clear();
+        }
+    }
+
     /// Registers a subscriber, first queueing the retained events after `after`
     /// (when resuming) that `allowed` lets it read.
     pub fn subscribe(
@@ -244,13 +264,31 @@ impl EventLog {
 }
 
 fn encode_event(source: &str, sequence: u64, e: &Pending) -> Arc<[u8]> {
-    let frame = json!({"event": {
-        "source": source,
-        "sequence": sequence,
-        "type": e.kind,
-        "resource": e.resource.to_string(),
-        "data": e.data,
-    }});
+    /// The wire line's shape, fields in the sorted order a `Value` map prints them
+    /// (so the bytes are what `json!` gave), borrowing the event instead of copying
+    /// its data into a new tree.
+    #[derive(serde::Serialize)]
+    struct Frame<'a> {
+        event: Event<'a>,
+    }
+    #[derive(serde::Serialize)]
+    struct Event<'a> {
+        data: &'a Value,
+        resource: String,
+        sequence: u64,
+        source: &'a str,
+        #[serde(rename = "type")]
+        kind: &'a str,
+    }
+    let frame = Frame {
+        event: Event {
+            data: &e.data,
+            resource: e.resource.to_string(),
+            sequence,
+            source,
+            kind: e.kind,
+        },
+    };
     let mut bytes = serde_json::to_vec(&frame).unwrap_or_default();
     bytes.push(b'\n');
     bytes.into()
@@ -337,5 +375,50 @@ mod tests {
         assert_eq!(lines.len(), QUEUE_LIMIT);
         assert_eq!(closed, Some(CloseReason::Lagging));
         assert!(log.subscribers.is_empty());
+    }
+
+    #[test]
+    fn an_event_line_is_what_a_value_tree_prints() {
+        let data = json!({"pane": "p7", "window": "w2", "name": "a \"b\"\n", "exit_code": 3,
+            "layer": {"kind": "float", "z": 1}});
+        let e = Pending {
+            kind: "pane.created",
+            resource: Resource::Pane(crate::ids::PaneId(7)),
+            ancestry: Vec::new(),
+            data: data.clone(),
+        };
+        let tree = json!({"event": {
+            "source": "venomx/a",
+            "sequence": 42,
+            "type": "pane.created",
+            "resource": "pane:p7",
+            "data": data,
+        }});
+        let mut want = serde_json::to_vec(&tree).unwrap();
+        want.push(b'\n');
+        assert_eq!(&*encode_event("venomx/a", 42, &e), &want[..]);
+    }
+
+    #[test]
+    fn passed_events_are_numbered_and_expire_every_older_cursor() {
+        let mut log = EventLog::new("venomx/a".into());
+        for n in 0..3 {
+            log.publish(pending(n), |_, _, _| Access::Allowed);
+        }
+        assert!(!log.has_readers());
+        log.pass_unread(5);
+        assert_eq!(log.head(), 8);
+        assert_eq!(log.fit("venomx/a", 2), CursorFit::Expired);
+        assert_eq!(log.fit("venomx/a", 8), CursorFit::Resumable);
+        log.publish(pending(9), |_, _, _| Access::Allowed);
+        assert_eq!(log.fit("venomx/a", 7), CursorFit::Expired);
+        assert_eq!(log.fit("venomx/a", 8), CursorFit::Resumable);
+        let q = log.subscribe("owner", Some(8), |_, _| true);
+        assert!(log.has_readers());
+        let (lines, _) = q.take();
+        assert_eq!(lines.len(), 1);
+        assert!(std::str::from_utf8(&lines[0])
+            .unwrap()
+            .contains("\"sequence\":9"));
     }
 }

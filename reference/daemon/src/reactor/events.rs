@@ -239,7 +239,23 @@ impl State {
 
     /// RFC §8: a committed restore's events, in the order prepared.
     pub(super) fn publish_restore(&mut self, events: Vec<RestoreEvent>) {
-        for e in events {
+        // With no stream open, all but the last ring-full of the batch would be
+        // evicted by the rest of it before anyone could read them: they are numbered
+        // without being rendered.
+        let unread = if self.events.has_readers() {
+            0
+        } else {
+            events.len().saturating_sub(crate::events::RING_CAPACITY)
+        };
+        let mut passed = 0u64;
+        for (i, e) in events.into_iter().enumerate() {
+            if i < unread {
+                passed += u64::from(self.restore_event_exists(&e));
+                continue;
+            }
+            if passed > 0 {
+                self.events.pass_unread(std::mem::take(&mut passed));
+            }
             match e {
                 RestoreEvent::SessionCreated(id) => {
                     if let Some(s) = self.topology.sessions.get(&id) {
@@ -269,6 +285,19 @@ impl State {
                     self.emit("recovery.restored", Resource::Server, data);
                 }
             }
+        }
+        self.events.pass_unread(passed);
+    }
+
+    /// Whether [`Self::publish_restore`] would publish `e` (its resource exists).
+    fn restore_event_exists(&self, e: &RestoreEvent) -> bool {
+        match e {
+            RestoreEvent::SessionCreated(id) => self.topology.sessions.contains_key(id),
+            RestoreEvent::WindowCreated(id) => self.topology.windows.contains_key(id),
+            RestoreEvent::PaneCreated(id) | RestoreEvent::PaneExited(id) => {
+                self.topology.panes.contains_key(id)
+            }
+            RestoreEvent::RecoveryRestored { .. } => true,
         }
     }
 
