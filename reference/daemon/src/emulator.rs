@@ -9,6 +9,7 @@
 //! `history` is oldest first.
 
 use crate::topology::validate::is_control;
+use std::sync::Arc;
 
 pub struct Emulator {
     screen: Screen,
@@ -27,7 +28,9 @@ pub struct Emulator {
 #[derive(Default)]
 struct LastCapture {
     version: u64,
-    kept: std::cell::RefCell<Option<(u64, Capture)>>,
+    /// Shared with the checkpoint being written: a capture hands the worker a
+    /// reference, and the rows are copied there, outside the reactor turn.
+    kept: std::cell::RefCell<Option<(u64, Arc<Capture>)>>,
 }
 
 impl LastCapture {
@@ -292,6 +295,12 @@ impl Emulator {
 
     /// The primary screen and its history as plain rows.
     pub fn capture(&self) -> Capture {
+        Capture::clone(&self.capture_shared())
+    }
+
+    /// [`Emulator::capture`] without copying the rows of a live screen that has not
+    /// changed since the last capture: the kept capture itself.
+    pub fn capture_shared(&self) -> Arc<Capture> {
         match &self.screen {
             Screen::Literal(l) => {
                 let cols = usize::from(l.cols);
@@ -307,28 +316,28 @@ impl Emulator {
                 };
                 let mut screen: Vec<String> = l.screen.iter().map(row).collect();
                 screen.resize(usize::from(l.rows), String::new());
-                Capture {
+                Arc::new(Capture {
                     screen,
                     history: l.history.iter().map(row).collect(),
-                }
+                })
             }
             Screen::Live(live) => {
                 let Some(terminal) = live.terminal.fed() else {
                     // A fresh terminal's primary screen: blank rows, no history.
-                    return Capture {
+                    return Arc::new(Capture {
                         screen: vec![String::new(); live.rows()],
                         history: Vec::new(),
-                    };
+                    });
                 };
                 let cache = &self.last_capture;
                 let version = cache.version;
                 if let Some((at, kept)) = &*cache.kept.borrow() {
                     if *at == version {
-                        return kept.clone();
+                        return Arc::clone(kept);
                     }
                 }
-                let capture = Live::capture(terminal);
-                *cache.kept.borrow_mut() = Some((version, capture.clone()));
+                let capture = Arc::new(Live::capture(terminal));
+                *cache.kept.borrow_mut() = Some((version, Arc::clone(&capture)));
                 capture
             }
         }
