@@ -9,7 +9,6 @@
 //! `history` is oldest first.
 
 use crate::topology::validate::is_control;
-use std::sync::Arc;
 
 pub struct Emulator {
     screen: Screen,
@@ -28,9 +27,7 @@ pub struct Emulator {
 #[derive(Default)]
 struct LastCapture {
     version: u64,
-    /// Shared with the checkpoint being written: a capture hands the worker a
-    /// reference, and the rows are copied there, outside the reactor turn.
-    kept: std::cell::RefCell<Option<(u64, Arc<Capture>)>>,
+    kept: std::cell::RefCell<Option<(u64, Capture)>>,
 }
 
 impl LastCapture {
@@ -295,12 +292,6 @@ impl Emulator {
 
     /// The primary screen and its history as plain rows.
     pub fn capture(&self) -> Capture {
-        Capture::clone(&self.capture_shared())
-    }
-
-    /// [`Emulator::capture`] without copying the rows of a live screen that has not
-    /// changed since the last capture: the kept capture itself.
-    pub fn capture_shared(&self) -> Arc<Capture> {
         match &self.screen {
             Screen::Literal(l) => {
                 let cols = usize::from(l.cols);
@@ -316,28 +307,28 @@ impl Emulator {
                 };
                 let mut screen: Vec<String> = l.screen.iter().map(row).collect();
                 screen.resize(usize::from(l.rows), String::new());
-                Arc::new(Capture {
+                Capture {
                     screen,
                     history: l.history.iter().map(row).collect(),
-                })
+                }
             }
             Screen::Live(live) => {
                 let Some(terminal) = live.terminal.fed() else {
                     // A fresh terminal's primary screen: blank rows, no history.
-                    return Arc::new(Capture {
+                    return Capture {
                         screen: vec![String::new(); live.rows()],
                         history: Vec::new(),
-                    });
+                    };
                 };
                 let cache = &self.last_capture;
                 let version = cache.version;
                 if let Some((at, kept)) = &*cache.kept.borrow() {
                     if *at == version {
-                        return Arc::clone(kept);
+                        return kept.clone();
                     }
                 }
-                let capture = Arc::new(Live::capture(terminal));
-                *cache.kept.borrow_mut() = Some((version, Arc::clone(&capture)));
+                let capture = Live::capture(terminal);
+                *cache.kept.borrow_mut() = Some((version, capture.clone()));
                 capture
             }
         }

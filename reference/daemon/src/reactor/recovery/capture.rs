@@ -3,64 +3,17 @@
 use super::archive::ArchiveText;
 use super::durable::{to_format_spec, to_pane_state, tree_nodes};
 use super::text::bounded_text;
-use crate::emulator::Capture;
 use crate::reactor::State;
 use crate::topology::Layer;
-use std::sync::Arc;
 use vx_format as fmt;
 use vx_format::{Checkpoint, Shutdown, Text, Timestamp};
 
-/// A capture as the reactor turn leaves it: the checkpoint, with each live pane's
-/// text still the emulator's kept rows, shared. Copying ~41 000 rows of 1000 panes
-/// out of the emulators was most of the turn; the worker does it instead
-/// ([`Captured::into_checkpoint`]), while the reactor serves on.
-pub struct Captured {
-    checkpoint: Checkpoint,
-    live_text: Vec<LiveText>,
-    max_rows: u64,
-    max_bytes: u64,
-}
-
-/// `checkpoint.panes[pane]`'s text, bounded when the worker takes it.
-struct LiveText {
-    pane: usize,
-    capture: Arc<Capture>,
-    rows: u16,
-    saved_at: Timestamp,
-    expires_at: Timestamp,
-}
-
-impl Captured {
-    /// The checkpoint with every live pane's bounded text (RFC §4) in place.
-    pub fn into_checkpoint(self) -> Checkpoint {
-        let mut cp = self.checkpoint;
-        for live in self.live_text {
-            cp.panes[live.pane].text = bounded_text(
-                Capture::clone(&live.capture),
-                live.rows,
-                self.max_rows,
-                self.max_bytes,
-                live.saved_at,
-                live.expires_at,
-            );
-        }
-        cp
-    }
-}
-
 impl State {
-    /// [`State::capture_shared`], with the text copied at once (tests).
-    #[cfg(test)]
-    pub(in crate::reactor) fn capture(&self, at: Timestamp, shutdown: Shutdown) -> Checkpoint {
-        self.capture_shared(at, shutdown).into_checkpoint()
-    }
-
     /// One consistent view at this turn (RFC §3): topology, lifecycle and, with
     /// `.plain`, bounded primary-screen text. An allowlist: the model has no field
     /// for argv, env, cwd, PIDs, principals or tokens.
-    pub(in crate::reactor) fn capture_shared(&self, at: Timestamp, shutdown: Shutdown) -> Captured {
+    pub(in crate::reactor) fn capture(&self, at: Timestamp, shutdown: Shutdown) -> Checkpoint {
         let rc = &self.config.recovery;
-        let mut live_text = Vec::new();
         let text_on = rc.text_enabled();
         let text_age_ms = (rc.text_max_age_seconds as i64).saturating_mul(1000);
         let sessions = self
@@ -91,25 +44,26 @@ impl State {
             .topology
             .panes
             .values()
-            .enumerate()
-            .map(|(index, p)| {
+            .map(|p| {
                 let archive = self.recovery.archives.get(&p.id);
                 let float = match &p.layer {
                     Layer::Float { spec, z, .. } => Some(to_format_spec(spec, *z)),
                     Layer::Tiled => None,
                 };
-                // Omitted here; the worker puts the live text in.
-                let mut live = |saved_at: Timestamp, expires_at: Timestamp| {
-                    if let Some(e) = self.screens.get(&p.id).and_then(|e| e.lock().ok()) {
-                        live_text.push(LiveText {
-                            pane: index,
-                            capture: e.capture_shared(),
-                            rows: p.rows,
-                            saved_at,
-                            expires_at,
-                        });
-                    }
-                    Text::Omitted
+                let live_text = |saved_at: Timestamp, expires_at: Timestamp| match self
+                    .screens
+                    .get(&p.id)
+                    .and_then(|e| e.lock().ok())
+                {
+                    Some(e) => bounded_text(
+                        e.capture(),
+                        p.rows,
+                        rc.text_max_rows,
+                        rc.text_max_bytes,
+                        saved_at,
+                        expires_at,
+                    ),
+                    None => Text::Omitted,
                 };
                 let text = match archive.map(|a| a.text) {
                     Some(ArchiveText::Expired) => Text::Expired,
@@ -122,12 +76,12 @@ impl State {
                         if at < saved_at || at >= expires_at {
                             Text::Expired
                         } else if text_on {
-                            live(saved_at, expires_at)
+                            live_text(saved_at, expires_at)
                         } else {
                             Text::Omitted
                         }
                     }
-                    None if text_on => live(at, Timestamp(at.0.saturating_add(text_age_ms))),
+                    None if text_on => live_text(at, Timestamp(at.0.saturating_add(text_age_ms))),
                     None => Text::Omitted,
                 };
                 fmt::Pane {
@@ -151,7 +105,7 @@ impl State {
                 }
             })
             .collect();
-        let checkpoint = Checkpoint {
+        Checkpoint {
             // The store sets id, generation, socket and uid when it publishes.
             checkpoint: String::new(),
             generation: 0,
@@ -162,12 +116,6 @@ impl State {
             sessions,
             windows,
             panes,
-        };
-        Captured {
-            checkpoint,
-            live_text,
-            max_rows: rc.text_max_rows,
-            max_bytes: rc.text_max_bytes,
         }
     }
 }
@@ -305,32 +253,5 @@ mod tests {
         // A clean checkpoint with a running pane is refused by the writer.
         cp.shutdown = Shutdown::Clean;
         assert!(vx_format::write(&cp, fmt::Format::CURRENT).is_err());
-    }
-
-    #[test]
-    fn text_taken_on_the_worker_is_the_screen_at_the_capture_turn() {
-        let mut state = crate::reactor::test_state();
-        state.config.recovery.terminal_text = crate::config::schema::TerminalText::Plain;
-        let s = state.topology.create_session("work".into()).unwrap();
-        let w = state.topology.create_window(s, "w".into(), 10, 2).unwrap();
-        let a = live_pane(&mut state, w, s, "sh");
-        state.screens[&a].lock().unwrap().feed(b"one\r\ntwo");
-        let at = Timestamp(1_800_000_000_000);
-        let captured = state.capture_shared(at, Shutdown::Open);
-        // The screen changes after the turn, before the worker bounds the text.
-        state.screens[&a].lock().unwrap().feed(b"\r\nthree");
-        let text = |cp: &Checkpoint| match &cp.panes[0].text {
-            Text::Plain(t) => (t.history.clone(), t.screen.clone()),
-            other => panic!("plain text expected, got {other:?}"),
-        };
-        let later = state.capture(at, Shutdown::Open);
-        assert_eq!(
-            text(&captured.into_checkpoint()),
-            (vec![], vec!["one".to_string(), "two".to_string()])
-        );
-        assert_eq!(
-            text(&later),
-            (vec!["one".to_string()], vec!["two".to_string(), "three".to_string()])
-        );
     }
 }

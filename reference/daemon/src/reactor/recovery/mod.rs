@@ -131,7 +131,7 @@ impl State {
         reply: Option<oneshot::Sender<Outcome>>,
         done: Option<oneshot::Sender<bool>>,
     ) {
-        let checkpoint = Box::new(self.capture_shared(now(), shutdown));
+        let checkpoint = Box::new(self.capture(now(), shutdown));
         self.recovery.dirty = false;
         self.recovery.writes += 1;
         if reply.is_some() {

@@ -73,7 +73,7 @@ pub enum Job {
     /// Encode and publish a captured checkpoint, then prune. `reply` is the explicit
     /// `recovery.checkpoint` request; `done` is the final shutdown checkpoint.
     Publish {
-        checkpoint: Box<super::capture::Captured>,
+        checkpoint: Box<Checkpoint>,
         reply: Option<Reply>,
         done: Option<oneshot::Sender<bool>>,
     },
@@ -218,12 +218,11 @@ impl Worker {
     fn run(&mut self, job: Job) {
         match job {
             Job::Publish {
-                checkpoint,
+                mut checkpoint,
                 reply,
                 done,
             } => {
                 let explicit = reply.is_some();
-                let mut checkpoint = checkpoint.into_checkpoint();
                 let result = self.publish(&mut checkpoint);
                 // The reactor learns first that the write is over, so a request the
                 // client sends after this reply never finds it still in flight.
