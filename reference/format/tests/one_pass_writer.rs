@@ -70,3 +70,31 @@ proptest! {
         prop_assert_eq!(write(&cp, format).unwrap(), two_pass(&cp, format));
     }
 }
+
+/// The `format_roundtrip` fuzz target's body on its seeds (`corpus/checkpoints/`, as
+/// generator input), with the one-pass bytes compared to the two-pass ones.
+#[test]
+fn format_roundtrip_seeds_round_trip_and_encode_as_the_two_pass_writer() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/checkpoints");
+    let mut paths = Vec::new();
+    files(&root, &mut paths);
+    let mut generated = 0;
+    for path in paths {
+        let data = std::fs::read(&path).unwrap();
+        let Ok((format, state)) = generate::any(&mut Unstructured::new(&data)) else {
+            continue;
+        };
+        let bytes = write(&state, format).expect("generated states are valid");
+        assert_eq!(bytes, two_pass(&state, format), "{path:?}");
+        let name = state.file_name();
+        let ctx = ReadContext {
+            file_name: Some(&name),
+            ..ReadContext::default()
+        };
+        let decoded = read(&bytes, &ctx).expect("writer output reads back");
+        assert_eq!(decoded.format, format);
+        assert_eq!(decoded.checkpoint, state, "{path:?}");
+        generated += 1;
+    }
+    assert!(generated >= 100, "only {generated} seeds generated a state");
+}
