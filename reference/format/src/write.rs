@@ -529,7 +529,7 @@ mod tests {
             push_json_string(&mut escaped, &payload);
             assert_eq!(
                 sink.out,
-                escaped[1..escaped.len() - 1].as_bytes(),
+                &escaped.as_bytes()[1..escaped.len() - 1],
                 "{text:?}"
             );
         }

@@ -35,13 +35,18 @@ fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-#[test]
-fn corpus_checkpoints_encode_as_the_two_pass_writer() {
+/// Every file under `corpus/checkpoints/`.
+fn corpus_files() -> Vec<std::path::PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/checkpoints");
     let mut paths = Vec::new();
     files(&root, &mut paths);
+    paths
+}
+
+#[test]
+fn corpus_checkpoints_encode_as_the_two_pass_writer() {
     let mut compared = 0;
-    for path in paths {
+    for path in corpus_files() {
         let bytes = std::fs::read(&path).unwrap();
         let Ok(decoded) = read(&bytes, &ReadContext::default()) else {
             continue;
@@ -75,11 +80,8 @@ proptest! {
 /// generator input), with the one-pass bytes compared to the two-pass ones.
 #[test]
 fn format_roundtrip_seeds_round_trip_and_encode_as_the_two_pass_writer() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/checkpoints");
-    let mut paths = Vec::new();
-    files(&root, &mut paths);
     let mut generated = 0;
-    for path in paths {
+    for path in corpus_files() {
         let data = std::fs::read(&path).unwrap();
         let Ok((format, state)) = generate::any(&mut Unstructured::new(&data)) else {
             continue;
