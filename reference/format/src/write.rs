@@ -13,10 +13,41 @@ use crate::validate::validate;
 
 /// Encodes a whole checkpoint file in `format`. Refuses (with the reader's verdict)
 /// any state the reader would refuse, including features `format` cannot hold.
+///
+/// One pass: the payload is written straight into the envelope's JSON string (each
+/// of its `"` and `\` escaped as it is written, not found again by scanning the
+/// finished payload) while its own bytes are hashed in cache-sized chunks. The bytes
+/// are exactly `wrap_envelope(format, &write_payload(cp, format)?)` (tested on the
+/// RFC examples, the corpus and random states).
 pub fn write(cp: &Checkpoint, format: Format) -> Result<Vec<u8>> {
-    let payload = write_payload(cp, format)?;
-    Ok(wrap_envelope(format.number(), &payload))
+    validate(cp, format)?;
+    let size = estimate(cp);
+    let mut out = Vec::with_capacity(size + size / 4 + 128);
+    let _ = std::io::Write::write_fmt(&mut out, format_args!("{{\"format\":{}", format.number()));
+    out.extend_from_slice(b",\"payload\":\"");
+    let mut w = PayloadWriter {
+        out: EnvelopeSink {
+            out,
+            chunk: Vec::with_capacity(HASH_CHUNK + 256),
+            hasher: Sha256::new(),
+        },
+        scratch: String::new(),
+    };
+    w.checkpoint(cp);
+    let EnvelopeSink {
+        mut out,
+        chunk,
+        mut hasher,
+    } = w.out;
+    hasher.update(&chunk);
+    out.extend_from_slice(b"\",\"sha256\":\"");
+    push_hex(&mut out, &hasher.finalize());
+    out.extend_from_slice(b"\"}\n");
+    Ok(out)
 }
+
+/// Payload bytes hashed at a time: small enough to still be in cache when hashed.
+const HASH_CHUNK: usize = 16 * 1024;
 
 /// Wraps a payload exactly like the RFC's script (any format number, for fixtures).
 pub fn wrap_envelope(format: u64, payload: &str) -> Vec<u8> {
@@ -25,38 +56,137 @@ pub fn wrap_envelope(format: u64, payload: &str) -> Vec<u8> {
     let _ = write!(out, "{{\"format\":{format},\"payload\":");
     push_json_string(&mut out, payload);
     out.push_str(",\"sha256\":\"");
-    for byte in digest {
-        let _ = write!(out, "{byte:02x}");
+    let mut out = out.into_bytes();
+    push_hex(&mut out, &digest);
+    out.extend_from_slice(b"\"}\n");
+    out
+}
+
+fn push_hex(out: &mut Vec<u8>, digest: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for &byte in digest {
+        out.push(HEX[usize::from(byte >> 4)]);
+        out.push(HEX[usize::from(byte & 15)]);
     }
-    out.push_str("\"}\n");
-    out.into_bytes()
+}
+
+/// Where the payload writer puts its text: the payload itself ([`String`]), or the
+/// envelope's JSON string of it plus the payload's digest ([`EnvelopeSink`]).
+trait Sink {
+    /// Text without `"`, `\` or control characters: the same in both encodings.
+    fn text(&mut self, text: &str);
+    /// The writer's own punctuation: may hold `"`, never `\` or a control.
+    fn lit(&mut self, text: &'static str);
+    /// A `"` of the payload.
+    fn quote(&mut self);
+    /// One of the payload's escape sequences (`\"`, `\n`, `\u001f`, …).
+    fn escape(&mut self, seq: &str);
+    /// A point between two values where the digest may catch up.
+    fn boundary(&mut self) {}
+}
+
+impl Sink for String {
+    fn text(&mut self, text: &str) {
+        self.push_str(text);
+    }
+    fn lit(&mut self, text: &'static str) {
+        self.push_str(text);
+    }
+    fn quote(&mut self) {
+        self.push('"');
+    }
+    fn escape(&mut self, seq: &str) {
+        self.push_str(seq);
+    }
+}
+
+/// The envelope being written (`out`, already past `"payload":"`) and the digest of
+/// the payload's own bytes: `chunk` holds those not hashed yet.
+struct EnvelopeSink {
+    out: Vec<u8>,
+    chunk: Vec<u8>,
+    hasher: Sha256,
+}
+
+impl Sink for EnvelopeSink {
+    fn text(&mut self, text: &str) {
+        self.chunk.extend_from_slice(text.as_bytes());
+        self.out.extend_from_slice(text.as_bytes());
+    }
+    fn lit(&mut self, text: &'static str) {
+        self.chunk.extend_from_slice(text.as_bytes());
+        for &b in text.as_bytes() {
+            if b == b'"' {
+                self.out.extend_from_slice(b"\\\"");
+            } else {
+                self.out.push(b);
+            }
+        }
+    }
+    fn quote(&mut self) {
+        self.chunk.push(b'"');
+        self.out.extend_from_slice(b"\\\"");
+    }
+    fn escape(&mut self, seq: &str) {
+        // The payload holds no control character (its strings escape them), so the
+        // envelope escapes only the sequence's `\` and `"`.
+        self.chunk.extend_from_slice(seq.as_bytes());
+        for &b in seq.as_bytes() {
+            match b {
+                b'\\' => self.out.extend_from_slice(b"\\\\"),
+                b'"' => self.out.extend_from_slice(b"\\\""),
+                _ => self.out.push(b),
+            }
+        }
+    }
+    fn boundary(&mut self) {
+        if self.chunk.len() >= HASH_CHUNK {
+            self.hasher.update(&self.chunk);
+            self.chunk.clear();
+        }
+    }
 }
 
 /// Python's `json.dumps(s, ensure_ascii=False)` string encoding.
 pub(crate) fn push_json_string(out: &mut String, text: &str) {
-    out.push('"');
+    sink_json_string(out, text);
+}
+
+fn sink_json_string<S: Sink>(out: &mut S, text: &str) {
+    out.quote();
     let bytes = text.as_bytes();
     let mut run_start = 0;
     loop {
         // Runs without `"`, `\` or control bytes are copied whole.
         let i = crate::json::string_stop(bytes, run_start);
-        out.push_str(&text[run_start..i]);
+        if i > run_start {
+            out.text(&text[run_start..i]);
+        }
         let Some(&b) = bytes.get(i) else { break };
         match b {
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            0x08 => out.push_str("\\b"),
-            0x0c => out.push_str("\\f"),
+            b'"' => out.escape("\\\""),
+            b'\\' => out.escape("\\\\"),
+            b'\n' => out.escape("\\n"),
+            b'\r' => out.escape("\\r"),
+            b'\t' => out.escape("\\t"),
+            0x08 => out.escape("\\b"),
+            0x0c => out.escape("\\f"),
             _ => {
-                let _ = write!(out, "\\u{b:04x}");
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                let seq = [
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[usize::from(b >> 4)],
+                    HEX[usize::from(b & 15)],
+                ];
+                out.escape(std::str::from_utf8(&seq).expect("ASCII"));
             }
         }
         run_start = i + 1;
     }
-    out.push('"');
+    out.quote();
 }
 
 /// The payload text alone, validated first.
@@ -64,6 +194,7 @@ pub fn write_payload(cp: &Checkpoint, format: Format) -> Result<String> {
     validate(cp, format)?;
     let mut w = PayloadWriter {
         out: String::with_capacity(estimate(cp)),
+        scratch: String::new(),
     };
     w.checkpoint(cp);
     Ok(w.out)
@@ -81,33 +212,46 @@ fn estimate(cp: &Checkpoint) -> usize {
     512 + 96 * (cp.sessions.len() + cp.windows.len()) + 256 * cp.panes.len() + text
 }
 
-struct PayloadWriter {
-    out: String,
+struct PayloadWriter<S> {
+    out: S,
+    /// Reused for formatting numbers.
+    scratch: String,
 }
 
-impl PayloadWriter {
+impl<S: Sink> PayloadWriter<S> {
+    /// `"key":`; keys are the RFC's field names (no character to escape).
     fn key(&mut self, key: &str) {
-        self.out.push('"');
-        self.out.push_str(key);
-        self.out.push_str("\":");
+        self.out.quote();
+        self.out.text(key);
+        self.out.quote();
+        self.out.text(":");
     }
 
     fn str_field(&mut self, key: &str, value: &str) {
         self.key(key);
-        push_json_string(&mut self.out, value);
+        sink_json_string(&mut self.out, value);
     }
 
     /// `"key":"p17"`: resource IDs written without building a string first.
     fn id_field(&mut self, key: &str, prefix: char, n: u64) {
         self.key(key);
-        self.out.push('"');
-        self.out.push(prefix);
-        let _ = write!(self.out, "{n}\"");
+        self.out.quote();
+        let mut buf = [0u8; 4];
+        self.out.text(prefix.encode_utf8(&mut buf));
+        self.number(n);
+        self.out.quote();
     }
 
     fn num_field(&mut self, key: &str, value: impl std::fmt::Display) {
         self.key(key);
-        let _ = write!(self.out, "{value}");
+        self.number(value);
+    }
+
+    /// A number's text (digits, `-`, `.`, `e`: never escaped).
+    fn number(&mut self, value: impl std::fmt::Display) {
+        self.scratch.clear();
+        let _ = write!(self.scratch, "{value}");
+        self.out.text(&self.scratch);
     }
 
     fn time_field(&mut self, key: &str, ts: Timestamp) {
@@ -117,63 +261,64 @@ impl PayloadWriter {
 
     fn list<T>(&mut self, key: &str, items: &[T], mut each: impl FnMut(&mut Self, &T)) {
         self.key(key);
-        self.out.push('[');
+        self.out.lit("[");
         for (i, item) in items.iter().enumerate() {
             if i > 0 {
-                self.out.push(',');
+                self.out.lit(",");
             }
             each(self, item);
+            self.out.boundary();
         }
-        self.out.push(']');
+        self.out.lit("]");
     }
 
     fn checkpoint(&mut self, cp: &Checkpoint) {
-        self.out.push('{');
+        self.out.lit("{");
         self.str_field("checkpoint", &cp.checkpoint);
-        self.out.push(',');
+        self.out.lit(",");
         self.num_field("generation", cp.generation);
-        self.out.push(',');
+        self.out.lit(",");
         self.str_field("socket", &cp.socket);
-        self.out.push(',');
+        self.out.lit(",");
         self.num_field("uid", cp.uid);
-        self.out.push(',');
+        self.out.lit(",");
         self.time_field("captured_at", cp.captured_at);
-        self.out.push(',');
+        self.out.lit(",");
         let shutdown = match cp.shutdown {
             Shutdown::Open => "open",
             Shutdown::Clean => "clean",
         };
         self.str_field("shutdown", shutdown);
-        self.out.push(',');
+        self.out.lit(",");
         self.list("sessions", &cp.sessions, |w, s| {
-            w.out.push('{');
+            w.out.lit("{");
             w.id_field("session", 's', s.id);
-            w.out.push(',');
+            w.out.lit(",");
             w.str_field("name", &s.name);
-            w.out.push('}');
+            w.out.lit("}");
         });
-        self.out.push(',');
+        self.out.lit(",");
         self.list("windows", &cp.windows, Self::window);
-        self.out.push(',');
+        self.out.lit(",");
         self.list("panes", &cp.panes, Self::pane);
-        self.out.push('}');
+        self.out.lit("}");
     }
 
     fn window(&mut self, w: &Window) {
-        self.out.push('{');
+        self.out.lit("{");
         self.id_field("window", 'w', w.id);
-        self.out.push(',');
+        self.out.lit(",");
         self.id_field("session", 's', w.session);
-        self.out.push(',');
+        self.out.lit(",");
         self.str_field("name", &w.name);
-        self.out.push(',');
+        self.out.lit(",");
         self.num_field("revision", w.revision);
-        self.out.push(',');
+        self.out.lit(",");
         self.list("nodes", &w.nodes, |w, node| match *node {
             Node::Pane { pane } => {
-                w.out.push_str("{\"kind\":\"pane\",");
+                w.out.lit("{\"kind\":\"pane\",");
                 w.id_field("pane", 'p', pane);
-                w.out.push('}');
+                w.out.lit("}");
             }
             Node::Split {
                 axis,
@@ -181,45 +326,45 @@ impl PayloadWriter {
                 second,
                 ratio,
             } => {
-                w.out.push_str("{\"kind\":\"split\",");
+                w.out.lit("{\"kind\":\"split\",");
                 w.str_field("axis", if axis == Axis::Cols { "cols" } else { "rows" });
-                w.out.push(',');
+                w.out.lit(",");
                 w.num_field("first", first);
-                w.out.push(',');
+                w.out.lit(",");
                 w.num_field("second", second);
                 if let Some(r) = ratio {
-                    w.out.push(',');
+                    w.out.lit(",");
                     w.num_field("ratio", r);
                 }
-                w.out.push('}');
+                w.out.lit("}");
             }
         });
-        self.out.push('}');
+        self.out.lit("}");
     }
 
     fn pane(&mut self, p: &Pane) {
-        self.out.push('{');
+        self.out.lit("{");
         self.id_field("pane", 'p', p.id);
-        self.out.push(',');
+        self.out.lit(",");
         self.id_field("window", 'w', p.window);
-        self.out.push(',');
+        self.out.lit(",");
         self.id_field("session", 's', p.session);
-        self.out.push(',');
+        self.out.lit(",");
         self.num_field("cols", p.cols);
-        self.out.push(',');
+        self.out.lit(",");
         self.num_field("rows", p.rows);
-        self.out.push(',');
+        self.out.lit(",");
         match &p.state {
             PaneState::Running => self.str_field("state", "running"),
             PaneState::Exited { exit } => {
                 self.str_field("state", "exited");
                 match exit {
                     Some(Exit::Code(code)) => {
-                        self.out.push(',');
+                        self.out.lit(",");
                         self.num_field("exit_code", code);
                     }
                     Some(Exit::Signal(name)) => {
-                        self.out.push(',');
+                        self.out.lit(",");
                         self.str_field("signal", name);
                     }
                     None => {}
@@ -227,7 +372,7 @@ impl PayloadWriter {
             }
         }
         if let Some(prev) = p.previous_state {
-            self.out.push(',');
+            self.out.lit(",");
             let prev = match prev {
                 PreviousState::Exited => "exited",
                 PreviousState::Interrupted => "interrupted",
@@ -235,31 +380,32 @@ impl PayloadWriter {
             self.str_field("previous_state", prev);
         }
         if let Some(spec) = &p.float {
-            self.out.push_str(",\"layer\":\"float\",");
+            self.out.lit(",\"layer\":\"float\",");
             self.float_spec(spec);
         }
         if !p.tags.is_empty() {
-            self.out.push(',');
+            self.out.lit(",");
             self.list("tags", &p.tags, |w, tag| {
-                w.out.push('{');
+                w.out.lit("{");
                 w.str_field("key", &tag.key);
-                w.out.push(',');
+                w.out.lit(",");
                 w.str_field("value", &tag.value);
-                w.out.push('}');
+                w.out.lit("}");
             });
         }
-        self.out.push(',');
+        self.out.lit(",");
         self.text(&p.text);
-        self.out.push('}');
+        self.out.lit("}");
     }
 
     fn float_spec(&mut self, spec: &FloatSpec) {
         self.key("float");
-        self.out.push('{');
-        let start = self.out.len();
-        let sep = |w: &mut Self| {
-            if w.out.len() > start {
-                w.out.push(',');
+        self.out.lit("{");
+        // A comma before every field but the first written.
+        let mut written = spec.preset.is_some();
+        let mut sep = |w: &mut Self| {
+            if std::mem::replace(&mut written, true) {
+                w.out.lit(",");
             }
         };
         if let Some(preset) = &spec.preset {
@@ -301,25 +447,25 @@ impl PayloadWriter {
         }
         sep(self);
         self.num_field("z", spec.z);
-        self.out.push('}');
+        self.out.lit("}");
     }
 
     fn text(&mut self, text: &Text) {
         self.key("text");
         match text {
-            Text::Omitted => self.out.push_str("{\"availability\":\"omitted\"}"),
-            Text::Expired => self.out.push_str("{\"availability\":\"expired\"}"),
+            Text::Omitted => self.out.lit("{\"availability\":\"omitted\"}"),
+            Text::Expired => self.out.lit("{\"availability\":\"expired\"}"),
             Text::Plain(plain) => {
-                self.out.push_str("{\"availability\":\"plain\",");
+                self.out.lit("{\"availability\":\"plain\",");
                 self.time_field("saved_at", plain.saved_at);
-                self.out.push(',');
+                self.out.lit(",");
                 self.time_field("expires_at", plain.expires_at);
-                self.out.push(',');
-                let rows = |w: &mut Self, line: &String| push_json_string(&mut w.out, line);
+                self.out.lit(",");
+                let rows = |w: &mut Self, line: &String| sink_json_string(&mut w.out, line);
                 self.list("screen", &plain.screen, rows);
-                self.out.push(',');
+                self.out.lit(",");
                 self.list("history", &plain.history, rows);
-                self.out.push('}');
+                self.out.lit("}");
             }
         }
     }
@@ -338,5 +484,54 @@ mod tests {
         let mut long = String::new();
         push_json_string(&mut long, "0123456789abcdef\"0123456789abcdef");
         assert_eq!(long, "\"0123456789abcdef\\\"0123456789abcdef\"");
+    }
+
+    #[test]
+    fn the_envelope_sink_escapes_what_the_payload_holds() {
+        // Every byte class: plain, `"`, `\`, short escapes, other controls, DEL,
+        // multi-byte; each string alone and in runs of every length up to 20.
+        let pieces = [
+            "a",
+            "\"",
+            "\\",
+            "\n",
+            "\r",
+            "\t",
+            "\u{8}",
+            "\u{c}",
+            "\u{1}",
+            "\u{1f}",
+            "\u{7f}",
+            "é",
+            "漢",
+            "\u{1f600}",
+            "/",
+        ];
+        let mut seed = 7u64;
+        for len in 0..400 {
+            let mut text = String::new();
+            for _ in 0..len % 20 {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                text.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
+            }
+            let mut payload = String::new();
+            push_json_string(&mut payload, &text);
+            let mut sink = EnvelopeSink {
+                out: Vec::new(),
+                chunk: Vec::new(),
+                hasher: Sha256::new(),
+            };
+            sink_json_string(&mut sink, &text);
+            assert_eq!(sink.chunk, payload.as_bytes(), "{text:?}");
+            let mut escaped = String::new();
+            push_json_string(&mut escaped, &payload);
+            assert_eq!(
+                sink.out,
+                &escaped.as_bytes()[1..escaped.len() - 1],
+                "{text:?}"
+            );
+        }
     }
 }
