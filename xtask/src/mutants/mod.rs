@@ -138,17 +138,28 @@ fn run(args: Vec<String>) -> Result<i32, String> {
         );
     }
     let tree = ScratchTree::sync(&root, &work.join("tree"))?;
+    // The scratch tree builds into its own target dir. Cargo's artifact hashes do not
+    // depend on where a workspace lies, so sharing `target/` with the repository let
+    // each side take the other's fingerprints as its own: a later build of the
+    // repository linked crates built from the scratch tree's older sources.
+    let tree_target = work.join("target");
 
     let mut rows = Vec::new();
     for (i, m) in chosen.iter().enumerate() {
         eprintln!("mutants: [{}/{}] {}", i + 1, chosen.len(), m.id);
-        let row = run_one(m, &root, &target, &tree, &bin, &certifier, &baseline, &work)?;
+        let row = run_one(
+            m,
+            &root,
+            &tree_target,
+            &tree,
+            &bin,
+            &certifier,
+            &baseline,
+            &work,
+        )?;
         eprintln!("mutants:   {}", outcome_word(m, &row.outcome));
         rows.push(row);
     }
-    // The scratch builds linked their vxref into target/debug/: put the clean one back.
-    cargo_build(&root, &target, &["vxref"])?;
-
     let table = result_table(&rows, started.elapsed().as_secs_f64());
     print!("{table}");
     let out = opts.out.unwrap_or_else(|| work.join("table.md"));
@@ -168,7 +179,7 @@ fn run(args: Vec<String>) -> Result<i32, String> {
 fn run_one<'a>(
     m: &'a Mutant,
     root: &Path,
-    target: &Path,
+    tree_target: &Path,
     tree: &ScratchTree,
     bin: &Path,
     certifier: &Certifier,
@@ -179,7 +190,7 @@ fn run_one<'a>(
         std::fs::read_to_string(root.join(&m.file)).map_err(|e| format!("{}: {e}", m.file))?;
     tree.put(&m.file, &battery::apply(m, &clean_text))?;
     let build_started = Instant::now();
-    let built = cargo_build(tree.root(), target, &["vxref"]);
+    let built = cargo_build(tree.root(), tree_target, &["vxref"]);
     // Revert at once: an interrupted battery leaves a clean scratch tree.
     tree.put(&m.file, &clean_text)?;
     let build_secs = build_started.elapsed().as_secs_f64();
@@ -194,7 +205,7 @@ fn run_one<'a>(
         row.outcome = Outcome::Invalid(format!("does not build: {e}"));
         return Ok(row);
     }
-    copy(&target.join("debug/vxref"), &bin.join("vxref"))?;
+    copy(&tree_target.join("debug/vxref"), &bin.join("vxref"))?;
     if let Err(e) = probe::daemon_starts(&bin.join("vxref")) {
         row.outcome = Outcome::Invalid(e);
         return Ok(row);
