@@ -24,20 +24,7 @@ fn record(tmp: &Path, mode: &str) -> PathBuf {
     let root = tmp.join("root");
     fs::create_dir(&root).unwrap();
     fs::write(root.join("gen"), b"generation 1\n").unwrap();
-    let rec = tmp.join("rec");
-    let (code, _, err) = vxfault(&[
-        "record",
-        "--out",
-        rec.to_str().unwrap(),
-        "--root",
-        root.to_str().unwrap(),
-        "--",
-        PUBLISHER,
-        mode,
-        root.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    rec
+    record_run(tmp, &root, &[PUBLISHER, mode, root.to_str().unwrap()])
 }
 
 fn explore(rec: &Path, model: &str) -> (i32, String, String) {
@@ -234,6 +221,44 @@ fn tree(root: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
     out
 }
 
+/// Records `argv` with `root` as the watched directory into `tmp/rec`.
+fn record_run(tmp: &Path, root: &Path, argv: &[&str]) -> PathBuf {
+    let rec = tmp.join("rec");
+    let mut args = vec![
+        "record",
+        "--out",
+        rec.to_str().unwrap(),
+        "--root",
+        root.to_str().unwrap(),
+        "--",
+    ];
+    args.extend_from_slice(argv);
+    let (code, _, err) = vxfault(&args);
+    assert_eq!(code, 0, "{err}");
+    rec
+}
+
+/// Materializes the state "every recorded op applied" into `dest`; the op list.
+fn materialize_whole_log(rec: &Path, dest: &Path) -> String {
+    let (code, list, err) = vxfault(&["explore", "--log", rec.to_str().unwrap(), "--list"]);
+    assert_eq!(code, 0, "{err}");
+    // Prefix states come first: state N is "crash after all N ops".
+    let ops = list.lines().filter(|l| l.starts_with("op ")).count();
+    let (code, _, err) = vxfault(&[
+        "explore",
+        "--log",
+        rec.to_str().unwrap(),
+        "--model",
+        "prefix",
+        "--state",
+        &ops.to_string(),
+        "--materialize",
+        dest.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    list
+}
+
 #[test]
 fn replaying_the_whole_log_rebuilds_what_the_run_left() {
     // Every write family, truncation, renames (of a file written through its fd
@@ -266,37 +291,11 @@ fn replaying_the_whole_log_rebuilds_what_the_run_left() {
         "close".to_string(),
     ];
     let probe = env!("CARGO_BIN_EXE_vxfault-probe");
-    let rec = tmp.path().join("rec");
-    let mut args = vec![
-        "record",
-        "--out",
-        rec.to_str().unwrap(),
-        "--root",
-        root.to_str().unwrap(),
-        "--",
-        probe,
-    ];
-    args.extend(steps.iter().map(String::as_str));
-    let (code, _, err) = vxfault(&args);
-    assert_eq!(code, 0, "{err}");
-    let (code, list, err) = vxfault(&["explore", "--log", rec.to_str().unwrap(), "--list"]);
-    assert_eq!(code, 0, "{err}");
-    let ops = list.lines().filter(|l| l.starts_with("op ")).count();
-    // Prefix states come first: state N is "crash after all N ops".
+    let mut argv = vec![probe];
+    argv.extend(steps.iter().map(String::as_str));
+    let rec = record_run(tmp.path(), &root, &argv);
     let dest = tmp.path().join("replayed");
-    let n = ops.to_string();
-    let (code, _, err) = vxfault(&[
-        "explore",
-        "--log",
-        rec.to_str().unwrap(),
-        "--model",
-        "prefix",
-        "--state",
-        &n,
-        "--materialize",
-        dest.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    let list = materialize_whole_log(&rec, &dest);
     assert_eq!(tree(&dest), tree(&root), "{list}");
     assert_eq!(
         fs::read(root.join("sub/b")).unwrap(),
@@ -316,35 +315,9 @@ fn a_shells_redirections_are_replayed_as_writes_under_the_root() {
         "echo first > {d}/a; echo second >> {d}/a; exec 3> {d}/b; echo three >&3; \
          echo to-the-log"
     );
-    let rec = tmp.path().join("rec");
-    let (code, _, err) = vxfault(&[
-        "record",
-        "--out",
-        rec.to_str().unwrap(),
-        "--root",
-        root.to_str().unwrap(),
-        "--",
-        "/bin/sh",
-        "-c",
-        &script,
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let (code, list, err) = vxfault(&["explore", "--log", rec.to_str().unwrap(), "--list"]);
-    assert_eq!(code, 0, "{err}");
-    let ops = list.lines().filter(|l| l.starts_with("op ")).count();
+    let rec = record_run(tmp.path(), &root, &["/bin/sh", "-c", &script]);
     let dest = tmp.path().join("replayed");
-    let (code, _, err) = vxfault(&[
-        "explore",
-        "--log",
-        rec.to_str().unwrap(),
-        "--model",
-        "prefix",
-        "--state",
-        &ops.to_string(),
-        "--materialize",
-        dest.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    let list = materialize_whole_log(&rec, &dest);
     assert_eq!(
         fs::read(dest.join("a")).unwrap(),
         b"first\nsecond\n",
