@@ -9,6 +9,8 @@
 //! `history` is oldest first.
 
 use crate::topology::validate::is_control;
+use std::sync::Arc;
+use vx_format::EncodedRows;
 
 pub struct Emulator {
     screen: Screen,
@@ -24,16 +26,39 @@ pub struct Emulator {
 /// being derived again from avt's cells (~16 bytes each: 1000 panes of 40 rows are
 /// ~50 MB of cells per capture). `version` counts the changes to the screen (feed,
 /// resize); the kept capture is valid only for the version it was taken at.
+///
+/// `text` goes one step further for checkpoints: the rows bounded and encoded as the
+/// file holds them ([`EncodedRows`]), shared with every checkpoint until the screen or
+/// the bounds change, so an idle pane costs a checkpoint no copy, check or escaping.
 #[derive(Default)]
 struct LastCapture {
     version: u64,
     kept: std::cell::RefCell<Option<(u64, Capture)>>,
+    text: std::cell::RefCell<Option<KeptText>>,
+}
+
+/// A checkpoint's text of this screen: made at `version` under `bounds`; `None` when
+/// the bounds omit it.
+struct KeptText {
+    version: u64,
+    bounds: TextBounds,
+    rows: Option<Arc<EncodedRows>>,
+}
+
+/// RFC §4's per-pane text bounds a kept checkpoint text was made under (the recovery
+/// module applies them): the pane's rows, and the configured row and byte caps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TextBounds {
+    pub rows: u16,
+    pub max_rows: u64,
+    pub max_bytes: u64,
 }
 
 impl LastCapture {
     fn changed(&mut self) {
         self.version += 1;
         *self.kept.get_mut() = None;
+        *self.text.get_mut() = None;
     }
 }
 
@@ -332,6 +357,27 @@ impl Emulator {
                 capture
             }
         }
+    }
+}
+
+impl Emulator {
+    /// The checkpoint text kept for this screen under `bounds`: `Some(rows)` when it
+    /// was made since the screen last changed, under the same bounds (`rows` is `None`
+    /// when the bounds omit the text); `None` when it must be made again.
+    pub fn kept_text(&self, bounds: TextBounds) -> Option<Option<Arc<EncodedRows>>> {
+        let kept = self.last_capture.text.borrow();
+        let kept = kept.as_ref()?;
+        (kept.version == self.last_capture.version && kept.bounds == bounds)
+            .then(|| kept.rows.clone())
+    }
+
+    /// Keeps `rows`, made from this screen as it is now under `bounds`.
+    pub fn keep_text(&self, bounds: TextBounds, rows: Option<Arc<EncodedRows>>) {
+        *self.last_capture.text.borrow_mut() = Some(KeptText {
+            version: self.last_capture.version,
+            bounds,
+            rows,
+        });
     }
 }
 

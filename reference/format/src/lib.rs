@@ -10,6 +10,7 @@
 //! assert_eq!(verdict.unwrap_err().code().as_str(), "conflict.checkpoint_corrupt");
 //! ```
 
+mod encoded;
 pub mod error;
 pub mod ids;
 pub mod json;
@@ -26,6 +27,7 @@ pub mod generate;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use encoded::{EncodedRows, EncodedText};
 pub use error::{Code, Doc, FormatError, Rule, Seg};
 pub use model::*;
 pub use read::{check_length, read, read_envelope, Decoded, Envelope, ReadContext};

@@ -209,6 +209,12 @@ pub enum Text {
     /// Retained text was discarded for age.
     Expired,
     Plain(PlainText),
+    /// `Plain` with its rows already checked and encoded ([`crate::EncodedRows`]):
+    /// a daemon's capture may produce it so that an unchanged screen is not copied,
+    /// checked and escaped again on every checkpoint. The writer writes exactly the
+    /// bytes of the equivalent `Plain`; the reader never produces it, so compare
+    /// through [`Text::to_plain`].
+    Encoded(crate::EncodedText),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

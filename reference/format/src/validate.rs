@@ -293,25 +293,29 @@ fn check_tags(tags: &[Tag]) -> Result<()> {
 }
 
 fn check_text(text: &Text, rows: u16) -> Result<()> {
-    let Text::Plain(plain) = text else {
-        return Ok(());
+    let (saved_at, expires_at, screen_rows) = match text {
+        Text::Omitted | Text::Expired => return Ok(()),
+        Text::Plain(plain) => (plain.saved_at, plain.expires_at, plain.screen.len()),
+        // Its rows were checked when it was built (`EncodedRows::new`).
+        Text::Encoded(e) => (e.saved_at, e.expires_at, e.rows.screen_rows()),
     };
-    if !is_timestamp(plain.saved_at) {
+    if !is_timestamp(saved_at) {
         return Err(err(Rule::Timestamp).in_key("saved_at"));
     }
-    if !is_timestamp(plain.expires_at) {
+    if !is_timestamp(expires_at) {
         return Err(err(Rule::Timestamp).in_key("expires_at"));
     }
-    if plain.expires_at < plain.saved_at || plain.expires_at.0 - plain.saved_at.0 > MAX_TEXT_AGE_MS
-    {
+    if expires_at < saved_at || expires_at.0 - saved_at.0 > MAX_TEXT_AGE_MS {
         return Err(err(Rule::TextTimes).in_key("expires_at"));
     }
-    if plain.screen.len() != usize::from(rows) {
+    if screen_rows != usize::from(rows) {
         return Err(err(Rule::TextRows).in_key("screen"));
     }
-    for (key, lines) in [("screen", &plain.screen), ("history", &plain.history)] {
-        if let Some(i) = lines.iter().position(|l| has_control(l)) {
-            return Err(err(Rule::TextControl).in_index(i).in_key(key));
+    if let Text::Plain(plain) = text {
+        for (key, lines) in [("screen", &plain.screen), ("history", &plain.history)] {
+            if let Some(i) = lines.iter().position(|l| has_control(l)) {
+                return Err(err(Rule::TextControl).in_index(i).in_key(key));
+            }
         }
     }
     Ok(())

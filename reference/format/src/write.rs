@@ -83,6 +83,9 @@ trait Sink {
     fn escape(&mut self, seq: &str);
     /// A point between two values where the digest may catch up.
     fn boundary(&mut self) {}
+    /// Rows encoded ahead of time: `payload` in the payload, `envelope` (the same
+    /// bytes escaped as the envelope's string) in the envelope.
+    fn encoded(&mut self, payload: &str, envelope: &[u8]);
 }
 
 impl Sink for String {
@@ -97,6 +100,9 @@ impl Sink for String {
     }
     fn escape(&mut self, seq: &str) {
         self.push_str(seq);
+    }
+    fn encoded(&mut self, payload: &str, _envelope: &[u8]) {
+        self.push_str(payload);
     }
 }
 
@@ -145,6 +151,14 @@ impl Sink for EnvelopeSink {
             self.chunk.clear();
         }
     }
+    fn encoded(&mut self, payload: &str, envelope: &[u8]) {
+        self.out.extend_from_slice(envelope);
+        // Hashed in place: the digest takes what is pending first, then these bytes
+        // without copying them into the chunk.
+        self.hasher.update(&self.chunk);
+        self.chunk.clear();
+        self.hasher.update(payload.as_bytes());
+    }
 }
 
 /// Python's `json.dumps(s, ensure_ascii=False)` string encoding.
@@ -189,6 +203,16 @@ fn sink_json_string<S: Sink>(out: &mut S, text: &str) {
     out.quote();
 }
 
+/// `"screen":[…],"history":[…]` as the payload holds them (for [`crate::EncodedRows`]).
+pub(crate) fn push_rows(out: &mut String, screen: &[String], history: &[String]) {
+    let mut w = PayloadWriter {
+        out: std::mem::take(out),
+        scratch: String::new(),
+    };
+    w.rows(screen, history);
+    *out = w.out;
+}
+
 /// The payload text alone, validated first.
 pub fn write_payload(cp: &Checkpoint, format: Format) -> Result<String> {
     validate(cp, format)?;
@@ -206,6 +230,7 @@ fn estimate(cp: &Checkpoint) -> usize {
         .iter()
         .map(|p| match &p.text {
             Text::Plain(t) => t.screen.iter().chain(&t.history).map(|l| l.len() + 3).sum(),
+            Text::Encoded(e) => e.rows.payload_len() + 96,
             _ => 0,
         })
         .sum();
@@ -461,13 +486,27 @@ impl<S: Sink> PayloadWriter<S> {
                 self.out.lit(",");
                 self.time_field("expires_at", plain.expires_at);
                 self.out.lit(",");
-                let rows = |w: &mut Self, line: &String| sink_json_string(&mut w.out, line);
-                self.list("screen", &plain.screen, rows);
+                self.rows(&plain.screen, &plain.history);
+                self.out.lit("}");
+            }
+            Text::Encoded(e) => {
+                self.out.lit("{\"availability\":\"plain\",");
+                self.time_field("saved_at", e.saved_at);
                 self.out.lit(",");
-                self.list("history", &plain.history, rows);
+                self.time_field("expires_at", e.expires_at);
+                self.out.lit(",");
+                self.out.encoded(e.rows.payload(), e.rows.envelope());
                 self.out.lit("}");
             }
         }
+    }
+
+    /// `"screen":[…],"history":[…]`.
+    fn rows(&mut self, screen: &[String], history: &[String]) {
+        let row = |w: &mut Self, line: &String| sink_json_string(&mut w.out, line);
+        self.list("screen", screen, row);
+        self.out.lit(",");
+        self.list("history", history, row);
     }
 }
 

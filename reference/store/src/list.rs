@@ -177,11 +177,7 @@ impl Store {
     pub fn inspect(&mut self, id: &str, now: Timestamp) -> Result<Inspection> {
         let loaded = self.load(id, now)?;
         let cp = &loaded.checkpoint;
-        let text_panes = cp
-            .panes
-            .iter()
-            .filter(|p| matches!(p.text, Text::Plain(_)))
-            .count();
+        let text_panes = cp.panes.iter().filter(|p| p.text.is_plain()).count();
         let expired_text_panes = cp
             .panes
             .iter()

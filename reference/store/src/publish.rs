@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use vx_format::limits::MAX_SAFE_INTEGER;
-use vx_format::{Checkpoint, Format, Text, Timestamp};
+use vx_format::{Checkpoint, Format, Timestamp};
 
 use crate::error::{ErrorCode, Result, StoreError};
 use crate::io::{retry_eintr, Io, Step};
@@ -85,7 +85,7 @@ impl Store {
             summary = Some(Summary {
                 generation: alloc.generation,
                 captured_at: state.captured_at,
-                has_text: state.panes.iter().any(|p| matches!(p.text, Text::Plain(_))),
+                has_text: state.panes.iter().any(|p| p.text.is_plain()),
             });
             Ok(bytes)
         });

@@ -157,11 +157,7 @@ impl Store {
                     Ok(decoded) => Verdict::Decoded(Summary {
                         generation: decoded.checkpoint.generation,
                         captured_at: decoded.checkpoint.captured_at,
-                        has_text: decoded
-                            .checkpoint
-                            .panes
-                            .iter()
-                            .any(|p| matches!(p.text, vx_format::Text::Plain(_))),
+                        has_text: decoded.checkpoint.panes.iter().any(|p| p.text.is_plain()),
                     }),
                     Err(ReadFailure::Format(e)) => Verdict::Failed {
                         code: e.code(),

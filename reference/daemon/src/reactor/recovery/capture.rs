@@ -2,7 +2,8 @@
 
 use super::archive::ArchiveText;
 use super::durable::{to_format_spec, to_pane_state, tree_nodes};
-use super::text::bounded_text;
+use super::text::screen_text;
+use crate::emulator::TextBounds;
 use crate::reactor::State;
 use crate::topology::Layer;
 use vx_format as fmt;
@@ -55,11 +56,13 @@ impl State {
                     .get(&p.id)
                     .and_then(|e| e.lock().ok())
                 {
-                    Some(e) => bounded_text(
-                        e.capture(),
-                        p.rows,
-                        rc.text_max_rows,
-                        rc.text_max_bytes,
+                    Some(e) => screen_text(
+                        &e,
+                        TextBounds {
+                            rows: p.rows,
+                            max_rows: rc.text_max_rows,
+                            max_bytes: rc.text_max_bytes,
+                        },
                         saved_at,
                         expires_at,
                     ),
@@ -217,7 +220,7 @@ mod tests {
                 value: "venomx".into()
             }]
         );
-        let Text::Plain(t) = &pa.text else {
+        let Text::Plain(t) = pa.text.to_plain() else {
             panic!("plain text expected")
         };
         assert_eq!(

@@ -405,17 +405,19 @@ fn hydrate(
     rows: u16,
     history_rows: usize,
 ) -> (ArchiveText, Emulator, u64) {
+    let plain = |t: &fmt::PlainText| {
+        let (mut e, cut) = Emulator::literal(p.cols, p.rows, history_rows, &t.screen, &t.history);
+        e.resize(cols, rows);
+        let text = ArchiveText::Plain {
+            saved_at: t.saved_at,
+            expires_at: t.expires_at,
+        };
+        (text, e, cut)
+    };
     match &p.text {
-        Text::Plain(t) => {
-            let (mut e, cut) =
-                Emulator::literal(p.cols, p.rows, history_rows, &t.screen, &t.history);
-            e.resize(cols, rows);
-            let text = ArchiveText::Plain {
-                saved_at: t.saved_at,
-                expires_at: t.expires_at,
-            };
-            (text, e, cut)
-        }
+        Text::Plain(t) => plain(t),
+        // The reader never gives this form; it is the same text.
+        Text::Encoded(t) => plain(&t.to_plain()),
         Text::Expired => (
             ArchiveText::Expired,
             Emulator::literal(cols, rows, history_rows, &[], &[]).0,

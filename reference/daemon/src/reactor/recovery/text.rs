@@ -1,15 +1,58 @@
 //! RFC §4's text bounds: per pane (rows and bytes, screen whole or not at all) and
 //! per file (text omitted in reverse pane order until the encoded file fits).
 
-use crate::emulator::Capture;
-use vx_format::{Checkpoint, Format, PlainText, Text, Timestamp};
+use crate::emulator::{Capture, Emulator, TextBounds};
+use std::sync::Arc;
+use vx_format::{Checkpoint, EncodedRows, EncodedText, Format, PlainText, Text, Timestamp};
 use vx_store::{ErrorCode, StoreError};
+
+/// A screen's text for a checkpoint under RFC §4's per-pane bounds, saved at
+/// `saved_at` until `expires_at`. The bounded rows are encoded once per screen
+/// change ([`Emulator::kept_text`]): a pane that printed nothing since the last
+/// checkpoint shares the rows it encoded then.
+pub fn screen_text(
+    screen: &Emulator,
+    bounds: TextBounds,
+    saved_at: Timestamp,
+    expires_at: Timestamp,
+) -> Text {
+    let encoded = |rows: Arc<EncodedRows>| {
+        Text::Encoded(EncodedText {
+            saved_at,
+            expires_at,
+            rows,
+        })
+    };
+    if let Some(kept) = screen.kept_text(bounds) {
+        return kept.map_or(Text::Omitted, encoded);
+    }
+    let Some((screen_rows, history)) = bounded_rows(screen.capture(), bounds) else {
+        screen.keep_text(bounds, None);
+        return Text::Omitted;
+    };
+    match EncodedRows::new(&screen_rows, &history) {
+        Ok(rows) => {
+            let rows = Arc::new(rows);
+            screen.keep_text(bounds, Some(rows.clone()));
+            encoded(rows)
+        }
+        // Capture replaces every control character, so this cannot happen; should it,
+        // the writer refuses the plain rows with the reader's rule, as it always did.
+        Err(_) => Text::Plain(PlainText {
+            saved_at,
+            expires_at,
+            screen: screen_rows,
+            history,
+        }),
+    }
+}
 
 /// RFC §4's per-pane text bounds: the screen keeps exactly `rows` rows and is kept
 /// whole or not at all; history is capped by the rows and bytes left (rows and bytes
 /// count screen and history together; a row's bytes are its UTF-8 length), dropping
-/// the oldest rows first.
-pub fn bounded_text(
+/// the oldest rows first. The plain form of what [`screen_text`] encodes.
+#[cfg(test)]
+fn bounded_text(
     capture: Capture,
     rows: u16,
     max_rows: u64,
@@ -17,6 +60,30 @@ pub fn bounded_text(
     saved_at: Timestamp,
     expires_at: Timestamp,
 ) -> Text {
+    let bounds = TextBounds {
+        rows,
+        max_rows,
+        max_bytes,
+    };
+    match bounded_rows(capture, bounds) {
+        Some((screen, history)) => Text::Plain(PlainText {
+            saved_at,
+            expires_at,
+            screen,
+            history,
+        }),
+        None => Text::Omitted,
+    }
+}
+
+/// [`bounded_text`]'s rows, `(screen, history)`; `None` when the screen alone is over
+/// the bounds (the text is omitted).
+fn bounded_rows(capture: Capture, bounds: TextBounds) -> Option<(Vec<String>, Vec<String>)> {
+    let TextBounds {
+        rows,
+        max_rows,
+        max_bytes,
+    } = bounds;
     let (mut screen, mut history) = (capture.screen, capture.history);
     // Exactly `rows` rows; should the emulator still be taller, its top rows are
     // history, as in a terminal that shrinks.
@@ -27,7 +94,7 @@ pub fn bounded_text(
     screen.resize(usize::from(rows), String::new());
     let screen_bytes: u64 = screen.iter().map(|r| r.len() as u64).sum();
     if screen.len() as u64 > max_rows || screen_bytes > max_bytes {
-        return Text::Omitted;
+        return None;
     }
     let mut rows_left = max_rows - screen.len() as u64;
     let mut bytes_left = max_bytes - screen_bytes;
@@ -41,12 +108,7 @@ pub fn bounded_text(
         keep += 1;
     }
     history.drain(..history.len() - keep);
-    Text::Plain(PlainText {
-        saved_at,
-        expires_at,
-        screen,
-        history,
-    })
+    Some((screen, history))
 }
 
 /// Encodes `cp` in the current format within `max_bytes`: when it does not fit, pane
@@ -64,20 +126,22 @@ pub fn encode_fitting(cp: &mut Checkpoint, max_bytes: u64) -> Result<Vec<u8>, St
         while need > 0 && cursor > 0 {
             cursor -= 1;
             let pane = &mut cp.panes[cursor];
-            if let Text::Plain(t) = &pane.text {
-                // At least this much leaves the file: each row's bytes plus its quotes
-                // and separator, plus the text object's fixed fields.
-                let estimate: u64 = t
+            // At least this much leaves the file: each row's bytes plus its quotes
+            // and separator (the encoded rows' own length), plus the text object's
+            // fixed fields.
+            let rows: u64 = match &pane.text {
+                Text::Plain(t) => t
                     .screen
                     .iter()
                     .chain(&t.history)
                     .map(|r| r.len() as u64 + 3)
-                    .sum::<u64>()
-                    + 64;
-                pane.text = Text::Omitted;
-                need = need.saturating_sub(estimate);
-                dropped = true;
-            }
+                    .sum(),
+                Text::Encoded(t) => t.rows.payload_len() as u64,
+                Text::Omitted | Text::Expired => continue,
+            };
+            pane.text = Text::Omitted;
+            need = need.saturating_sub(rows + 64);
+            dropped = true;
         }
         if !dropped {
             return Err(StoreError::new(
@@ -92,6 +156,109 @@ pub fn encode_fitting(cp: &mut Checkpoint, max_bytes: u64) -> Result<Vec<u8>, St
 mod tests {
     use super::*;
     use vx_format::{Pane, PaneState, Session, Shutdown, Window};
+
+    fn encoded(e: &Emulator, bounds: TextBounds) -> Option<Arc<EncodedRows>> {
+        match screen_text(e, bounds, Timestamp(1), Timestamp(2)) {
+            Text::Encoded(t) => Some(t.rows),
+            Text::Omitted => None,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_screen_is_encoded_once_per_change_and_per_bounds() {
+        let mut e = Emulator::new(10, 2, 100);
+        e.feed(b"a\r\nb\r\nc");
+        let bounds = TextBounds {
+            rows: 2,
+            max_rows: 10,
+            max_bytes: 100,
+        };
+        let first = encoded(&e, bounds).unwrap();
+        let again = encoded(&e, bounds).unwrap();
+        assert!(
+            Arc::ptr_eq(&first, &again),
+            "an unchanged screen shares its rows"
+        );
+        let rows = |s: &[&str]| s.iter().map(|r| r.to_string()).collect::<Vec<_>>();
+        assert_eq!(first.rows(), (rows(&["b", "c"]), rows(&["a"])));
+        let tight = TextBounds {
+            max_rows: 2,
+            ..bounds
+        };
+        assert_eq!(
+            encoded(&e, tight).unwrap().rows(),
+            (rows(&["b", "c"]), vec![])
+        );
+        let over = TextBounds {
+            max_bytes: 1,
+            ..bounds
+        };
+        assert_eq!(
+            encoded(&e, over),
+            None,
+            "a screen over the bounds is omitted"
+        );
+        assert_eq!(encoded(&e, over), None);
+        e.feed(b"\r\nd");
+        let fed = encoded(&e, bounds).unwrap();
+        assert_eq!(fed.rows(), (rows(&["c", "d"]), rows(&["a", "b"])));
+        e.resize(10, 3);
+        let taller = TextBounds { rows: 3, ..bounds };
+        assert_eq!(
+            encoded(&e, taller).unwrap().rows().0.len(),
+            3,
+            "a resize makes it again"
+        );
+    }
+
+    #[test]
+    fn kept_text_always_reads_as_a_fresh_capture() {
+        // Feeds, resizes and bounds changes interleaved with captures: the encoded
+        // text is always the plain reading of the screen as it is.
+        let mut e = Emulator::new(12, 3, 20);
+        let mut seed = 11u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed >> 33
+        };
+        let chunks: [&[u8]; 6] = [
+            b"hello\r\n",
+            b"\x1b[2J\x1b[H",
+            b"wide \xe7\x95\x8c\r\n",
+            b"tab\there\r\n",
+            b"\x1b[?1049halt\x1b[?1049l",
+            b"\"q\" back\\slash\r\n",
+        ];
+        for _ in 0..400 {
+            let bounds = TextBounds {
+                rows: e.capture().screen.len() as u16,
+                max_rows: [3, 5, 100][next() as usize % 3],
+                max_bytes: [8, 40, 10_000][next() as usize % 3],
+            };
+            match next() % 5 {
+                0 | 1 => e.feed(chunks[next() as usize % chunks.len()]),
+                2 => e.resize(8 + (next() % 8) as u16, 2 + (next() % 3) as u16),
+                _ => {}
+            }
+            let bounds = TextBounds {
+                rows: e.capture().screen.len() as u16,
+                ..bounds
+            };
+            let fast = screen_text(&e, bounds, Timestamp(1), Timestamp(2)).to_plain();
+            let plain = bounded_text(
+                e.capture(),
+                bounds.rows,
+                bounds.max_rows,
+                bounds.max_bytes,
+                Timestamp(1),
+                Timestamp(2),
+            );
+            assert_eq!(fast, plain);
+        }
+    }
 
     fn text(screen: &[&str], history: &[&str]) -> Capture {
         Capture {
@@ -209,21 +376,33 @@ mod tests {
         }
     }
 
+    /// `cp`'s plain texts in the encoded form the capture makes.
+    fn encode_texts(mut cp: Checkpoint) -> Checkpoint {
+        for p in &mut cp.panes {
+            if let Text::Plain(t) = &p.text {
+                p.text = Text::Encoded(EncodedText {
+                    saved_at: t.saved_at,
+                    expires_at: t.expires_at,
+                    rows: Arc::new(EncodedRows::new(&t.screen, &t.history).unwrap()),
+                });
+            }
+        }
+        cp
+    }
+
     #[test]
     fn text_is_omitted_in_reverse_pane_order_until_the_file_fits() {
         let row = "x".repeat(1000);
-        let mut cp = checkpoint(4, &row);
-        let full = vx_format::write(&cp, Format::CURRENT).unwrap().len() as u64;
-        let bytes = encode_fitting(&mut cp, full - 500).unwrap();
-        assert!(bytes.len() as u64 <= full - 500);
-        let kept: Vec<bool> = cp
-            .panes
-            .iter()
-            .map(|p| matches!(p.text, Text::Plain(_)))
-            .collect();
-        assert_eq!(kept, vec![true, true, true, false]);
-        let mut cp = checkpoint(4, &row);
-        let e = encode_fitting(&mut cp, 200).unwrap_err();
-        assert_eq!(e.code, ErrorCode::CheckpointSize);
+        for form in [std::convert::identity, encode_texts] {
+            let mut cp = form(checkpoint(4, &row));
+            let full = vx_format::write(&cp, Format::CURRENT).unwrap().len() as u64;
+            let bytes = encode_fitting(&mut cp, full - 500).unwrap();
+            assert!(bytes.len() as u64 <= full - 500);
+            let kept: Vec<bool> = cp.panes.iter().map(|p| p.text.is_plain()).collect();
+            assert_eq!(kept, vec![true, true, true, false]);
+            let mut cp = form(checkpoint(4, &row));
+            let e = encode_fitting(&mut cp, 200).unwrap_err();
+            assert_eq!(e.code, ErrorCode::CheckpointSize);
+        }
     }
 }
