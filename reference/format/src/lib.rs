@@ -10,6 +10,7 @@
 //! assert_eq!(verdict.unwrap_err().code().as_str(), "conflict.checkpoint_corrupt");
 //! ```
 
+mod digest;
 mod encoded;
 pub mod error;
 pub mod ids;

@@ -90,6 +90,11 @@ pub const MAX_TIMESTAMP: Timestamp = Timestamp(253_402_300_799_999);
 
 /// Formats a timestamp in the durable syntax; `None` outside years 0000–9999.
 pub fn format_timestamp(ts: Timestamp) -> Option<String> {
+    stamp(ts).map(|s| s.as_str().to_string())
+}
+
+/// [`format_timestamp`] without allocating: the text on the stack.
+pub fn stamp(ts: Timestamp) -> Option<Stamp> {
     if ts < MIN_TIMESTAMP || ts > MAX_TIMESTAMP {
         return None;
     }
@@ -102,14 +107,100 @@ pub fn format_timestamp(ts: Timestamp) -> Option<String> {
         ms_of_day / 1000 % 60,
         ms_of_day % 1000,
     );
-    Some(format!(
-        "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{ms:03}Z"
-    ))
+    let mut text = [0u8; TIMESTAMP_LEN];
+    // Fixed-width digits: `YYYY-MM-DDTHH:MM:SS.mmmZ` (years 0000-9999 in range).
+    for (at, width, value) in [
+        (0, 4, y),
+        (5, 2, mo),
+        (8, 2, d),
+        (11, 2, h),
+        (14, 2, mi),
+        (17, 2, s),
+        (20, 3, ms),
+    ] {
+        let mut v = value;
+        for i in (at..at + width).rev() {
+            text[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+    }
+    for (at, b) in [
+        (4, b'-'),
+        (7, b'-'),
+        (10, b'T'),
+        (13, b':'),
+        (16, b':'),
+        (19, b'.'),
+        (23, b'Z'),
+    ] {
+        text[at] = b;
+    }
+    Some(Stamp(text))
+}
+
+/// The length of every durable timestamp's text.
+const TIMESTAMP_LEN: usize = 24;
+
+/// A formatted timestamp, on the stack.
+#[derive(Clone, Copy)]
+pub struct Stamp([u8; TIMESTAMP_LEN]);
+
+impl Stamp {
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).expect("ASCII digits and separators")
+    }
+}
+
+impl std::fmt::Display for Stamp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::fmt::Debug for Stamp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl PartialEq<&str> for Stamp {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stamps_spell_what_the_formatting_macro_spells() {
+        // The fixed-width digit writer against `format!`, over the whole range.
+        let reference = |ts: Timestamp| {
+            let days = ts.0.div_euclid(MS_PER_DAY);
+            let ms_of_day = ts.0.rem_euclid(MS_PER_DAY);
+            let (y, mo, d) = civil_from_days(days);
+            format!(
+                "{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+                ms_of_day / 3_600_000,
+                ms_of_day / 60_000 % 60,
+                ms_of_day / 1000 % 60,
+                ms_of_day % 1000
+            )
+        };
+        let mut ts = MIN_TIMESTAMP.0;
+        let step = (MAX_TIMESTAMP.0 - MIN_TIMESTAMP.0) / 100_003;
+        while ts <= MAX_TIMESTAMP.0 {
+            let t = Timestamp(ts);
+            assert_eq!(stamp(t).unwrap(), reference(t).as_str());
+            assert_eq!(parse_timestamp(stamp(t).unwrap().as_str()), Some(t));
+            ts += step;
+        }
+        for t in [MIN_TIMESTAMP, MAX_TIMESTAMP, Timestamp(0), Timestamp(-1)] {
+            assert_eq!(format_timestamp(t).unwrap(), reference(t));
+        }
+        assert!(stamp(Timestamp(MAX_TIMESTAMP.0 + 1)).is_none());
+    }
 
     #[test]
     fn known_instants() {

@@ -6,10 +6,13 @@ use std::fmt::Write as _;
 
 use sha2::{Digest, Sha256};
 
+use crate::digest::{with_digest, Digester};
 use crate::error::Result;
 use crate::model::*;
-use crate::time::format_timestamp;
+use crate::time::stamp;
 use crate::validate::validate;
+use crate::EncodedRows;
+use std::sync::Arc;
 
 /// Encodes a whole checkpoint file in `format`. Refuses (with the reader's verdict)
 /// any state the reader would refuse, including features `format` cannot hold.
@@ -22,26 +25,29 @@ use crate::validate::validate;
 pub fn write(cp: &Checkpoint, format: Format) -> Result<Vec<u8>> {
     validate(cp, format)?;
     let size = estimate(cp);
-    let mut out = Vec::with_capacity(size + size / 4 + 128);
-    let _ = std::io::Write::write_fmt(&mut out, format_args!("{{\"format\":{}", format.number()));
-    out.extend_from_slice(b",\"payload\":\"");
-    let mut w = PayloadWriter {
-        out: EnvelopeSink {
+    let (mut out, digest) = with_digest(size, |digester| {
+        let mut out = Vec::with_capacity(size + size / 4 + 128);
+        let _ =
+            std::io::Write::write_fmt(&mut out, format_args!("{{\"format\":{}", format.number()));
+        out.extend_from_slice(b",\"payload\":\"");
+        let mut w = PayloadWriter {
+            out: EnvelopeSink {
+                out,
+                chunk: Vec::with_capacity(HASH_CHUNK + 256),
+                digester,
+            },
+        };
+        w.checkpoint(cp);
+        let EnvelopeSink {
             out,
-            chunk: Vec::with_capacity(HASH_CHUNK + 256),
-            hasher: Sha256::new(),
-        },
-        scratch: String::new(),
-    };
-    w.checkpoint(cp);
-    let EnvelopeSink {
-        mut out,
-        chunk,
-        mut hasher,
-    } = w.out;
-    hasher.update(&chunk);
+            mut chunk,
+            digester,
+        } = w.out;
+        digester.chunk(&mut chunk);
+        out
+    });
     out.extend_from_slice(b"\",\"sha256\":\"");
-    push_hex(&mut out, &hasher.finalize());
+    push_hex(&mut out, &digest);
     out.extend_from_slice(b"\"}\n");
     Ok(out)
 }
@@ -81,11 +87,18 @@ trait Sink {
     fn quote(&mut self);
     /// One of the payload's escape sequences (`\"`, `\n`, `\u001f`, …).
     fn escape(&mut self, seq: &str);
+    /// `"key":` for one of the RFC's field names (nothing to escape).
+    fn key(&mut self, key: &str) {
+        self.quote();
+        self.text(key);
+        self.quote();
+        self.text(":");
+    }
     /// A point between two values where the digest may catch up.
     fn boundary(&mut self) {}
     /// Rows encoded ahead of time: `payload` in the payload, `envelope` (the same
     /// bytes escaped as the envelope's string) in the envelope.
-    fn encoded(&mut self, payload: &str, envelope: &[u8]);
+    fn encoded(&mut self, rows: &Arc<EncodedRows>);
 }
 
 impl Sink for String {
@@ -101,33 +114,42 @@ impl Sink for String {
     fn escape(&mut self, seq: &str) {
         self.push_str(seq);
     }
-    fn encoded(&mut self, payload: &str, _envelope: &[u8]) {
-        self.push_str(payload);
+    fn encoded(&mut self, rows: &Arc<EncodedRows>) {
+        self.push_str(rows.payload());
     }
 }
 
 /// The envelope being written (`out`, already past `"payload":"`) and the digest of
 /// the payload's own bytes: `chunk` holds those not hashed yet.
-struct EnvelopeSink {
+struct EnvelopeSink<'d> {
     out: Vec<u8>,
     chunk: Vec<u8>,
-    hasher: Sha256,
+    digester: &'d mut Digester,
 }
 
-impl Sink for EnvelopeSink {
+impl Sink for EnvelopeSink<'_> {
     fn text(&mut self, text: &str) {
         self.chunk.extend_from_slice(text.as_bytes());
         self.out.extend_from_slice(text.as_bytes());
     }
     fn lit(&mut self, text: &'static str) {
         self.chunk.extend_from_slice(text.as_bytes());
-        for &b in text.as_bytes() {
-            if b == b'"' {
-                self.out.extend_from_slice(b"\\\"");
-            } else {
-                self.out.push(b);
-            }
+        let mut parts = text.split('"');
+        if let Some(first) = parts.next() {
+            self.out.extend_from_slice(first.as_bytes());
         }
+        for part in parts {
+            self.out.extend_from_slice(b"\\\"");
+            self.out.extend_from_slice(part.as_bytes());
+        }
+    }
+    fn key(&mut self, key: &str) {
+        self.chunk.push(b'"');
+        self.chunk.extend_from_slice(key.as_bytes());
+        self.chunk.extend_from_slice(b"\":");
+        self.out.extend_from_slice(b"\\\"");
+        self.out.extend_from_slice(key.as_bytes());
+        self.out.extend_from_slice(b"\\\":");
     }
     fn quote(&mut self) {
         self.chunk.push(b'"');
@@ -147,17 +169,15 @@ impl Sink for EnvelopeSink {
     }
     fn boundary(&mut self) {
         if self.chunk.len() >= HASH_CHUNK {
-            self.hasher.update(&self.chunk);
-            self.chunk.clear();
+            self.digester.chunk(&mut self.chunk);
         }
     }
-    fn encoded(&mut self, payload: &str, envelope: &[u8]) {
-        self.out.extend_from_slice(envelope);
+    fn encoded(&mut self, rows: &Arc<EncodedRows>) {
+        self.out.extend_from_slice(rows.envelope());
         // Hashed in place: the digest takes what is pending first, then these bytes
         // without copying them into the chunk.
-        self.hasher.update(&self.chunk);
-        self.chunk.clear();
-        self.hasher.update(payload.as_bytes());
+        self.digester.chunk(&mut self.chunk);
+        self.digester.rows(rows);
     }
 }
 
@@ -207,7 +227,6 @@ fn sink_json_string<S: Sink>(out: &mut S, text: &str) {
 pub(crate) fn push_rows(out: &mut String, screen: &[String], history: &[String]) {
     let mut w = PayloadWriter {
         out: std::mem::take(out),
-        scratch: String::new(),
     };
     w.rows(screen, history);
     *out = w.out;
@@ -218,7 +237,6 @@ pub fn write_payload(cp: &Checkpoint, format: Format) -> Result<String> {
     validate(cp, format)?;
     let mut w = PayloadWriter {
         out: String::with_capacity(estimate(cp)),
-        scratch: String::new(),
     };
     w.checkpoint(cp);
     Ok(w.out)
@@ -239,17 +257,12 @@ fn estimate(cp: &Checkpoint) -> usize {
 
 struct PayloadWriter<S> {
     out: S,
-    /// Reused for formatting numbers.
-    scratch: String,
 }
 
 impl<S: Sink> PayloadWriter<S> {
     /// `"key":`; keys are the RFC's field names (no character to escape).
     fn key(&mut self, key: &str) {
-        self.out.quote();
-        self.out.text(key);
-        self.out.quote();
-        self.out.text(":");
+        self.out.key(key);
     }
 
     fn str_field(&mut self, key: &str, value: &str) {
@@ -267,21 +280,23 @@ impl<S: Sink> PayloadWriter<S> {
         self.out.quote();
     }
 
-    fn num_field(&mut self, key: &str, value: impl std::fmt::Display) {
+    fn num_field(&mut self, key: &str, value: impl itoa::Integer) {
         self.key(key);
         self.number(value);
     }
 
-    /// A number's text (digits, `-`, `.`, `e`: never escaped).
-    fn number(&mut self, value: impl std::fmt::Display) {
-        self.scratch.clear();
-        let _ = write!(self.scratch, "{value}");
-        self.out.text(&self.scratch);
+    /// An integer's text (digits and `-`: never escaped).
+    fn number(&mut self, value: impl itoa::Integer) {
+        self.out.text(itoa::Buffer::new().format(value));
     }
 
     fn time_field(&mut self, key: &str, ts: Timestamp) {
-        let text = format_timestamp(ts).expect("validated timestamps are formattable");
-        self.str_field(key, &text);
+        let text = stamp(ts).expect("validated timestamps are formattable");
+        self.key(key);
+        // Digits and separators: nothing to escape.
+        self.out.quote();
+        self.out.text(text.as_str());
+        self.out.quote();
     }
 
     fn list<T>(&mut self, key: &str, items: &[T], mut each: impl FnMut(&mut Self, &T)) {
@@ -386,7 +401,7 @@ impl<S: Sink> PayloadWriter<S> {
                 match exit {
                     Some(Exit::Code(code)) => {
                         self.out.lit(",");
-                        self.num_field("exit_code", code);
+                        self.num_field("exit_code", *code);
                     }
                     Some(Exit::Signal(name)) => {
                         self.out.lit(",");
@@ -495,7 +510,7 @@ impl<S: Sink> PayloadWriter<S> {
                 self.out.lit(",");
                 self.time_field("expires_at", e.expires_at);
                 self.out.lit(",");
-                self.out.encoded(e.rows.payload(), e.rows.envelope());
+                self.out.encoded(&e.rows);
                 self.out.lit("}");
             }
         }
@@ -557,10 +572,11 @@ mod tests {
             }
             let mut payload = String::new();
             push_json_string(&mut payload, &text);
+            let mut digester = Digester::Here(Sha256::new());
             let mut sink = EnvelopeSink {
                 out: Vec::new(),
                 chunk: Vec::new(),
-                hasher: Sha256::new(),
+                digester: &mut digester,
             };
             sink_json_string(&mut sink, &text);
             assert_eq!(sink.chunk, payload.as_bytes(), "{text:?}");

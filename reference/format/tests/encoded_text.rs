@@ -200,3 +200,37 @@ proptest! {
         prop_assert_eq!(text.to_plain(), Text::Plain(plain));
     }
 }
+
+/// Payloads from 1 MiB on are hashed on a second thread while they are encoded: the
+/// file is the same, plain or encoded, and the two-pass writer's.
+#[test]
+fn large_payloads_hashed_aside_write_the_same_bytes() {
+    for format in Format::ALL {
+        let mut cp = example_with_text(format);
+        for pane in &mut cp.panes {
+            let rows = pane.rows;
+            pane.text = Text::Plain(PlainText {
+                saved_at: cp.captured_at,
+                expires_at: Timestamp(cp.captured_at.0 + 60_000),
+                screen: (0..rows).map(|i| format!("screen {i} \"x\"")).collect(),
+                history: (0..40_000)
+                    .map(|i| format!("{i:>6} history row with \"quotes\", \\ and é"))
+                    .collect(),
+            });
+        }
+        let plain = write(&cp, format).unwrap();
+        assert!(plain.len() > 2 << 20, "{} bytes", plain.len());
+        let two_pass =
+            vx_format::wrap_envelope(format.number(), &write_payload(&cp, format).unwrap());
+        assert_eq!(plain, two_pass);
+        assert_eq!(write(&encoded(&cp), format).unwrap(), plain);
+        // Every other pane encoded: chunks and shared rows interleave.
+        let mut mixed = encoded(&cp);
+        for (i, pane) in mixed.panes.iter_mut().enumerate() {
+            if i % 2 == 1 {
+                pane.text = pane.text.to_plain();
+            }
+        }
+        assert_eq!(write(&mixed, format).unwrap(), plain);
+    }
+}
