@@ -10,7 +10,6 @@
 //! assert_eq!(verdict.unwrap_err().code().as_str(), "conflict.checkpoint_corrupt");
 //! ```
 
-mod digest;
 mod encoded;
 pub mod error;
 pub mod ids;

@@ -6,13 +6,11 @@ use std::fmt::Write as _;
 
 use sha2::{Digest, Sha256};
 
-use crate::digest::{with_digest, Digester};
 use crate::error::Result;
 use crate::model::*;
 use crate::time::stamp;
 use crate::validate::validate;
 use crate::EncodedRows;
-use std::sync::Arc;
 
 /// Encodes a whole checkpoint file in `format`. Refuses (with the reader's verdict)
 /// any state the reader would refuse, including features `format` cannot hold.
@@ -25,29 +23,25 @@ use std::sync::Arc;
 pub fn write(cp: &Checkpoint, format: Format) -> Result<Vec<u8>> {
     validate(cp, format)?;
     let size = estimate(cp);
-    let (mut out, digest) = with_digest(size, |digester| {
-        let mut out = Vec::with_capacity(size + size / 4 + 128);
-        let _ =
-            std::io::Write::write_fmt(&mut out, format_args!("{{\"format\":{}", format.number()));
-        out.extend_from_slice(b",\"payload\":\"");
-        let mut w = PayloadWriter {
-            out: EnvelopeSink {
-                out,
-                chunk: Vec::with_capacity(HASH_CHUNK + 256),
-                digester,
-            },
-        };
-        w.checkpoint(cp);
-        let EnvelopeSink {
+    let mut out = Vec::with_capacity(size + size / 4 + 128);
+    let _ = std::io::Write::write_fmt(&mut out, format_args!("{{\"format\":{}", format.number()));
+    out.extend_from_slice(b",\"payload\":\"");
+    let mut w = PayloadWriter {
+        out: EnvelopeSink {
             out,
-            mut chunk,
-            digester,
-        } = w.out;
-        digester.chunk(&mut chunk);
-        out
-    });
+            chunk: Vec::with_capacity(HASH_CHUNK + 256),
+            hasher: Sha256::new(),
+        },
+    };
+    w.checkpoint(cp);
+    let EnvelopeSink {
+        mut out,
+        chunk,
+        mut hasher,
+    } = w.out;
+    hasher.update(&chunk);
     out.extend_from_slice(b"\",\"sha256\":\"");
-    push_hex(&mut out, &digest);
+    push_hex(&mut out, &hasher.finalize());
     out.extend_from_slice(b"\"}\n");
     Ok(out)
 }
@@ -98,7 +92,7 @@ trait Sink {
     fn boundary(&mut self) {}
     /// Rows encoded ahead of time: `payload` in the payload, `envelope` (the same
     /// bytes escaped as the envelope's string) in the envelope.
-    fn encoded(&mut self, rows: &Arc<EncodedRows>);
+    fn encoded(&mut self, rows: &EncodedRows);
 }
 
 impl Sink for String {
@@ -114,34 +108,45 @@ impl Sink for String {
     fn escape(&mut self, seq: &str) {
         self.push_str(seq);
     }
-    fn encoded(&mut self, rows: &Arc<EncodedRows>) {
+    fn encoded(&mut self, rows: &EncodedRows) {
         self.push_str(rows.payload());
     }
 }
 
 /// The envelope being written (`out`, already past `"payload":"`) and the digest of
 /// the payload's own bytes: `chunk` holds those not hashed yet.
-struct EnvelopeSink<'d> {
+struct EnvelopeSink {
     out: Vec<u8>,
     chunk: Vec<u8>,
-    digester: &'d mut Digester,
+    hasher: Sha256,
 }
 
-impl Sink for EnvelopeSink<'_> {
+impl Sink for EnvelopeSink {
     fn text(&mut self, text: &str) {
         self.chunk.extend_from_slice(text.as_bytes());
         self.out.extend_from_slice(text.as_bytes());
     }
     fn lit(&mut self, text: &'static str) {
-        self.chunk.extend_from_slice(text.as_bytes());
-        let mut parts = text.split('"');
-        if let Some(first) = parts.next() {
-            self.out.extend_from_slice(first.as_bytes());
+        let bytes = text.as_bytes();
+        // Most literals are one byte (`,` `{` `}` `[` `]`): no copy call for them.
+        if let [b] = *bytes {
+            self.chunk.push(b);
+            if b == b'"' {
+                self.out.push(b'\\');
+            }
+            self.out.push(b);
+            return;
         }
-        for part in parts {
-            self.out.extend_from_slice(b"\\\"");
-            self.out.extend_from_slice(part.as_bytes());
+        self.chunk.extend_from_slice(bytes);
+        let mut from = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == b'"' {
+                self.out.extend_from_slice(&bytes[from..i]);
+                self.out.extend_from_slice(b"\\\"");
+                from = i + 1;
+            }
         }
+        self.out.extend_from_slice(&bytes[from..]);
     }
     fn key(&mut self, key: &str) {
         self.chunk.push(b'"');
@@ -169,15 +174,17 @@ impl Sink for EnvelopeSink<'_> {
     }
     fn boundary(&mut self) {
         if self.chunk.len() >= HASH_CHUNK {
-            self.digester.chunk(&mut self.chunk);
+            self.hasher.update(&self.chunk);
+            self.chunk.clear();
         }
     }
-    fn encoded(&mut self, rows: &Arc<EncodedRows>) {
+    fn encoded(&mut self, rows: &EncodedRows) {
         self.out.extend_from_slice(rows.envelope());
         // Hashed in place: the digest takes what is pending first, then these bytes
         // without copying them into the chunk.
-        self.digester.chunk(&mut self.chunk);
-        self.digester.rows(rows);
+        self.hasher.update(&self.chunk);
+        self.chunk.clear();
+        self.hasher.update(rows.payload().as_bytes());
     }
 }
 
@@ -572,11 +579,10 @@ mod tests {
             }
             let mut payload = String::new();
             push_json_string(&mut payload, &text);
-            let mut digester = Digester::Here(Sha256::new());
             let mut sink = EnvelopeSink {
                 out: Vec::new(),
                 chunk: Vec::new(),
-                digester: &mut digester,
+                hasher: Sha256::new(),
             };
             sink_json_string(&mut sink, &text);
             assert_eq!(sink.chunk, payload.as_bytes(), "{text:?}");
