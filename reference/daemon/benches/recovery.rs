@@ -399,8 +399,8 @@ fn capture_publish(base: &Path, rounds: usize) {
     println!(
         "## capture + publish of live panes (recovery.checkpoint over the wire) vs floor; {lines} lines printed per pane, {rounds} rounds"
     );
-    println!("| panes | text | file bytes | floor wall | checkpoint wall | ratio of medians | median of round ratios | floor CPU | daemon CPU to reply | daemon CPU with prune |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| panes | text | file bytes | floor wall | checkpoint wall | ratio of medians | median of round ratios | floor CPU | daemon CPU to reply | daemon CPU with prune | `server.info` round trip |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for n in counts {
         let dir = base.join(format!("live-{n}"));
         let _ = std::fs::remove_dir_all(&dir);
@@ -424,6 +424,9 @@ fn capture_publish(base: &Path, rounds: usize) {
                 d.call("config.reload", json!({}));
             }
             let (mut floors, mut cps, mut pruned) = (Vec::new(), Vec::new(), Vec::new());
+            // The daemon's fixed cost of any request (the wire, a reactor turn, the
+            // reply), which the in-process floor does not pay: one call per round.
+            let mut round_trips = Vec::new();
             // Each round's own ratio: the disk's fsync time drifts with the load of
             // the machine, and a round's two sides see the same disk.
             let mut paired: Vec<f64> = Vec::new();
@@ -466,7 +469,11 @@ fn capture_publish(base: &Path, rounds: usize) {
                     let f = take_floor(&bytes);
                     (take_checkpoint(&mut d, &mut bytes), f)
                 };
+                let start = Instant::now();
+                d.call("server.info", json!({}));
+                let round_trip = start.elapsed();
                 if round >= 3 {
+                    round_trips.push(round_trip);
                     paired.push(c.0.wall.as_secs_f64() / f.wall.as_secs_f64());
                     cps.push(c.0);
                     pruned.push(c.1);
@@ -477,7 +484,7 @@ fn capture_publish(base: &Path, rounds: usize) {
             let (cw, cc) = medians(&mut cps);
             paired.sort_by(f64::total_cmp);
             println!(
-                "| {n} | {} | {} | {:.0} µs | {:.0} µs | {:.2}× | {:.2}× | {:.0} µs | {:.0} µs | {:.0} µs |",
+                "| {n} | {} | {} | {:.0} µs | {:.0} µs | {:.2}× | {:.2}× | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs |",
                 if text == ".plain" { "plain" } else { "omitted" },
                 bytes.len(),
                 fw.as_secs_f64() * 1e6,
@@ -487,6 +494,7 @@ fn capture_publish(base: &Path, rounds: usize) {
                 fc.as_secs_f64() * 1e6,
                 cc.as_secs_f64() * 1e6,
                 median(&mut pruned).as_secs_f64() * 1e6,
+                median(&mut round_trips).as_secs_f64() * 1e6,
             );
         }
     }
