@@ -32,6 +32,25 @@ pub fn rfc_example(format: Format) -> Checkpoint {
     }
 }
 
+/// `cp` with every plain text in the encoded form a daemon's capture makes
+/// ([`crate::Text::Encoded`]); it writes the same bytes.
+pub fn with_encoded_text(cp: &Checkpoint) -> Checkpoint {
+    let mut cp = cp.clone();
+    for pane in &mut cp.panes {
+        if let crate::Text::Plain(t) = &pane.text {
+            pane.text = crate::Text::Encoded(crate::EncodedText {
+                saved_at: t.saved_at,
+                expires_at: t.expires_at,
+                rows: std::sync::Arc::new(
+                    crate::EncodedRows::new(&t.screen, &t.history)
+                        .expect("plain text rows hold no control character"),
+                ),
+            });
+        }
+    }
+    cp
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

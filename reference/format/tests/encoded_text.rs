@@ -10,19 +10,8 @@ use vx_format::{
     PlainText, ReadContext, Rule, Text, Timestamp,
 };
 
-/// `cp` with every plain text in its encoded form.
 fn encoded(cp: &Checkpoint) -> Checkpoint {
-    let mut cp = cp.clone();
-    for pane in &mut cp.panes {
-        if let Text::Plain(t) = &pane.text {
-            pane.text = Text::Encoded(EncodedText {
-                saved_at: t.saved_at,
-                expires_at: t.expires_at,
-                rows: Arc::new(EncodedRows::new(&t.screen, &t.history).unwrap()),
-            });
-        }
-    }
-    cp
+    vx_format::testing::with_encoded_text(cp)
 }
 
 fn has_text(cp: &Checkpoint) -> bool {

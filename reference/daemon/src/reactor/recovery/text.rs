@@ -377,17 +377,8 @@ mod tests {
     }
 
     /// `cp`'s plain texts in the encoded form the capture makes.
-    fn encode_texts(mut cp: Checkpoint) -> Checkpoint {
-        for p in &mut cp.panes {
-            if let Text::Plain(t) = &p.text {
-                p.text = Text::Encoded(EncodedText {
-                    saved_at: t.saved_at,
-                    expires_at: t.expires_at,
-                    rows: Arc::new(EncodedRows::new(&t.screen, &t.history).unwrap()),
-                });
-            }
-        }
-        cp
+    fn encode_texts(cp: Checkpoint) -> Checkpoint {
+        vx_format::testing::with_encoded_text(&cp)
     }
 
     #[test]
