@@ -29,7 +29,9 @@
 //! `VXBENCH_PANES` (comma-separated pane counts for part 1), `VXBENCH_LINES`,
 //! `VXBENCH_ONLY` (comma-separated subset of `capture`, `restore`, `pty`),
 //! `VXBENCH_RESTORE_RUNS` (restores, each in a fresh daemon; default 3),
-//! `VXBENCH_VXREF` (another vxref binary to measure, for A/B runs of two builds).
+//! `VXBENCH_VXREF` (another vxref binary to measure, for A/B runs of two builds),
+//! `VXBENCH_PRINTED=1` (part 1: every pane prints before each checkpoint, so no
+//! screen's kept capture or encoded text can be reused).
 
 use serde_json::{json, Value};
 use std::io::Write;
@@ -290,7 +292,7 @@ fn output_line(i: usize) -> String {
 /// `n` live panes, one 80x24 window each, whose program prints `lines` lines (a
 /// full screen and `lines - 23` rows of history) and then waits; returns once every
 /// pane's screen shows its last line.
-fn spawn_live_panes(d: &mut Daemon, base: &Path, n: u64, lines: usize) {
+fn spawn_live_panes(d: &mut Daemon, base: &Path, n: u64, lines: usize) -> Vec<Value> {
     let file = base.join("lines.txt");
     if !file.exists() {
         let text: String = (0..lines).map(|i| output_line(i) + "\n").collect();
@@ -330,6 +332,47 @@ fn spawn_live_panes(d: &mut Daemon, base: &Path, n: u64, lines: usize) {
             );
             std::thread::sleep(Duration::from_millis(5));
         }
+    }
+    panes
+}
+
+/// `VXBENCH_PRINTED=1`: before each checkpoint every pane prints one more character
+/// (the terminal's echo of `pane.send`; the program never reads it), so no screen is
+/// the one the last checkpoint encoded and the capture derives and encodes every
+/// pane's rows again. Waits for the last pane's echo; [`assert_printed`] checks all.
+fn print_to_every_pane(d: &mut Daemon, panes: &[Value], mark: char) {
+    for p in panes {
+        d.call("pane.send", json!({"pane": p, "text": mark.to_string()}));
+    }
+    let last = panes.last().unwrap();
+    let start = Instant::now();
+    while !d.call("pane.capture", json!({"pane": last}))["screen"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r.as_str().unwrap().ends_with(mark))
+    {
+        assert!(start.elapsed() < Duration::from_secs(10), "no echo");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // The echoes of the other panes were queued before the last one's.
+    std::thread::sleep(Duration::from_millis(20));
+}
+
+/// Every pane's text in the checkpoint shows `mark` at the end of a row: no pane's
+/// screen was the one encoded before (else the figure would flatter the printed case).
+fn assert_printed(bytes: &[u8], mark: char) {
+    let cp = fmt::read(bytes, &fmt::ReadContext::default())
+        .unwrap()
+        .checkpoint;
+    for pane in &cp.panes {
+        let fmt::Text::Plain(t) = &pane.text else {
+            panic!("pane without text")
+        };
+        assert!(
+            t.screen.iter().any(|r| r.ends_with(mark)),
+            "a pane's screen did not show this round's echo yet"
+        );
     }
 }
 
@@ -391,13 +434,15 @@ fn medians(v: &mut [Sample]) -> (Duration, Duration) {
 
 fn capture_publish(base: &Path, rounds: usize) {
     let lines = env_usize("VXBENCH_LINES", 40);
+    let printed = std::env::var("VXBENCH_PRINTED").is_ok_and(|v| v == "1");
     let counts: Vec<u64> = std::env::var("VXBENCH_PANES")
         .unwrap_or_else(|_| "10,100,1000".into())
         .split(',')
         .map(|n| n.parse().unwrap())
         .collect();
     println!(
-        "## capture + publish of live panes (recovery.checkpoint over the wire) vs floor; {lines} lines printed per pane, {rounds} rounds"
+        "## capture + publish of live panes (recovery.checkpoint over the wire) vs floor; {lines} lines printed per pane, {rounds} rounds{}",
+        if printed { "; every pane prints before each checkpoint" } else { "; panes idle between checkpoints" }
     );
     println!("| panes | text | file bytes | floor wall | checkpoint wall | ratio of medians | median of round ratios | floor CPU | daemon CPU to reply | daemon CPU with prune | `server.info` round trip |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
@@ -409,7 +454,7 @@ fn capture_publish(base: &Path, rounds: usize) {
         };
         let mut d = Daemon::start(&dir, &config(".off"));
         let created = Instant::now();
-        spawn_live_panes(&mut d, base, n, lines);
+        let panes = spawn_live_panes(&mut d, base, n, lines);
         eprintln!(
             "{n} live panes ready in {:.1} s",
             created.elapsed().as_secs_f64()
@@ -462,6 +507,10 @@ fn capture_publish(base: &Path, rounds: usize) {
             // The first checkpoint gives the floor its bytes; three warm-up rounds.
             take_checkpoint(&mut d, &mut bytes);
             for round in 0..rounds + 3 {
+                let mark = char::from(b'a' + (round % 26) as u8);
+                if printed {
+                    print_to_every_pane(&mut d, &panes, mark);
+                }
                 let (c, f) = if round.is_multiple_of(2) {
                     let c = take_checkpoint(&mut d, &mut bytes);
                     (c, take_floor(&bytes))
@@ -469,6 +518,9 @@ fn capture_publish(base: &Path, rounds: usize) {
                     let f = take_floor(&bytes);
                     (take_checkpoint(&mut d, &mut bytes), f)
                 };
+                if printed && text == ".plain" {
+                    assert_printed(&bytes, mark);
+                }
                 let start = Instant::now();
                 d.call("server.info", json!({}));
                 let round_trip = start.elapsed();
