@@ -373,11 +373,24 @@ impl Emulator {
 
     /// Keeps `rows`, made from this screen as it is now under `bounds`.
     pub fn keep_text(&self, bounds: TextBounds, rows: Option<Arc<EncodedRows>>) {
-        *self.last_capture.text.borrow_mut() = Some(KeptText {
-            version: self.last_capture.version,
-            bounds,
-            rows,
-        });
+        self.keep_text_at(self.last_capture.version, bounds, rows);
+    }
+
+    /// Counts the changes to the screen: what [`Emulator::keep_text_at`] is given.
+    pub fn version(&self) -> u64 {
+        self.last_capture.version
+    }
+
+    /// Keeps `rows`, made from this screen as it was at `version`, unless the screen
+    /// changed since (the worker encodes what a capture read, later).
+    pub fn keep_text_at(&self, version: u64, bounds: TextBounds, rows: Option<Arc<EncodedRows>>) {
+        if version == self.last_capture.version {
+            *self.last_capture.text.borrow_mut() = Some(KeptText {
+                version,
+                bounds,
+                rows,
+            });
+        }
     }
 }
 

@@ -2,10 +2,11 @@
 
 use super::archive::ArchiveText;
 use super::durable::{to_format_spec, to_pane_state, tree_nodes};
-use super::text::screen_text;
+use super::text::{screen_text, FreshText};
 use crate::emulator::TextBounds;
 use crate::reactor::State;
 use crate::topology::Layer;
+use std::sync::Arc;
 use vx_format as fmt;
 use vx_format::{Checkpoint, Shutdown, Text, Timestamp};
 
@@ -13,7 +14,18 @@ impl State {
     /// One consistent view at this turn (RFC §3): topology, lifecycle and, with
     /// `.plain`, bounded primary-screen text. An allowlist: the model has no field
     /// for argv, env, cwd, PIDs, principals or tokens.
+    #[cfg(test)]
     pub(in crate::reactor) fn capture(&self, at: Timestamp, shutdown: Shutdown) -> Checkpoint {
+        self.capture_for_write(at, shutdown).0
+    }
+
+    /// The capture a write publishes, and the panes whose text was read as plain rows,
+    /// for the worker to encode ([`super::text::encode_fresh`]).
+    pub(in crate::reactor) fn capture_for_write(
+        &self,
+        at: Timestamp,
+        shutdown: Shutdown,
+    ) -> (Checkpoint, Vec<FreshText>) {
         let rc = &self.config.recovery;
         let text_on = rc.text_enabled();
         let text_age_ms = (rc.text_max_age_seconds as i64).saturating_mul(1000);
@@ -41,32 +53,40 @@ impl State {
                 }
             })
             .collect();
+        let mut fresh = Vec::new();
         let panes = self
             .topology
             .panes
             .values()
-            .map(|p| {
+            .enumerate()
+            .map(|(index, p)| {
                 let archive = self.recovery.archives.get(&p.id);
                 let float = match &p.layer {
                     Layer::Float { spec, z, .. } => Some(to_format_spec(spec, *z)),
                     Layer::Tiled => None,
                 };
-                let live_text = |saved_at: Timestamp, expires_at: Timestamp| match self
-                    .screens
-                    .get(&p.id)
-                    .and_then(|e| e.lock().ok())
-                {
-                    Some(e) => screen_text(
-                        &e,
-                        TextBounds {
-                            rows: p.rows,
-                            max_rows: rc.text_max_rows,
-                            max_bytes: rc.text_max_bytes,
-                        },
-                        saved_at,
-                        expires_at,
-                    ),
-                    None => Text::Omitted,
+                let mut live_text = |saved_at: Timestamp, expires_at: Timestamp| {
+                    let Some(screen) = self.screens.get(&p.id) else {
+                        return Text::Omitted;
+                    };
+                    let Ok(e) = screen.lock() else {
+                        return Text::Omitted;
+                    };
+                    let bounds = TextBounds {
+                        rows: p.rows,
+                        max_rows: rc.text_max_rows,
+                        max_bytes: rc.text_max_bytes,
+                    };
+                    let (text, read_at) = screen_text(&e, bounds, saved_at, expires_at);
+                    if let Some(version) = read_at {
+                        fresh.push(FreshText {
+                            pane: index,
+                            screen: Arc::clone(screen),
+                            version,
+                            bounds,
+                        });
+                    }
+                    text
                 };
                 let text = match archive.map(|a| a.text) {
                     Some(ArchiveText::Expired) => Text::Expired,
@@ -108,7 +128,7 @@ impl State {
                 }
             })
             .collect();
-        Checkpoint {
+        let checkpoint = Checkpoint {
             // The store sets id, generation, socket and uid when it publishes.
             checkpoint: String::new(),
             generation: 0,
@@ -119,7 +139,8 @@ impl State {
             sessions,
             windows,
             panes,
-        }
+        };
+        (checkpoint, fresh)
     }
 }
 

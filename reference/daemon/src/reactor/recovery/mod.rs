@@ -131,7 +131,8 @@ impl State {
         reply: Option<oneshot::Sender<Outcome>>,
         done: Option<oneshot::Sender<bool>>,
     ) {
-        let checkpoint = Box::new(self.capture(now(), shutdown));
+        let (checkpoint, fresh) = self.capture_for_write(now(), shutdown);
+        let checkpoint = Box::new(checkpoint);
         self.recovery.dirty = false;
         self.recovery.writes += 1;
         if reply.is_some() {
@@ -139,6 +140,7 @@ impl State {
         }
         let job = Job::Publish {
             checkpoint,
+            fresh,
             reply,
             done,
         };

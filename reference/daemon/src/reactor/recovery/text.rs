@@ -2,48 +2,83 @@
 //! per file (text omitted in reverse pane order until the encoded file fits).
 
 use crate::emulator::{Capture, Emulator, TextBounds};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use vx_format::{Checkpoint, EncodedRows, EncodedText, Format, PlainText, Text, Timestamp};
 use vx_store::{ErrorCode, StoreError};
 
 /// A screen's text for a checkpoint under RFC §4's per-pane bounds, saved at
-/// `saved_at` until `expires_at`. The bounded rows are encoded once per screen
-/// change ([`Emulator::kept_text`]): a pane that printed nothing since the last
-/// checkpoint shares the rows it encoded then.
+/// `saved_at` until `expires_at`. A screen that did not change since a checkpoint
+/// encoded its rows under the same bounds shares them ([`Emulator::kept_text`]);
+/// otherwise its bounded rows come as `Text::Plain` and `fresh` is the screen's
+/// version, for the worker to encode them and keep the encoding ([`encode_fresh`]),
+/// so that no reactor turn encodes.
 pub fn screen_text(
     screen: &Emulator,
     bounds: TextBounds,
     saved_at: Timestamp,
     expires_at: Timestamp,
-) -> Text {
-    let encoded = |rows: Arc<EncodedRows>| {
-        Text::Encoded(EncodedText {
-            saved_at,
-            expires_at,
-            rows,
-        })
-    };
+) -> (Text, Option<u64>) {
     if let Some(kept) = screen.kept_text(bounds) {
-        return kept.map_or(Text::Omitted, encoded);
+        let text = kept.map_or(Text::Omitted, |rows| {
+            Text::Encoded(EncodedText {
+                saved_at,
+                expires_at,
+                rows,
+            })
+        });
+        return (text, None);
     }
-    let Some((screen_rows, history)) = bounded_rows(screen.capture(), bounds) else {
-        screen.keep_text(bounds, None);
-        return Text::Omitted;
-    };
-    match EncodedRows::new(&screen_rows, &history) {
-        Ok(rows) => {
-            let rows = Arc::new(rows);
-            screen.keep_text(bounds, Some(rows.clone()));
-            encoded(rows)
+    let version = screen.version();
+    match bounded_rows(screen.capture(), bounds) {
+        Some((screen, history)) => (
+            Text::Plain(PlainText {
+                saved_at,
+                expires_at,
+                screen,
+                history,
+            }),
+            Some(version),
+        ),
+        None => {
+            screen.keep_text(bounds, None);
+            (Text::Omitted, None)
         }
-        // Capture replaces every control character, so this cannot happen; should it,
-        // the writer refuses the plain rows with the reader's rule, as it always did.
-        Err(_) => Text::Plain(PlainText {
-            saved_at,
-            expires_at,
-            screen: screen_rows,
-            history,
-        }),
+    }
+}
+
+/// A pane whose screen text the capture read as plain rows (`pane`: its index in the
+/// checkpoint), with the screen's version then.
+pub struct FreshText {
+    pub pane: usize,
+    pub screen: Arc<Mutex<Emulator>>,
+    pub version: u64,
+    pub bounds: TextBounds,
+}
+
+/// On the worker: encodes the fresh panes' rows (same bytes on disk) and keeps each
+/// encoding in its emulator unless the screen changed since the capture. Rows that
+/// hold a control character (capture replaces them all, so never) stay plain, and
+/// the writer refuses them with the reader's rule as it always did.
+pub fn encode_fresh(cp: &mut Checkpoint, fresh: &[FreshText]) {
+    for f in fresh {
+        let Some(pane) = cp.panes.get_mut(f.pane) else {
+            continue;
+        };
+        let Text::Plain(t) = &pane.text else {
+            continue;
+        };
+        let Ok(rows) = EncodedRows::new(&t.screen, &t.history) else {
+            continue;
+        };
+        let rows = Arc::new(rows);
+        if let Ok(screen) = f.screen.lock() {
+            screen.keep_text_at(f.version, f.bounds, Some(Arc::clone(&rows)));
+        }
+        pane.text = Text::Encoded(EncodedText {
+            saved_at: t.saved_at,
+            expires_at: t.expires_at,
+            rows,
+        });
     }
 }
 
@@ -157,8 +192,25 @@ mod tests {
     use super::*;
     use vx_format::{Pane, PaneState, Session, Shutdown, Window};
 
-    fn encoded(e: &Emulator, bounds: TextBounds) -> Option<Arc<EncodedRows>> {
-        match screen_text(e, bounds, Timestamp(1), Timestamp(2)) {
+    /// A checkpoint's text of `e` as the capture and then the worker make it.
+    fn through_worker(e: &Arc<Mutex<Emulator>>, bounds: TextBounds) -> Text {
+        let (text, read_at) = screen_text(&e.lock().unwrap(), bounds, Timestamp(1), Timestamp(2));
+        let mut cp = checkpoint(1, "");
+        cp.panes[0].text = text;
+        if let Some(version) = read_at {
+            let fresh = FreshText {
+                pane: 0,
+                screen: Arc::clone(e),
+                version,
+                bounds,
+            };
+            encode_fresh(&mut cp, &[fresh]);
+        }
+        cp.panes.pop().unwrap().text
+    }
+
+    fn encoded(e: &Arc<Mutex<Emulator>>, bounds: TextBounds) -> Option<Arc<EncodedRows>> {
+        match through_worker(e, bounds) {
             Text::Encoded(t) => Some(t.rows),
             Text::Omitted => None,
             other => panic!("unexpected {other:?}"),
@@ -167,14 +219,27 @@ mod tests {
 
     #[test]
     fn a_screen_is_encoded_once_per_change_and_per_bounds() {
-        let mut e = Emulator::new(10, 2, 100);
-        e.feed(b"a\r\nb\r\nc");
+        let e = Arc::new(Mutex::new(Emulator::new(10, 2, 100)));
+        e.lock().unwrap().feed(b"a\r\nb\r\nc");
         let bounds = TextBounds {
             rows: 2,
             max_rows: 10,
             max_bytes: 100,
         };
+        let read = |e: &Arc<Mutex<Emulator>>| {
+            screen_text(&e.lock().unwrap(), bounds, Timestamp(1), Timestamp(2))
+        };
+        let (text, read_at) = read(&e);
+        assert!(
+            matches!(text, Text::Plain(_)) && read_at.is_some(),
+            "a screen never encoded comes plain, for the worker to encode"
+        );
         let first = encoded(&e, bounds).unwrap();
+        let (text, read_at) = read(&e);
+        assert!(
+            matches!(text, Text::Encoded(_)) && read_at.is_none(),
+            "the worker kept its encoding"
+        );
         let again = encoded(&e, bounds).unwrap();
         assert!(
             Arc::ptr_eq(&first, &again),
@@ -200,23 +265,32 @@ mod tests {
             "a screen over the bounds is omitted"
         );
         assert_eq!(encoded(&e, over), None);
-        e.feed(b"\r\nd");
+        e.lock().unwrap().feed(b"\r\nd");
         let fed = encoded(&e, bounds).unwrap();
         assert_eq!(fed.rows(), (rows(&["c", "d"]), rows(&["a", "b"])));
-        e.resize(10, 3);
+        e.lock().unwrap().resize(10, 3);
         let taller = TextBounds { rows: 3, ..bounds };
         assert_eq!(
             encoded(&e, taller).unwrap().rows().0.len(),
             3,
             "a resize makes it again"
         );
+        // A screen that changes between the capture and the worker keeps nothing.
+        let (text, read_at) = read(&e);
+        assert!(read_at.is_some() || matches!(text, Text::Encoded(_)));
+        e.lock().unwrap().feed(b"x");
+        let (_, read_at) = read(&e);
+        let version = read_at.unwrap();
+        e.lock().unwrap().feed(b"y");
+        e.lock().unwrap().keep_text_at(version, bounds, None);
+        assert!(e.lock().unwrap().kept_text(bounds).is_none());
     }
 
     #[test]
     fn kept_text_always_reads_as_a_fresh_capture() {
-        // Feeds, resizes and bounds changes interleaved with captures: the encoded
-        // text is always the plain reading of the screen as it is.
-        let mut e = Emulator::new(12, 3, 20);
+        // Feeds, resizes and bounds changes interleaved with captures: the text, kept
+        // or made, is always the plain reading of the screen as it is.
+        let e = Arc::new(Mutex::new(Emulator::new(12, 3, 20)));
         let mut seed = 11u64;
         let mut next = || {
             seed = seed
@@ -232,32 +306,44 @@ mod tests {
             b"\x1b[?1049halt\x1b[?1049l",
             b"\"q\" back\\slash\r\n",
         ];
+        let mut shared = 0;
         for _ in 0..400 {
-            let bounds = TextBounds {
-                rows: e.capture().screen.len() as u16,
-                max_rows: [3, 5, 100][next() as usize % 3],
-                max_bytes: [8, 40, 10_000][next() as usize % 3],
-            };
+            let (max_rows, max_bytes) = (
+                [3, 5, 100][next() as usize % 3],
+                [8, 40, 10_000][next() as usize % 3],
+            );
             match next() % 5 {
-                0 | 1 => e.feed(chunks[next() as usize % chunks.len()]),
-                2 => e.resize(8 + (next() % 8) as u16, 2 + (next() % 3) as u16),
+                0 | 1 => e
+                    .lock()
+                    .unwrap()
+                    .feed(chunks[next() as usize % chunks.len()]),
+                2 => e
+                    .lock()
+                    .unwrap()
+                    .resize(8 + (next() % 8) as u16, 2 + (next() % 3) as u16),
                 _ => {}
             }
             let bounds = TextBounds {
-                rows: e.capture().screen.len() as u16,
-                ..bounds
+                rows: e.lock().unwrap().capture().screen.len() as u16,
+                max_rows,
+                max_bytes,
             };
-            let fast = screen_text(&e, bounds, Timestamp(1), Timestamp(2)).to_plain();
+            let fast = through_worker(&e, bounds);
+            shared += usize::from(matches!(
+                screen_text(&e.lock().unwrap(), bounds, Timestamp(1), Timestamp(2)).0,
+                Text::Encoded(_) | Text::Omitted
+            ));
             let plain = bounded_text(
-                e.capture(),
+                e.lock().unwrap().capture(),
                 bounds.rows,
                 bounds.max_rows,
                 bounds.max_bytes,
                 Timestamp(1),
                 Timestamp(2),
             );
-            assert_eq!(fast, plain);
+            assert_eq!(fast.to_plain(), plain);
         }
+        assert_eq!(shared, 400, "every text the worker made is kept");
     }
 
     fn text(screen: &[&str], history: &[&str]) -> Capture {

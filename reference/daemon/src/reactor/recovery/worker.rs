@@ -5,7 +5,7 @@
 //! waiting connection ([`Reply`]); what the reactor must learn comes back to it as a
 //! [`WorkerEvent`], the worker's own message type.
 
-use super::text::encode_fitting;
+use super::text::{encode_fitting, encode_fresh, FreshText};
 use crate::config::schema::{Recovery as RecoveryConfig, TerminalText};
 use crate::errors::{ApiError, ApiResult};
 use crate::stream::{Outcome, Reply};
@@ -74,6 +74,8 @@ pub enum Job {
     /// `recovery.checkpoint` request; `done` is the final shutdown checkpoint.
     Publish {
         checkpoint: Box<Checkpoint>,
+        /// Panes whose text the capture read as plain rows: encoded here.
+        fresh: Vec<FreshText>,
         reply: Option<Reply>,
         done: Option<oneshot::Sender<bool>>,
     },
@@ -219,10 +221,13 @@ impl Worker {
         match job {
             Job::Publish {
                 mut checkpoint,
+                fresh,
                 reply,
                 done,
             } => {
                 let explicit = reply.is_some();
+                encode_fresh(&mut checkpoint, &fresh);
+                drop(fresh);
                 let result = self.publish(&mut checkpoint);
                 // The reactor learns first that the write is over, so a request the
                 // client sends after this reply never finds it still in flight.
