@@ -210,7 +210,7 @@ pub enum Text {
     Expired,
     Plain(PlainText),
     /// `Plain` with its rows already checked and encoded ([`crate::EncodedRows`]):
-    /// a daemon's capture may produce it so that an unchanged screen is not copied,
+    /// a daemon may produce it so that an unchanged screen is not copied,
     /// checked and escaped again on every checkpoint. The writer writes exactly the
     /// bytes of the equivalent `Plain`; the reader never produces it, so compare
     /// through [`Text::to_plain`].

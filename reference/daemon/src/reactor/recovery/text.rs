@@ -85,7 +85,7 @@ pub fn encode_fresh(cp: &mut Checkpoint, fresh: &[FreshText]) {
 /// RFC §4's per-pane text bounds: the screen keeps exactly `rows` rows and is kept
 /// whole or not at all; history is capped by the rows and bytes left (rows and bytes
 /// count screen and history together; a row's bytes are its UTF-8 length), dropping
-/// the oldest rows first. The plain form of what [`screen_text`] encodes.
+/// the oldest rows first. What [`screen_text`] gives for a screen read afresh.
 #[cfg(test)]
 fn bounded_text(
     capture: Capture,
