@@ -31,7 +31,8 @@
 //! `VXBENCH_RESTORE_RUNS` (restores, each in a fresh daemon; default 3),
 //! `VXBENCH_VXREF` (another vxref binary to measure, for A/B runs of two builds),
 //! `VXBENCH_PRINTED=1` (part 1: every pane prints before each checkpoint, so no
-//! screen's kept capture or encoded text can be reused).
+//! screen's kept capture or encoded text can be reused), `VXBENCH_TEXT` (part 1's
+//! text settings, a comma-separated subset of `off`, `plain`; for profiling one).
 
 use serde_json::{json, Value};
 use std::io::Write;
@@ -463,7 +464,11 @@ fn capture_publish(base: &Path, rounds: usize) {
         let mut floor = Floor::new(store.parent().unwrap().join("floor"));
         let pid = d.served.child.id();
         let me = std::process::id();
+        let texts = std::env::var("VXBENCH_TEXT").unwrap_or_else(|_| "off,plain".into());
         for text in [".off", ".plain"] {
+            if !texts.split(',').any(|t| t == &text[1..]) {
+                continue;
+            }
             if text == ".plain" {
                 std::fs::write(dir.join("config/venomx/config.zon"), config(text)).unwrap();
                 d.call("config.reload", json!({}));

@@ -4,9 +4,11 @@
 //! `vx_format::write` for N panes (`VXBENCH_PANES`, default 1000; one 80x24 window
 //! each, a full screen and 17 rows of history per pane, as in vxref's capture bench)
 //! with the text omitted, as `Text::Plain` rows, and as `Text::Encoded` rows (what
-//! vxref's capture hands the writer for a screen it already encoded), beside the
+//! vxref's capture hands the writer for a screen it already encoded), and through a
+//! `RecordCache` that has seen the same state (`write_cached`, as vxref's worker
+//! writes an idle daemon's checkpoints: every record's bytes kept), beside the
 //! floor of the file itself: SHA-256 of the payload plus one copy of the file's bytes
-//! (what any writer of this format must do at least). The four run interleaved, the
+//! (what any writer of this format must do at least). All run interleaved, the
 //! order rotated each round, so load drift hits them alike.
 
 use std::hint::black_box;
@@ -84,33 +86,47 @@ fn main() {
     let rounds = 200;
     println!("| panes | text | file bytes | write | floor (SHA-256 + one copy) | × floor |");
     println!("|---|---|---|---|---|---|");
-    for (text, states) in [
-        ("omitted", vec![state(panes, "omitted")]),
-        (
-            "plain / encoded",
-            vec![state(panes, "plain"), state(panes, "encoded")],
-        ),
+    for group in [
+        vec![
+            ("omitted", "omitted", false),
+            ("omitted, cached", "omitted", true),
+        ],
+        vec![
+            ("plain", "plain", false),
+            ("encoded", "encoded", false),
+            ("encoded, cached", "encoded", true),
+        ],
     ] {
-        let file = write(&states[0], Format::CURRENT).unwrap();
-        let payload = write_payload(&states[0], Format::CURRENT).unwrap();
-        let mut times = vec![Vec::new(); states.len() + 1];
+        let mut cases: Vec<(&str, Checkpoint, Option<RecordCache>)> = group
+            .iter()
+            .map(|&(label, text, cached)| {
+                (label, state(panes, text), cached.then(RecordCache::new))
+            })
+            .collect();
+        let file = write(&cases[0].1, Format::CURRENT).unwrap();
+        let payload = write_payload(&cases[0].1, Format::CURRENT).unwrap();
+        let mut times = vec![Vec::new(); cases.len() + 1];
         for round in 0..rounds {
             for k in 0..times.len() {
                 let which = (k + round) % times.len();
                 let start = Instant::now();
-                if which == states.len() {
+                if which == cases.len() {
                     let digest = Sha256::digest(payload.as_bytes());
                     black_box((digest, file.clone()));
                 } else {
-                    black_box(write(&states[which], Format::CURRENT).unwrap());
+                    let (_, state, cache) = &mut cases[which];
+                    let bytes = match cache {
+                        Some(cache) => write_cached(state, Format::CURRENT, cache),
+                        None => write(state, Format::CURRENT),
+                    };
+                    black_box(bytes.unwrap());
                 }
                 times[which].push(start.elapsed());
             }
         }
         let floor = median(times.pop().unwrap());
-        for (i, t) in times.into_iter().enumerate() {
+        for ((label, _, _), t) in cases.iter().zip(times) {
             let t = median(t);
-            let label = text.split(" / ").nth(i).unwrap();
             println!(
                 "| {panes} | {label} | {} | {:.0} µs | {:.0} µs | {:.2}× |",
                 file.len(),

@@ -32,4 +32,4 @@ pub use error::{Code, Doc, FormatError, Rule, Seg};
 pub use model::*;
 pub use read::{check_length, read, read_envelope, Decoded, Envelope, ReadContext};
 pub use validate::validate;
-pub use write::{wrap_envelope, write, write_payload};
+pub use write::{wrap_envelope, write, write_cached, write_payload, RecordCache};

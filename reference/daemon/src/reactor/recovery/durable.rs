@@ -63,24 +63,29 @@ pub(super) fn from_format_spec(spec: &fmt::FloatSpec) -> FloatSpec {
 }
 
 /// Preorder nodes of a live tree, as the durable model holds them.
+#[cfg(test)]
 pub(super) fn tree_nodes(tree: &Tree) -> Vec<fmt::Node> {
-    tree.entries()
-        .iter()
-        .enumerate()
-        .map(|(i, e)| match *e {
-            Entry::Pane(p) => fmt::Node::Pane { pane: p.0 },
-            Entry::Split {
-                axis,
-                ratio,
-                second,
-            } => fmt::Node::Split {
-                axis: to_axis(axis),
-                first: i + 1,
-                second,
-                ratio,
-            },
-        })
-        .collect()
+    let mut nodes = Vec::new();
+    tree_nodes_into(tree, &mut nodes);
+    nodes
+}
+
+/// [`tree_nodes`] into `nodes` (cleared first; its allocation is reused).
+pub(super) fn tree_nodes_into(tree: &Tree, nodes: &mut Vec<fmt::Node>) {
+    nodes.clear();
+    nodes.extend(tree.entries().iter().enumerate().map(|(i, e)| match *e {
+        Entry::Pane(p) => fmt::Node::Pane { pane: p.0 },
+        Entry::Split {
+            axis,
+            ratio,
+            second,
+        } => fmt::Node::Split {
+            axis: to_axis(axis),
+            first: i + 1,
+            second,
+            ratio,
+        },
+    }));
 }
 
 /// The live tree of a restored window, or None when the nodes are not one preorder

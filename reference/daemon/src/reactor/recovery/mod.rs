@@ -42,7 +42,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use tokio::time::{Duration, Instant};
-use vx_format::{Shutdown, Timestamp};
+use vx_format::{Checkpoint, Shutdown, Timestamp};
 
 /// Recovery state the reactor owns.
 pub struct RecoveryState {
@@ -67,6 +67,9 @@ pub struct RecoveryState {
     /// The code of the last failed reload (refused in the turn or by the worker's
     /// retention cleanup), cleared by a successful one (doctor).
     pub last_reload_error: Option<ErrorCode>,
+    /// The last checkpoint the worker wrote, handed back without its text: the
+    /// next capture overwrites it in place rather than allocating every record.
+    pub spent: Option<Box<Checkpoint>>,
 }
 
 impl RecoveryState {
@@ -87,6 +90,7 @@ impl RecoveryState {
             archives: HashMap::new(),
             restores: 0,
             last_reload_error: None,
+            spent: None,
         }
     }
 }
@@ -105,6 +109,7 @@ impl State {
     pub(super) fn on_worker(&mut self, event: WorkerEvent) {
         match event {
             WorkerEvent::Published { explicit } => self.on_published(explicit),
+            WorkerEvent::Spent(checkpoint) => self.recovery.spent = Some(checkpoint),
             WorkerEvent::Loaded {
                 loaded,
                 principal,
@@ -131,8 +136,8 @@ impl State {
         reply: Option<oneshot::Sender<Outcome>>,
         done: Option<oneshot::Sender<bool>>,
     ) {
-        let (checkpoint, fresh) = self.capture_for_write(now(), shutdown);
-        let checkpoint = Box::new(checkpoint);
+        let spent = self.recovery.spent.take();
+        let (checkpoint, fresh) = self.capture_for_write(now(), shutdown, spent);
         self.recovery.dirty = false;
         self.recovery.writes += 1;
         if reply.is_some() {

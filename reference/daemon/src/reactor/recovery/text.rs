@@ -3,7 +3,9 @@
 
 use crate::emulator::{Capture, Emulator, TextBounds};
 use std::sync::{Arc, Mutex};
-use vx_format::{Checkpoint, EncodedRows, EncodedText, Format, PlainText, Text, Timestamp};
+use vx_format::{
+    Checkpoint, EncodedRows, EncodedText, Format, PlainText, RecordCache, Text, Timestamp,
+};
 use vx_store::{ErrorCode, StoreError};
 
 /// A screen's text for a checkpoint under RFC §4's per-pane bounds, saved at
@@ -148,11 +150,16 @@ fn bounded_rows(capture: Capture, bounds: TextBounds) -> Option<(Vec<String>, Ve
 
 /// Encodes `cp` in the current format within `max_bytes`: when it does not fit, pane
 /// text is omitted in reverse numeric pane order until it does (RFC §4); topology is
-/// never dropped, so a checkpoint whose topology alone is too large fails.
-pub fn encode_fitting(cp: &mut Checkpoint, max_bytes: u64) -> Result<Vec<u8>, StoreError> {
+/// never dropped, so a checkpoint whose topology alone is too large fails. Records
+/// unchanged since the previous write through `records` are not encoded again.
+pub fn encode_fitting(
+    cp: &mut Checkpoint,
+    max_bytes: u64,
+    records: &mut RecordCache,
+) -> Result<Vec<u8>, StoreError> {
     let mut cursor = cp.panes.len();
     loop {
-        let bytes = vx_format::write(cp, Format::CURRENT)?;
+        let bytes = vx_format::write_cached(cp, Format::CURRENT, records)?;
         if bytes.len() as u64 <= max_bytes {
             return Ok(bytes);
         }
@@ -473,12 +480,12 @@ mod tests {
         for form in [std::convert::identity, encode_texts] {
             let mut cp = form(checkpoint(4, &row));
             let full = vx_format::write(&cp, Format::CURRENT).unwrap().len() as u64;
-            let bytes = encode_fitting(&mut cp, full - 500).unwrap();
+            let bytes = encode_fitting(&mut cp, full - 500, &mut RecordCache::new()).unwrap();
             assert!(bytes.len() as u64 <= full - 500);
             let kept: Vec<bool> = cp.panes.iter().map(|p| p.text.is_plain()).collect();
             assert_eq!(kept, vec![true, true, true, false]);
             let mut cp = form(checkpoint(4, &row));
-            let e = encode_fitting(&mut cp, 200).unwrap_err();
+            let e = encode_fitting(&mut cp, 200, &mut RecordCache::new()).unwrap_err();
             assert_eq!(e.code, ErrorCode::CheckpointSize);
         }
     }

@@ -41,6 +41,8 @@ impl CheckpointId {
 pub enum WorkerEvent {
     /// A publish job finished (`explicit`: a `recovery.checkpoint`).
     Published { explicit: bool },
+    /// A published checkpoint, its text dropped: the next capture reuses it.
+    Spent(Box<Checkpoint>),
     /// Restore, phase one done: the checkpoint was read and validated.
     Loaded {
         loaded: Box<Loaded>,
@@ -174,6 +176,9 @@ struct Worker {
     /// not silently delete archives); list and inspect only read.
     enabled: bool,
     reactor: mpsc::Sender<WorkerEvent>,
+    /// The encoded records of the last checkpoint written: an idle daemon writes
+    /// the same sessions, windows and panes again and again.
+    records: vx_format::RecordCache,
 }
 
 /// Starts the worker thread; it ends when the job sender is dropped.
@@ -188,6 +193,7 @@ pub fn start_worker(
         config: config.store_config(),
         enabled: config.enabled,
         reactor,
+        records: vx_format::RecordCache::new(),
     };
     let spawned = std::thread::Builder::new()
         .name("vxref-recovery".into())
@@ -247,9 +253,14 @@ impl Worker {
                 if let Some(done) = done {
                     let _ = done.send(result.is_ok());
                 }
-                // Freeing the capture (a string per text row) is no part of the
-                // publish latency: it happens after the answer.
-                drop(checkpoint);
+                // Freeing the text (a string per row of a screen not encoded) is no
+                // part of the publish latency: it happens after the answer. The
+                // records go back to the reactor for its next capture; if its queue
+                // is full they are simply freed.
+                for pane in &mut checkpoint.panes {
+                    pane.text = vx_format::Text::Omitted;
+                }
+                let _ = self.reactor.try_send(WorkerEvent::Spent(checkpoint));
                 // RFC §3: prune after the durable success is acknowledged; a prune
                 // failure does not undo the publish and is recorded for doctor. A
                 // write queued meanwhile runs after it.
@@ -443,9 +454,13 @@ impl Worker {
 
     fn publish(&mut self, cp: &mut Checkpoint) -> Result<(String, u64), StoreError> {
         let now = vx_store::clock::now();
-        let store = self.store()?;
-        let max = store.config().max_bytes();
-        let published = store.publish_encoded(now, cp, |cp| encode_fitting(cp, max))?;
+        let mut records = std::mem::take(&mut self.records);
+        let result = self.store().and_then(|store| {
+            let max = store.config().max_bytes();
+            store.publish_encoded(now, cp, |cp| encode_fitting(cp, max, &mut records))
+        });
+        self.records = records;
+        let published = result?;
         Ok((published.checkpoint, published.generation))
     }
 }

@@ -10,7 +10,12 @@ use crate::error::Result;
 use crate::model::*;
 use crate::time::stamp;
 use crate::validate::validate;
-use crate::EncodedRows;
+
+mod cache;
+mod sink;
+
+pub use cache::RecordCache;
+use sink::{EnvelopeSink, Sink, Split};
 
 /// Encodes a whole checkpoint file in `format`. Refuses (with the reader's verdict)
 /// any state the reader would refuse, including features `format` cannot hold.
@@ -22,32 +27,36 @@ use crate::EncodedRows;
 /// RFC examples, the corpus and random states).
 pub fn write(cp: &Checkpoint, format: Format) -> Result<Vec<u8>> {
     validate(cp, format)?;
+    Ok(envelope(cp, format, None))
+}
+
+/// [`write`], reusing the bytes of every session, window and pane (up to its text)
+/// that is the same as in the previous write through `cache`; the rest are encoded
+/// and kept for the next. The bytes are exactly [`write`]'s (tested on sequences
+/// of random states through one cache). A refused state leaves `cache` as it was.
+pub fn write_cached(cp: &Checkpoint, format: Format, cache: &mut RecordCache) -> Result<Vec<u8>> {
+    validate(cp, format)?;
+    Ok(envelope(cp, format, Some(cache)))
+}
+
+fn envelope(cp: &Checkpoint, format: Format, cache: Option<&mut RecordCache>) -> Vec<u8> {
     let size = estimate(cp);
     let mut out = Vec::with_capacity(size + size / 4 + 128);
     let _ = std::io::Write::write_fmt(&mut out, format_args!("{{\"format\":{}", format.number()));
     out.extend_from_slice(b",\"payload\":\"");
     let mut w = PayloadWriter {
-        out: EnvelopeSink {
-            out,
-            chunk: Vec::with_capacity(HASH_CHUNK + 256),
-            hasher: Sha256::new(),
-        },
+        out: EnvelopeSink::new(out),
     };
-    w.checkpoint(cp);
-    let EnvelopeSink {
-        mut out,
-        chunk,
-        mut hasher,
-    } = w.out;
-    hasher.update(&chunk);
+    match cache {
+        Some(cache) => w.checkpoint_cached(cp, cache.for_format(format)),
+        None => w.checkpoint(cp),
+    }
+    let (mut out, digest) = w.out.finish();
     out.extend_from_slice(b"\",\"sha256\":\"");
-    push_hex(&mut out, &hasher.finalize());
+    push_hex(&mut out, &digest);
     out.extend_from_slice(b"\"}\n");
-    Ok(out)
+    out
 }
-
-/// Payload bytes hashed at a time: small enough to still be in cache when hashed.
-const HASH_CHUNK: usize = 16 * 1024;
 
 /// Wraps a payload exactly like the RFC's script (any format number, for fixtures).
 pub fn wrap_envelope(format: u64, payload: &str) -> Vec<u8> {
@@ -67,124 +76,6 @@ fn push_hex(out: &mut Vec<u8>, digest: &[u8]) {
     for &byte in digest {
         out.push(HEX[usize::from(byte >> 4)]);
         out.push(HEX[usize::from(byte & 15)]);
-    }
-}
-
-/// Where the payload writer puts its text: the payload itself ([`String`]), or the
-/// envelope's JSON string of it plus the payload's digest ([`EnvelopeSink`]).
-trait Sink {
-    /// Text without `"`, `\` or control characters: the same in both encodings.
-    fn text(&mut self, text: &str);
-    /// The writer's own punctuation: may hold `"`, never `\` or a control.
-    fn lit(&mut self, text: &'static str);
-    /// A `"` of the payload.
-    fn quote(&mut self);
-    /// One of the payload's escape sequences (`\"`, `\n`, `\u001f`, …).
-    fn escape(&mut self, seq: &str);
-    /// `"key":` for one of the RFC's field names (nothing to escape).
-    fn key(&mut self, key: &str) {
-        self.quote();
-        self.text(key);
-        self.quote();
-        self.text(":");
-    }
-    /// A point between two values where the digest may catch up.
-    fn boundary(&mut self) {}
-    /// Rows encoded ahead of time: `payload` in the payload, `envelope` (the same
-    /// bytes escaped as the envelope's string) in the envelope.
-    fn encoded(&mut self, rows: &EncodedRows);
-}
-
-impl Sink for String {
-    fn text(&mut self, text: &str) {
-        self.push_str(text);
-    }
-    fn lit(&mut self, text: &'static str) {
-        self.push_str(text);
-    }
-    fn quote(&mut self) {
-        self.push('"');
-    }
-    fn escape(&mut self, seq: &str) {
-        self.push_str(seq);
-    }
-    fn encoded(&mut self, rows: &EncodedRows) {
-        self.push_str(rows.payload());
-    }
-}
-
-/// The envelope being written (`out`, already past `"payload":"`) and the digest of
-/// the payload's own bytes: `chunk` holds those not hashed yet.
-struct EnvelopeSink {
-    out: Vec<u8>,
-    chunk: Vec<u8>,
-    hasher: Sha256,
-}
-
-impl Sink for EnvelopeSink {
-    fn text(&mut self, text: &str) {
-        self.chunk.extend_from_slice(text.as_bytes());
-        self.out.extend_from_slice(text.as_bytes());
-    }
-    fn lit(&mut self, text: &'static str) {
-        let bytes = text.as_bytes();
-        // Most literals are one byte (`,` `{` `}` `[` `]`): no copy call for them.
-        if let [b] = *bytes {
-            self.chunk.push(b);
-            if b == b'"' {
-                self.out.push(b'\\');
-            }
-            self.out.push(b);
-            return;
-        }
-        self.chunk.extend_from_slice(bytes);
-        let mut from = 0;
-        for (i, &b) in bytes.iter().enumerate() {
-            if b == b'"' {
-                self.out.extend_from_slice(&bytes[from..i]);
-                self.out.extend_from_slice(b"\\\"");
-                from = i + 1;
-            }
-        }
-        self.out.extend_from_slice(&bytes[from..]);
-    }
-    fn key(&mut self, key: &str) {
-        self.chunk.push(b'"');
-        self.chunk.extend_from_slice(key.as_bytes());
-        self.chunk.extend_from_slice(b"\":");
-        self.out.extend_from_slice(b"\\\"");
-        self.out.extend_from_slice(key.as_bytes());
-        self.out.extend_from_slice(b"\\\":");
-    }
-    fn quote(&mut self) {
-        self.chunk.push(b'"');
-        self.out.extend_from_slice(b"\\\"");
-    }
-    fn escape(&mut self, seq: &str) {
-        // The payload holds no control character (its strings escape them), so the
-        // envelope escapes only the sequence's `\` and `"`.
-        self.chunk.extend_from_slice(seq.as_bytes());
-        for &b in seq.as_bytes() {
-            match b {
-                b'\\' => self.out.extend_from_slice(b"\\\\"),
-                b'"' => self.out.extend_from_slice(b"\\\""),
-                _ => self.out.push(b),
-            }
-        }
-    }
-    fn boundary(&mut self) {
-        if self.chunk.len() >= HASH_CHUNK {
-            self.hasher.update(&self.chunk);
-            self.chunk.clear();
-        }
-    }
-    fn encoded(&mut self, rows: &EncodedRows) {
-        self.out.extend_from_slice(rows.envelope());
-        // Hashed in place: the digest takes what is pending first, then these bytes
-        // without copying them into the chunk.
-        self.hasher.update(&self.chunk);
-        self.chunk.clear();
-        self.hasher.update(rows.payload().as_bytes());
     }
 }
 
@@ -320,6 +211,45 @@ impl<S: Sink> PayloadWriter<S> {
     }
 
     fn checkpoint(&mut self, cp: &Checkpoint) {
+        self.header(cp);
+        self.list("sessions", &cp.sessions, Self::session);
+        self.out.lit(",");
+        self.list("windows", &cp.windows, Self::window);
+        self.out.lit(",");
+        self.list("panes", &cp.panes, |w, p| {
+            w.pane_head(p);
+            w.pane_text(p);
+        });
+        self.out.lit("}");
+    }
+
+    /// [`Self::checkpoint`] with each record's bytes from `cache` where it holds
+    /// the same record, and kept there for the next write.
+    fn checkpoint_cached(&mut self, cp: &Checkpoint, cache: &mut cache::Records) {
+        self.header(cp);
+        let mut sessions = cache.sessions.walk(cp.sessions.len());
+        self.list("sessions", &cp.sessions, |w, s| {
+            sessions.write(w, s, PayloadWriter::session)
+        });
+        cache.sessions = sessions.finish();
+        self.out.lit(",");
+        let mut windows = cache.windows.walk(cp.windows.len());
+        self.list("windows", &cp.windows, |w, window| {
+            windows.write(w, window, PayloadWriter::window)
+        });
+        cache.windows = windows.finish();
+        self.out.lit(",");
+        let mut panes = cache.panes.walk(cp.panes.len());
+        self.list("panes", &cp.panes, |w, p| {
+            panes.write(w, p, PayloadWriter::pane_head);
+            w.pane_text(p);
+        });
+        cache.panes = panes.finish();
+        self.out.lit("}");
+    }
+
+    /// `{` and the checkpoint's own fields, up to its first list.
+    fn header(&mut self, cp: &Checkpoint) {
         self.out.lit("{");
         self.str_field("checkpoint", &cp.checkpoint);
         self.out.lit(",");
@@ -337,17 +267,13 @@ impl<S: Sink> PayloadWriter<S> {
         };
         self.str_field("shutdown", shutdown);
         self.out.lit(",");
-        self.list("sessions", &cp.sessions, |w, s| {
-            w.out.lit("{");
-            w.id_field("session", 's', s.id);
-            w.out.lit(",");
-            w.str_field("name", &s.name);
-            w.out.lit("}");
-        });
+    }
+
+    fn session(&mut self, s: &Session) {
+        self.out.lit("{");
+        self.id_field("session", 's', s.id);
         self.out.lit(",");
-        self.list("windows", &cp.windows, Self::window);
-        self.out.lit(",");
-        self.list("panes", &cp.panes, Self::pane);
+        self.str_field("name", &s.name);
         self.out.lit("}");
     }
 
@@ -389,7 +315,8 @@ impl<S: Sink> PayloadWriter<S> {
         self.out.lit("}");
     }
 
-    fn pane(&mut self, p: &Pane) {
+    /// A pane's record up to its `text` field (the part the record cache keeps).
+    fn pane_head(&mut self, p: &Pane) {
         self.out.lit("{");
         self.id_field("pane", 'p', p.id);
         self.out.lit(",");
@@ -441,6 +368,10 @@ impl<S: Sink> PayloadWriter<S> {
             });
         }
         self.out.lit(",");
+    }
+
+    /// A pane's `text` field and the end of its record.
+    fn pane_text(&mut self, p: &Pane) {
         self.text(&p.text);
         self.out.lit("}");
     }
@@ -579,17 +510,13 @@ mod tests {
             }
             let mut payload = String::new();
             push_json_string(&mut payload, &text);
-            let mut sink = EnvelopeSink {
-                out: Vec::new(),
-                chunk: Vec::new(),
-                hasher: Sha256::new(),
-            };
+            let mut sink = Split::default();
             sink_json_string(&mut sink, &text);
-            assert_eq!(sink.chunk, payload.as_bytes(), "{text:?}");
+            assert_eq!(sink.payload, payload.as_bytes(), "{text:?}");
             let mut escaped = String::new();
             push_json_string(&mut escaped, &payload);
             assert_eq!(
-                sink.out,
+                sink.envelope,
                 &escaped.as_bytes()[1..escaped.len() - 1],
                 "{text:?}"
             );
