@@ -445,8 +445,8 @@ fn capture_publish(base: &Path, rounds: usize) {
         "## capture + publish of live panes (recovery.checkpoint over the wire) vs floor; {lines} lines printed per pane, {rounds} rounds{}",
         if printed { "; every pane prints before each checkpoint" } else { "; panes idle between checkpoints" }
     );
-    println!("| panes | text | file bytes | floor wall | checkpoint wall | ratio of medians | median of round ratios | floor CPU | daemon CPU to reply | daemon CPU with prune | `server.info` round trip |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| panes | text | file bytes | floor wall | checkpoint wall | ratio of medians | median of round ratios | floor CPU | daemon CPU to reply | daemon CPU with prune | `server.info` round trip | daemon VmRSS before → after the rounds |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for n in counts {
         let dir = base.join(format!("live-{n}"));
         let _ = std::fs::remove_dir_all(&dir);
@@ -473,6 +473,7 @@ fn capture_publish(base: &Path, rounds: usize) {
                 std::fs::write(dir.join("config/venomx/config.zon"), config(text)).unwrap();
                 d.call("config.reload", json!({}));
             }
+            let rss_before = d.status_kib("VmRSS:");
             let (mut floors, mut cps, mut pruned) = (Vec::new(), Vec::new(), Vec::new());
             // The daemon's fixed cost of any request (the wire, a reactor turn, the
             // reply), which the in-process floor does not pay: one call per round.
@@ -541,7 +542,7 @@ fn capture_publish(base: &Path, rounds: usize) {
             let (cw, cc) = medians(&mut cps);
             paired.sort_by(f64::total_cmp);
             println!(
-                "| {n} | {} | {} | {:.0} µs | {:.0} µs | {:.2}× | {:.2}× | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs |",
+                "| {n} | {} | {} | {:.0} µs | {:.0} µs | {:.2}× | {:.2}× | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | {rss_before} → {} KiB |",
                 if text == ".plain" { "plain" } else { "omitted" },
                 bytes.len(),
                 fw.as_secs_f64() * 1e6,
@@ -552,6 +553,7 @@ fn capture_publish(base: &Path, rounds: usize) {
                 cc.as_secs_f64() * 1e6,
                 median(&mut pruned).as_secs_f64() * 1e6,
                 median(&mut round_trips).as_secs_f64() * 1e6,
+                d.status_kib("VmRSS:"),
             );
         }
     }

@@ -59,29 +59,24 @@ pub(super) trait Record: Sized {
     fn keep(&self) -> Self;
 }
 
-impl Record for Session {
-    fn id(&self) -> u64 {
-        self.id
-    }
-    fn same(&self, kept: &Self) -> bool {
-        self == kept
-    }
-    fn keep(&self) -> Self {
-        self.clone()
-    }
+/// Records whose every field is in their bytes: compared and kept whole.
+macro_rules! whole_record {
+    ($($ty:ty),*) => {$(
+        impl Record for $ty {
+            fn id(&self) -> u64 {
+                self.id
+            }
+            fn same(&self, kept: &Self) -> bool {
+                self == kept
+            }
+            fn keep(&self) -> Self {
+                self.clone()
+            }
+        }
+    )*};
 }
 
-impl Record for Window {
-    fn id(&self) -> u64 {
-        self.id
-    }
-    fn same(&self, kept: &Self) -> bool {
-        self == kept
-    }
-    fn keep(&self) -> Self {
-        self.clone()
-    }
-}
+whole_record!(Session, Window);
 
 impl Record for Pane {
     fn id(&self) -> u64 {
@@ -112,35 +107,18 @@ impl Record for Pane {
             && *float == kept.float
             && *tags == kept.tags
     }
+    /// Everything but the text; the fields not named are `Copy`.
     fn keep(&self) -> Self {
-        let Pane {
-            id,
-            window,
-            session,
-            cols,
-            rows,
-            state,
-            previous_state,
-            float,
-            tags,
-            text: _,
-        } = self;
         Pane {
-            id: *id,
-            window: *window,
-            session: *session,
-            cols: *cols,
-            rows: *rows,
-            state: state.clone(),
-            previous_state: *previous_state,
-            float: float.clone(),
-            tags: tags.clone(),
+            state: self.state.clone(),
+            float: self.float.clone(),
+            tags: self.tags.clone(),
             text: Text::Omitted,
+            ..*self
         }
     }
 }
 
-/// Boxed parts, so that a write moves two pointers per record, not the record.
 struct Entry<R> {
     record: Box<R>,
     /// The record's payload bytes, then the same bytes as the envelope holds them.

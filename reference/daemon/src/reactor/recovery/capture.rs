@@ -228,24 +228,51 @@ mod tests {
     use std::sync::{Arc, Mutex};
     use vx_format::PreviousState;
 
+    /// The archive of a pane restored from a checkpoint where it was running.
+    pub(super) fn interrupted_archive() -> Archive {
+        Archive {
+            checkpoint: "c01234567-89ab-4cde-8fab-0123456789ab".into(),
+            previous_pane: "p40".into(),
+            process_state: PreviousState::Interrupted,
+            text: ArchiveText::Expired,
+            cut_rows: 0,
+            unknown_preset: false,
+        }
+    }
+
     fn live_pane(state: &mut State, window: WindowId, session: SessionId, argv0: &str) -> PaneId {
+        live_pane_in(state, window, session, Layer::Tiled, Some(argv0))
+    }
+
+    /// A running pane with a 10x2 screen: a float, the window's root, or split off
+    /// its first pane.
+    pub(super) fn live_pane_in(
+        state: &mut State,
+        window: WindowId,
+        session: SessionId,
+        layer: Layer,
+        argv0: Option<&str>,
+    ) -> PaneId {
         let id = state.topology.allocate_pane().unwrap();
+        let float = matches!(layer, Layer::Float { .. });
         let pane = Pane {
             id,
             window,
             session,
             cols: 10,
             rows: 2,
-            layer: Layer::Tiled,
+            layer,
             state: PaneState::Running,
-            argv0: Some(argv0.into()),
+            argv0: argv0.map(Into::into),
             tags: [("owner".to_string(), "venomx".to_string())].into(),
             principal: Some("t7".into()),
         };
-        if state.topology.windows[&window].tree.is_none() {
+        if float {
+            state.topology.insert_float(pane);
+        } else if state.topology.windows[&window].tree.is_none() {
             state.topology.insert_root(pane);
         } else {
-            let first = state.topology.panes.keys().next().copied().unwrap();
+            let first = state.topology.panes_of(window).next().unwrap().id;
             state
                 .topology
                 .insert_split(first, pane, Axis::Cols, Some(2500), false);
@@ -276,17 +303,7 @@ mod tests {
             exit_code: None,
             signal: Some("SIGKILL".into()),
         };
-        state.recovery.archives.insert(
-            b,
-            Archive {
-                checkpoint: "c01234567-89ab-4cde-8fab-0123456789ab".into(),
-                previous_pane: "p40".into(),
-                process_state: PreviousState::Interrupted,
-                text: ArchiveText::Expired,
-                cut_rows: 0,
-                unknown_preset: false,
-            },
-        );
+        state.recovery.archives.insert(b, interrupted_archive());
         let at = Timestamp(1_800_000_000_000);
         let cp = state.capture(at, Shutdown::Open);
         assert_eq!(
@@ -355,44 +372,15 @@ mod tests {
 
 #[cfg(test)]
 mod reuse_tests {
-    use super::super::archive::Archive;
     use super::*;
-    use crate::emulator::Emulator;
     use crate::ids::{SessionId, WindowId};
     use crate::topology::float::{FloatSpec, Geometry};
-    use crate::topology::tree::Axis;
-    use crate::topology::{Pane, PaneState};
-    use std::sync::{Arc, Mutex};
-    use vx_format::PreviousState;
+    use crate::topology::PaneState;
 
     fn pane(state: &mut State, window: WindowId, session: SessionId, layer: Layer) {
-        let id = state.topology.allocate_pane().unwrap();
-        let float = matches!(layer, Layer::Float { .. });
-        let pane = Pane {
-            id,
-            window,
-            session,
-            cols: 10,
-            rows: 2,
-            layer,
-            state: PaneState::Running,
-            argv0: None,
-            tags: [("owner".to_string(), "venomx".to_string())].into(),
-            principal: None,
-        };
-        if float {
-            state.topology.insert_float(pane);
-        } else if state.topology.windows[&window].tree.is_none() {
-            state.topology.insert_root(pane);
-        } else {
-            let first = state.topology.panes_of(window).next().unwrap().id;
-            state
-                .topology
-                .insert_split(first, pane, Axis::Rows, None, false);
-        }
-        let mut screen = Emulator::new(10, 2, 100);
-        screen.feed(format!("pane {}\r\n\"{}\"", id.0, id.0 * 7).as_bytes());
-        state.screens.insert(id, Arc::new(Mutex::new(screen)));
+        let id = super::tests::live_pane_in(state, window, session, layer, None);
+        let text = format!("pane {}\r\n\"{}\"", id.0, id.0 * 7);
+        state.screens[&id].lock().unwrap().feed(text.as_bytes());
     }
 
     fn float() -> Layer {
@@ -457,17 +445,10 @@ mod reuse_tests {
                     exit_code: None,
                     signal: Some("SIGKILL".into()),
                 };
-                state.recovery.archives.insert(
-                    ids[0],
-                    Archive {
-                        checkpoint: "c01234567-89ab-4cde-8fab-0123456789ab".into(),
-                        previous_pane: "p40".into(),
-                        process_state: PreviousState::Interrupted,
-                        text: ArchiveText::Expired,
-                        cut_rows: 0,
-                        unknown_preset: false,
-                    },
-                );
+                state
+                    .recovery
+                    .archives
+                    .insert(ids[0], super::tests::interrupted_archive());
             }),
             ("more of everything", |state| {
                 let s = state.topology.create_session("second".into()).unwrap();
