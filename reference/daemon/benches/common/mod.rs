@@ -117,8 +117,10 @@ impl Conn {
     }
 
     pub fn send(&mut self, frame: &str) {
-        self.out.write_all(frame.as_bytes()).unwrap();
-        self.out.write_all(b"\n").unwrap();
+        let mut line = Vec::with_capacity(frame.len() + 1);
+        line.extend_from_slice(frame.as_bytes());
+        line.push(b'\n');
+        self.out.write_all(&line).unwrap();
     }
 
     pub fn line(&mut self) -> String {
