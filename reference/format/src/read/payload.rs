@@ -1,180 +1,16 @@
-//! The reader: envelope checks in pins.md's order, then the payload under the rules
-//! of its own format.
+//! The payload walk, after the envelope checks: a checked payload into the model,
+//! every list bounded before it allocates.
 
 use std::borrow::Cow;
 
-use sha2::{Digest, Sha256};
-
 use crate::error::{Doc, FormatError, Result, Rule};
-use crate::json::{check_document, check_text, Cursor, Kind};
+use crate::json::{Checked, Cursor, Kind};
 use crate::limits::{
-    effective_max_bytes, DEFAULT_MAX_CHECKPOINT_BYTES, MAX_CELLS, MAX_EXIT_CODE, MAX_FLOAT_OFFSET,
-    MAX_RATIO, MAX_SAFE_INTEGER, MAX_TAGS, MAX_TOPOLOGY_ITEMS, MIN_RATIO,
+    MAX_CELLS, MAX_EXIT_CODE, MAX_FLOAT_OFFSET, MAX_RATIO, MAX_SAFE_INTEGER, MAX_TAGS,
+    MAX_TOPOLOGY_ITEMS, MIN_RATIO,
 };
 use crate::model::*;
 use crate::time::parse_timestamp;
-use crate::validate::{validate, validate_context};
-
-/// What the caller knows about where the bytes came from.
-#[derive(Clone, Copy, Debug)]
-pub struct ReadContext<'a> {
-    /// The file's name; when given it must be the checkpoint id + `.json`.
-    pub file_name: Option<&'a str>,
-    /// The active store's socket; when given the payload's `socket` must equal it.
-    pub socket: Option<&'a str>,
-    /// The active store's uid; when given the payload's `uid` must equal it.
-    pub uid: Option<u64>,
-    /// Configured `max_checkpoint_bytes`; the reader applies `min(this, 64 MiB)`.
-    pub max_bytes: u64,
-}
-
-impl Default for ReadContext<'_> {
-    fn default() -> Self {
-        ReadContext {
-            file_name: None,
-            socket: None,
-            uid: None,
-            max_bytes: DEFAULT_MAX_CHECKPOINT_BYTES,
-        }
-    }
-}
-
-/// A checkpoint that passed every rule, with the format it was read under.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Decoded {
-    pub format: Format,
-    pub checkpoint: Checkpoint,
-}
-
-/// An envelope that passed checks 1–5: a supported format and a payload whose
-/// checksum matches. The payload itself is not yet checked.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Envelope {
-    pub format: Format,
-    pub payload: String,
-}
-
-/// Check 1, for callers that know the length before reading (fstat).
-pub fn check_length(len: u64, max_bytes: u64) -> Result<()> {
-    if len > effective_max_bytes(max_bytes) {
-        return Err(FormatError::new(Rule::FileTooLarge, Doc::File));
-    }
-    Ok(())
-}
-
-fn envelope_err(rule: Rule, key: Option<&'static str>) -> FormatError {
-    let e = FormatError::new(rule, Doc::Envelope);
-    match key {
-        Some(k) => e.in_key(k),
-        None => e,
-    }
-}
-
-/// Checks 1–5 of pins.md's envelope order.
-pub fn read_envelope(bytes: &[u8], ctx: &ReadContext) -> Result<Envelope> {
-    check_length(bytes.len() as u64, ctx.max_bytes)?;
-    let mut cur = Cursor::new(check_document(bytes, Doc::Envelope)?);
-    if cur.kind() != Kind::Object {
-        return Err(envelope_err(Rule::EnvelopeNotObject, None));
-    }
-    cur.enter();
-    let mut format_value: Option<Option<i64>> = None;
-    let mut payload: Option<Option<Cow<str>>> = None;
-    let mut sha256: Option<Option<Cow<str>>> = None;
-    let mut other_keys = false;
-    while let Some(key) = cur.next_key() {
-        match key.as_ref() {
-            "format" => {
-                format_value = Some(match cur.kind() {
-                    Kind::Number => cur.number().integer(),
-                    _ => {
-                        cur.skip();
-                        None
-                    }
-                })
-            }
-            "payload" => {
-                payload = Some(match cur.kind() {
-                    Kind::String => Some(cur.string()),
-                    _ => {
-                        cur.skip();
-                        None
-                    }
-                })
-            }
-            "sha256" => {
-                sha256 = Some(match cur.kind() {
-                    Kind::String => Some(cur.string()),
-                    _ => {
-                        cur.skip();
-                        None
-                    }
-                })
-            }
-            _ => {
-                other_keys = true;
-                cur.skip();
-            }
-        }
-    }
-    let format = match format_value {
-        None => return Err(envelope_err(Rule::FormatMissing, Some("format"))),
-        Some(None) => return Err(envelope_err(Rule::FormatType, Some("format"))),
-        Some(Some(n)) => u64::try_from(n)
-            .ok()
-            .and_then(Format::from_number)
-            .ok_or_else(|| envelope_err(Rule::FormatUnsupported, Some("format")))?,
-    };
-    let (Some(payload), Some(sha256), false) = (payload, sha256, other_keys) else {
-        return Err(envelope_err(Rule::EnvelopeKeys, None));
-    };
-    let payload = payload.ok_or_else(|| envelope_err(Rule::PayloadType, Some("payload")))?;
-    let expected = sha256
-        .and_then(|hex| parse_sha256_hex(hex.as_bytes()))
-        .ok_or_else(|| envelope_err(Rule::Sha256Syntax, Some("sha256")))?;
-    let actual: [u8; 32] = Sha256::digest(payload.as_bytes()).into();
-    if actual != expected {
-        return Err(envelope_err(Rule::Checksum, Some("sha256")));
-    }
-    Ok(Envelope {
-        format,
-        payload: payload.into_owned(),
-    })
-}
-
-fn parse_sha256_hex(raw: &[u8]) -> Option<[u8; 32]> {
-    if raw.len() != 64 {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (i, pair) in raw.chunks_exact(2).enumerate() {
-        let nibble = |c: u8| match c {
-            b'0'..=b'9' => Some(c - b'0'),
-            b'a'..=b'f' => Some(c - b'a' + 10),
-            _ => None,
-        };
-        out[i] = nibble(pair[0])? << 4 | nibble(pair[1])?;
-    }
-    Some(out)
-}
-
-/// Reads and fully validates one checkpoint file's bytes.
-pub fn read(bytes: &[u8], ctx: &ReadContext) -> Result<Decoded> {
-    let envelope = read_envelope(bytes, ctx)?;
-    let checked = check_text(&envelope.payload, Doc::Payload)?;
-    let checkpoint = PayloadDecoder {
-        cur: Cursor::new(checked),
-        format: envelope.format,
-        items: 0,
-    }
-    .checkpoint()?;
-    validate(&checkpoint, envelope.format)?;
-    validate_context(&checkpoint, ctx)?;
-    Ok(Decoded {
-        format: envelope.format,
-        checkpoint,
-    })
-}
 
 fn err(rule: Rule) -> FormatError {
     FormatError::new(rule, Doc::Payload)
@@ -190,7 +26,7 @@ fn required<T>(value: Option<T>, key: &'static str) -> Result<T> {
 
 /// Walks a checked payload into the model. Type, shape, enum and range rules of
 /// single fields live here; rules across fields live in `validate`.
-struct PayloadDecoder<'a> {
+pub(super) struct PayloadDecoder<'a> {
     cur: Cursor<'a>,
     format: Format,
     /// sessions + windows + panes + nodes so far, bounded before each allocation.
@@ -198,6 +34,14 @@ struct PayloadDecoder<'a> {
 }
 
 impl<'a> PayloadDecoder<'a> {
+    pub(super) fn new(checked: Checked<'a>, format: Format) -> Self {
+        PayloadDecoder {
+            cur: Cursor::new(checked),
+            format,
+            items: 0,
+        }
+    }
+
     fn expect(&mut self, kind: Kind) -> Result<()> {
         if self.cur.kind() != kind {
             return Err(err(Rule::Type));
@@ -278,7 +122,7 @@ impl<'a> PayloadDecoder<'a> {
         Ok(())
     }
 
-    fn checkpoint(&mut self) -> Result<Checkpoint> {
+    pub(super) fn checkpoint(&mut self) -> Result<Checkpoint> {
         self.enter_object()?;
         let (mut checkpoint, mut generation, mut socket, mut uid) = (None, None, None, None);
         let (mut captured_at, mut shutdown) = (None, None);
@@ -744,7 +588,7 @@ pub(crate) fn is_signal_name(name: &str) -> bool {
 }
 
 /// `"N"` (1–65535) or `"N%"` (1–100), no leading zero.
-pub(crate) fn parse_extent(text: &str) -> Option<Extent> {
+fn parse_extent(text: &str) -> Option<Extent> {
     let (digits, percent) = match text.strip_suffix('%') {
         Some(d) => (d, true),
         None => (text, false),
