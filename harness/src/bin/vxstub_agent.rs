@@ -254,7 +254,10 @@ fn mint(a: &AgentArgs) -> Result<Session, i32> {
             .mode(0o600)
             .open(index)
             .map_err(|_| 1)?;
-        writeln!(f, "{id}\t{}", cwd.display()).map_err(|_| 1)?;
+        // One write: the broker polls the index and must never read half a line (a
+        // cut id is still an id).
+        let line = format!("{id}\t{}\n", cwd.display());
+        f.write_all(line.as_bytes()).map_err(|_| 1)?;
     }
     let mut s = Some(session);
     turn(&mut s, json!({"turn": "minted", "id": id}));
