@@ -134,8 +134,8 @@ fn viewers_share_one_agent_and_resume_by_plan() {
     a.read_until(|v| {
         v.output.windows(5).filter(|w| w == b"hello").count() >= 2 && v.output.ends_with(b"\r\n")
     });
-    let have = a.output.len() as u64;
     let a_output = std::mem::take(&mut a.output);
+    let have = a_output.len() as u64;
     drop(a);
 
     // Detach is not kill: the master still accepts, and a viewer at the end of the

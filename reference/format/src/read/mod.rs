@@ -71,6 +71,21 @@ fn envelope_err(rule: Rule, key: Option<&'static str>) -> FormatError {
     }
 }
 
+/// The member's value when it is of `kind`, else `None` with the member skipped: a
+/// member of the wrong type is its own error, reported after the key check.
+fn typed<'a, T>(
+    cur: &mut Cursor<'a>,
+    kind: Kind,
+    read: impl FnOnce(&mut Cursor<'a>) -> T,
+) -> Option<T> {
+    if cur.kind() == kind {
+        Some(read(cur))
+    } else {
+        cur.skip();
+        None
+    }
+}
+
 /// Checks 1–5 of pins.md's envelope order.
 pub fn read_envelope(bytes: &[u8], ctx: &ReadContext) -> Result<Envelope> {
     check_length(bytes.len() as u64, ctx.max_bytes)?;
@@ -86,32 +101,11 @@ pub fn read_envelope(bytes: &[u8], ctx: &ReadContext) -> Result<Envelope> {
     while let Some(key) = cur.next_key() {
         match key.as_ref() {
             "format" => {
-                format_value = Some(match cur.kind() {
-                    Kind::Number => cur.number().integer(),
-                    _ => {
-                        cur.skip();
-                        None
-                    }
-                })
+                format_value =
+                    Some(typed(&mut cur, Kind::Number, |c| c.number().integer()).flatten())
             }
-            "payload" => {
-                payload = Some(match cur.kind() {
-                    Kind::String => Some(cur.string()),
-                    _ => {
-                        cur.skip();
-                        None
-                    }
-                })
-            }
-            "sha256" => {
-                sha256 = Some(match cur.kind() {
-                    Kind::String => Some(cur.string()),
-                    _ => {
-                        cur.skip();
-                        None
-                    }
-                })
-            }
+            "payload" => payload = Some(typed(&mut cur, Kind::String, Cursor::string)),
+            "sha256" => sha256 = Some(typed(&mut cur, Kind::String, Cursor::string)),
             _ => {
                 other_keys = true;
                 cur.skip();
