@@ -8,12 +8,23 @@ seed_corpus() {
   local target=$1 dir=$2
   mkdir -p "$dir"
   case $target in
+    # Structure-aware targets read `arbitrary` bytes: their seeds are such bytes.
+    format_rules | persist_blob_rules) cp fuzz/seeds/"$target"/* "$dir" ;;
     format_*)
       # Every fixture has its checkpoint's file name; name seeds after their case.
       find corpus/checkpoints -name '*.json' -size -64k -print0 |
         while IFS= read -r -d '' f; do
           cp "$f" "$dir/$(basename "$(dirname "$f")")-$(basename "$f")"
         done ;;
+    json_differential)
+      # Strict JSON texts of every kind: checkpoints (envelope and payload) and frames.
+      find corpus/checkpoints -name '*.json' -size -64k -print0 |
+        while IFS= read -r -d '' f; do
+          cp "$f" "$dir/$(basename "$(dirname "$f")")-$(basename "$f")"
+        done
+      cp corpus/wire/*.json "$dir" ;;
+    tar_differential)
+      find corpus/persist/blobs -name '*.tar' -size -64k -exec cp {} "$dir" \; ;;
     wire_*) cp -r corpus/wire/. "$dir" ;;
     attach_*) cp -r corpus/attach/. "$dir" ;;
     zon_*) cp -r corpus/config/. "$dir" ;;
@@ -32,24 +43,28 @@ seed_corpus() {
         while IFS= read -r -d '' f; do
           cp "$f" "$dir/$(basename "$(dirname "$f")")"
         done ;;
-    persist_provenance) cp corpus/persist/provenance/* "$dir" ;;
-    persist_checkpoint) cp corpus/persist/checkpoints/*.json "$dir" ;;
+    persist_provenance) cp fuzz/seeds/persist_provenance/* "$dir" ;;
+    persist_checkpoint) cp fuzz/seeds/persist_checkpoint/*.json "$dir" ;;
     persist_blob)
       find corpus/persist/blobs -name '*.tar' -size -64k -exec cp {} "$dir" \; ;;
     *) echo "fuzz/targets.sh: no seeds for fuzz target $target" >&2; return 1 ;;
   esac
+  # Every regression fuzz/triage.sh stored is a seed too.
+  if [ -d "fuzz/regressions/$target" ]; then
+    cp fuzz/regressions/"$target"/* "$dir"
+  fi
   return 0
 }
 
 # target_dict TARGET: prints the path of TARGET's libFuzzer dictionary.
 target_dict() {
   case $1 in
-    format_* | persist_checkpoint) echo corpus/fuzz/checkpoint.dict ;;
+    format_* | persist_checkpoint | json_*) echo corpus/fuzz/checkpoint.dict ;;
     workspace_* | agent_* | integration_*) echo corpus/fuzz/agent-session.dict ;;
     broker_*) echo corpus/broker/broker.dict ;;
     wire_* | attach_*) echo corpus/fuzz/wire.dict ;;
     zon_*) echo corpus/fuzz/zon.dict ;;
-    persist_*) echo corpus/fuzz/persist.dict ;;
+    persist_* | tar_*) echo corpus/fuzz/persist.dict ;;
     *) echo "fuzz/targets.sh: no dictionary for fuzz target $1" >&2; return 1 ;;
   esac
 }

@@ -18,14 +18,16 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::{check_plan, Injector, Op, PointFilter, SetupError, EXIT_NOT_INJECTABLE, EXIT_USAGE};
+use crate::{
+    check_plan, Backend, Injector, Op, PointFilter, SetupError, EXIT_NOT_INJECTABLE, EXIT_USAGE,
+};
 
 const USAGE: &str = "\
-usage: vxfault run [--plan PLAN] [--trace FILE] [--seed N] [--lib PATH] [--require-fire] [--quiet] -- CMD ARGS...
-       vxfault points [--trace FILE] [--lib PATH] [--all] [--filter GLOB] [--op OP]... [--json] -- CMD ARGS...
+usage: vxfault run [--plan PLAN] [--backend preload|seccomp|auto] [--trace FILE] [--seed N] [--lib PATH] [--require-fire] [--quiet] -- CMD ARGS...
+       vxfault points [--backend B] [--trace FILE] [--lib PATH] [--all] [--filter GLOB] [--op OP]... [--json] -- CMD ARGS...
        vxfault check PLAN
        vxfault lib
-       vxfault record --out DIR [--root DIR] -- CMD ARGS...
+       vxfault record --out DIR [--root DIR] [--backend B] -- CMD ARGS...
        vxfault explore --log DIR [--model prefix|posix|ext4-ordered] --check 'CMD {root}' [--root DIR] [--jobs N] [--timeout SECS] [--state N]
        vxfault explore --log DIR [--model M] --state N --materialize DIR
        vxfault explore --log DIR [--model M] --list
@@ -36,11 +38,21 @@ PLAN (also from $VXFAULT_PLAN): rules separated by ';'
            | ftruncate | fallocate
   trigger := '#' N | '#' N '+' | '%' P      (per process; '##' N counts across the process tree)
   action  := ERRNO | short:N | torn:N | crash | crash-after | delay:MS | lie | after:ERRNO
+BACKEND: preload (LD_PRELOAD, libc's wrappers), seccomp (the system calls themselves:
+  Go, static binaries), auto (default: preload for a dynamic program that calls libc's
+  file functions, seccomp otherwise); the choice is said on stderr
 exit: the command's status (128+signal), 124 not injectable, 125 bad plan/usage";
 
 /// Options that take one value and may be given once: a second one is refused rather
 /// than silently replacing the first.
-const ONCE: &[&str] = &["--plan", "--trace", "--lib", "--seed", "--filter"];
+const ONCE: &[&str] = &[
+    "--plan",
+    "--trace",
+    "--lib",
+    "--seed",
+    "--filter",
+    "--backend",
+];
 
 #[derive(Default)]
 struct Opts {
@@ -48,6 +60,7 @@ struct Opts {
     trace: Option<PathBuf>,
     seed: Option<u64>,
     lib: Option<PathBuf>,
+    backend: Backend,
     require_fire: bool,
     quiet: bool,
     all: bool,
@@ -95,6 +108,10 @@ fn parse_opts(args: &[OsString], sub: &str) -> Result<Opts, String> {
                     v.parse()
                         .map_err(|_| format!("--seed: not a number: {v}"))?,
                 );
+            }
+            "--backend" => {
+                let v = text(it.next(), s)?;
+                o.backend = v.parse().map_err(|e| format!("--backend: {e}"))?;
             }
             "--require-fire" if sub == "run" => o.require_fire = true,
             "--quiet" | "-q" => o.quiet = true,
@@ -215,6 +232,22 @@ fn injector(o: &Opts, plan: &str, err: &mut dyn Write) -> Result<Injector, i32> 
     }
     if let Some(s) = o.seed {
         inj = inj.seed(s);
+    }
+    inj = inj.backend(o.backend);
+    let choice = inj.choice(&command(o));
+    if !o.quiet {
+        let _ = writeln!(
+            err,
+            "vxfault: backend {} ({})",
+            choice.backend.name(),
+            choice.reason
+        );
+    }
+    if choice.backend == Backend::Seccomp {
+        if let Err(e) = crate::seccomp::check_rules(inj.rules(), plan) {
+            let _ = writeln!(err, "vxfault: {e}");
+            return Err(EXIT_USAGE);
+        }
     }
     Ok(inj)
 }

@@ -23,9 +23,11 @@ use vxfault_plan as planlang;
 pub mod cli;
 pub mod crash;
 mod points;
+pub mod seccomp;
 mod trace;
 
 pub use points::{points, points_from_trace, points_with, Point, PointFilter, Points};
+pub use seccomp::{Backend, Choice};
 pub use trace::{read_trace, TraceRecord};
 
 use std::ffi::OsString;
@@ -77,18 +79,39 @@ impl std::error::Error for PlanError {}
 
 /// A run that could not be set up: nothing was started. Carried inside the
 /// `io::Error` that [`Injector::run`] returns (see [`SetupError::of`]); it names which
-/// of the runner's own files failed (never the command), without echoing the path.
+/// of the runner's own files failed (never the command), and the path when the user
+/// gave it (`--trace`, `--lib`), so the message says which file to fix.
 #[derive(Debug)]
 pub struct SetupError {
     /// What the runner was doing (`create the --trace file`, …).
     pub what: &'static str,
+    /// The user's path the runner could not use, if the user named one, and what to
+    /// change.
+    pub path: Option<(PathBuf, &'static str)>,
     /// The underlying error.
     pub source: io::Error,
 }
 
 impl SetupError {
     fn wrap(what: &'static str, source: io::Error) -> io::Error {
-        io::Error::new(source.kind(), SetupError { what, source })
+        io::Error::new(
+            source.kind(),
+            SetupError {
+                what,
+                path: None,
+                source,
+            },
+        )
+    }
+
+    fn wrap_path(what: &'static str, path: &Path, source: io::Error) -> io::Error {
+        let fix = if what.contains("--lib") {
+            "give the path of a built libvxfault.so, or leave --lib out"
+        } else {
+            "give a path whose directory exists and is writable"
+        };
+        let path = Some((path.to_path_buf(), fix));
+        io::Error::new(source.kind(), SetupError { what, path, source })
     }
 
     /// The setup error inside an error returned by [`Injector::run`]/[`Injector::output`],
@@ -100,7 +123,16 @@ impl SetupError {
 
 impl fmt::Display for SetupError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cannot {}: {}", self.what, self.source)
+        match &self.path {
+            Some((p, fix)) => write!(
+                f,
+                "cannot {} {}: {} ({fix})",
+                self.what,
+                p.display(),
+                self.source
+            ),
+            None => write!(f, "cannot {}: {}", self.what, self.source),
+        }
     }
 }
 
@@ -286,6 +318,9 @@ pub struct Outcome {
     /// The seed given to the preload.
     pub seed: u64,
     pub trace_path: PathBuf,
+    /// The backend that ran the command (never `Auto`) and why it was chosen.
+    pub backend: Backend,
+    pub backend_reason: String,
     _dir: tempfile::TempDir,
 }
 
@@ -295,6 +330,9 @@ impl Outcome {
     /// syscalls, or the program never made such a call) and no injected crash ended
     /// the run first. Such a run is never a pass.
     pub fn injectable(&self) -> Result<(), String> {
+        if self.loaded == 0 && self.backend == Backend::Seccomp {
+            return Err("the seccomp filter saw no exec: the command never started".into());
+        }
         if self.loaded == 0 {
             return Err(
                 "libvxfault.so was never loaded into the command (statically linked binary, \
@@ -355,6 +393,7 @@ pub struct Injector {
     trace: Option<PathBuf>,
     seed: Option<u64>,
     lib: Option<PathBuf>,
+    backend: Backend,
 }
 
 impl Injector {
@@ -367,7 +406,19 @@ impl Injector {
             trace: None,
             seed: None,
             lib: None,
+            backend: Backend::Auto,
         })
+    }
+
+    /// Which backend runs the command (default `auto`).
+    pub fn backend(mut self, b: Backend) -> Injector {
+        self.backend = b;
+        self
+    }
+
+    /// The backend a run of `cmd` would use, and why.
+    pub fn choice(&self, cmd: &Command) -> Choice {
+        seccomp::choose(self.backend, Path::new(cmd.get_program()))
     }
 
     /// Writes the trace to `path` (created or truncated) instead of a temp file.
@@ -395,16 +446,46 @@ impl Injector {
 
     /// Runs `cmd` to completion under the plan (stdio as configured on `cmd`).
     pub fn run(&self, cmd: &mut Command) -> io::Result<Outcome> {
+        let choice = self.choice(cmd);
+        if choice.backend == Backend::Seccomp {
+            return seccomp::run::run(self, cmd, choice, false).map(|(o, _)| o);
+        }
         let prep = self.prepare(cmd)?;
         let status = cmd.status()?;
-        self.finish(prep, status)
+        let mut o = self.finish(prep, status)?;
+        o.backend_reason = choice.reason;
+        Ok(o)
+    }
+
+    /// The `%P` seed: as given, else `$VXFAULT_SEED`, else 0.
+    fn effective_seed(&self) -> u64 {
+        match self.seed {
+            Some(s) => s,
+            None => std::env::var("VXFAULT_SEED")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0),
+        }
     }
 
     /// Runs `cmd` under the plan capturing its stdout and stderr.
     pub fn output(&self, cmd: &mut Command) -> io::Result<(Outcome, Output)> {
+        let choice = self.choice(cmd);
+        if choice.backend == Backend::Seccomp {
+            let (o, out) = seccomp::run::run(self, cmd, choice, true)?;
+            let status = o.status;
+            let out = out.unwrap_or(Output {
+                status,
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+            });
+            return Ok((o, out));
+        }
         let prep = self.prepare(cmd)?;
         let out = cmd.output()?;
-        Ok((self.finish(prep, out.status)?, out))
+        let mut o = self.finish(prep, out.status)?;
+        o.backend_reason = choice.reason;
+        Ok((o, out))
     }
 
     /// The environment for `cmd`: `LD_PRELOAD`, `VXFAULT_PLAN`, `VXFAULT_TRACE`,
@@ -418,31 +499,30 @@ impl Injector {
             Some(l) => l.clone(),
             None => preload_path().map_err(|e| SetupError::wrap("provide libvxfault.so", e))?,
         };
-        let lib = absolute(&lib).map_err(|e| SetupError::wrap("resolve the --lib path", e))?;
+        let lib =
+            absolute(&lib).map_err(|e| SetupError::wrap_path("resolve the --lib path", &lib, e))?;
         if !lib.is_file() {
-            return Err(SetupError::wrap(
+            return Err(SetupError::wrap_path(
                 "preload the --lib library",
+                &lib,
                 io::Error::new(io::ErrorKind::NotFound, "no such file"),
             ));
         }
         let trace = match &self.trace {
-            Some(t) => absolute(t).map_err(|e| SetupError::wrap("resolve the --trace path", e))?,
+            Some(t) => {
+                absolute(t).map_err(|e| SetupError::wrap_path("resolve the --trace path", t, e))?
+            }
             None => dir.path().join("trace.jsonl"),
         };
-        fs::write(&trace, b"").map_err(|e| SetupError::wrap("create the --trace file", e))?;
+        fs::write(&trace, b"")
+            .map_err(|e| SetupError::wrap_path("create the --trace file", &trace, e))?;
         let shm = dir.path().join("counters");
         let mut words = vec![0u64; planlang::SHM_SIZE / 8];
         words[planlang::SHM_MAGIC] = planlang::SHM_MAGIC_VALUE;
         words[planlang::SHM_PLAN_HASH] = planlang::fnv1a(self.plan.as_bytes());
         fs::write(&shm, words_to_bytes(&words))
             .map_err(|e| SetupError::wrap("create the counter file", e))?;
-        let seed = match self.seed {
-            Some(s) => s,
-            None => std::env::var("VXFAULT_SEED")
-                .ok()
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(0),
-        };
+        let seed = self.effective_seed();
         let mut preload = OsString::from(lib.as_os_str());
         if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
             preload.push(" ");
@@ -491,6 +571,8 @@ impl Injector {
             rules,
             seed: prep.seed,
             trace_path: prep.trace,
+            backend: Backend::Preload,
+            backend_reason: String::new(),
             _dir: prep.dir,
         })
     }

@@ -54,6 +54,13 @@ pub struct TraceRecord {
     /// fsync family: `true` when the fd is a directory.
     #[serde(default)]
     pub dir: Option<bool>,
+    /// `loaded` lines: the backend that saw the process (`preload`, `seccomp`).
+    #[serde(default)]
+    pub backend: Option<String>,
+    /// seccomp backend: the kernel made the call after the supervisor let it through,
+    /// so its result was not seen (`result` is null).
+    #[serde(default)]
+    pub continued: Option<bool>,
     /// 1-based number of the rule that acted.
     #[serde(default)]
     pub rule: Option<usize>,

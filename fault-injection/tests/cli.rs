@@ -128,19 +128,30 @@ fn not_injectable_is_never_a_pass() {
         "{}",
         stderr(&o)
     );
-    // A static binary never loads the library.
+    // A static binary never loads the library (so `auto` does not choose it).
     let stat = vxfault::static_probe().unwrap();
     let out = d.path().join("s");
-    let o = vxfault(&[
-        "run",
-        "--plan",
-        "write=EIO",
-        "--",
-        stat.to_str().unwrap(),
-        out.to_str().unwrap(),
-    ]);
+    let static_run = |backend: &str| {
+        vxfault(&[
+            "run",
+            "--backend",
+            backend,
+            "--plan",
+            &format!("write@{}=EIO", out.display()),
+            "--",
+            stat.to_str().unwrap(),
+            out.to_str().unwrap(),
+        ])
+    };
+    let o = static_run("preload");
     assert_eq!(o.status.code(), Some(124), "{}", stderr(&o));
     assert!(stderr(&o).contains("never loaded"), "{}", stderr(&o));
+    let o = static_run("auto");
+    assert!(
+        stderr(&o).contains("backend seccomp (auto: ") && stderr(&o).contains("matched 1, fired 1"),
+        "{}",
+        stderr(&o)
+    );
     // A library that is not libvxfault.so (no handshake) is caught the same way.
     let libc = libc_path();
     let o = vxfault(&[
@@ -254,10 +265,15 @@ fn a_trace_that_cannot_be_created_is_the_runners_error() {
             trace.to_str().unwrap(),
         ],
     );
-    assert!(e.contains("cannot create the --trace file"), "{e}");
+    let named = format!("cannot create the --trace file {}", trace.display());
+    assert!(e.contains(&named), "the message names the path: {e}");
+    assert!(
+        e.contains("directory exists and is writable"),
+        "and the fix: {e}"
+    );
     assert!(!e.contains("cannot run"), "{e}");
     let e = refused(d.path(), &["points", "--trace", trace.to_str().unwrap()]);
-    assert!(e.contains("cannot create the --trace file"), "{e}");
+    assert!(e.contains(&named), "{e}");
 }
 
 #[test]
@@ -288,7 +304,11 @@ fn empty_plans_and_missing_libraries_never_run() {
         d.path(),
         &["run", "--plan", "write=EIO", "--lib", "/nonexistent.so"],
     );
-    assert!(e.contains("cannot preload the --lib library"), "{e}");
+    assert!(
+        e.contains("cannot preload the --lib library /"),
+        "names the path: {e}"
+    );
+    assert!(e.contains("libvxfault.so"), "and the fix: {e}");
     let o = vxfault(&["check", ";"]);
     assert_eq!(o.status.code(), Some(125));
     // A points filter is a glob like a plan's: a bad one is refused too.

@@ -2,12 +2,13 @@
 //! git writing its index under rename EIO, cp copying under a write fault, flock(1)
 //! under EWOULDBLOCK. Each runs when the program is installed; with
 //! `VXFAULT_REQUIRE_PROGRAMS=1` (set by `.ci/run`) a missing program is a failure.
+//! Every check runs under the preload and under the seccomp backend.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use vxfault::{escape_glob, Injector, Outcome, TraceRecord};
+use vxfault::{escape_glob, Backend, Injector, Outcome, TraceRecord};
 
 /// The program's path, or `None` (with a note) when it is not installed.
 fn program(name: &str) -> Option<PathBuf> {
@@ -60,8 +61,13 @@ fn ok(mut c: Command) -> String {
 }
 
 /// Runs `c` under `plan` and returns what happened, the output and the trace.
-fn under(plan: &str, mut c: Command) -> (Outcome, Output, Vec<TraceRecord>) {
-    let (outcome, out) = Injector::new(plan).unwrap().output(&mut c).unwrap();
+fn under(backend: Backend, plan: &str, mut c: Command) -> (Outcome, Output, Vec<TraceRecord>) {
+    let (outcome, out) = Injector::new(plan)
+        .unwrap()
+        .backend(backend)
+        .output(&mut c)
+        .unwrap();
+    assert_eq!(outcome.backend, backend, "{}", outcome.backend_reason);
     outcome
         .injectable()
         .unwrap_or_else(|e| panic!("not injectable: {e}"));
@@ -73,8 +79,7 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-#[test]
-fn sqlite3_commit_under_fsync_eio_is_rolled_back_cleanly() {
+fn sqlite3_commit_under_fsync_eio_is_rolled_back_cleanly_under(backend: Backend) {
     let Some(sqlite) = program("sqlite3") else {
         return;
     };
@@ -86,7 +91,7 @@ fn sqlite3_commit_under_fsync_eio_is_rolled_back_cleanly() {
     ok(c);
     let mut c = cmd(&sqlite, d.path());
     c.arg(&db).arg("insert into t values (2);");
-    let (outcome, out, trace) = under(&format!("fsync@{}*=EIO", glob(d.path())), c);
+    let (outcome, out, trace) = under(backend, &format!("fsync@{}*=EIO", glob(d.path())), c);
     assert_ne!(out.status.code(), Some(0), "sqlite3 saw the failed fsync");
     assert!(stderr(&out).contains("disk I/O error"), "{}", stderr(&out));
     assert!(outcome.rules[0].fired >= 1);
@@ -98,8 +103,7 @@ fn sqlite3_commit_under_fsync_eio_is_rolled_back_cleanly() {
     assert_eq!(ok(c), "ok\n1\n");
 }
 
-#[test]
-fn git_add_under_rename_eio_leaves_a_sound_repository() {
+fn git_add_under_rename_eio_leaves_a_sound_repository_under(backend: Backend) {
     let Some(git) = program("git") else { return };
     let d = tmp();
     let repo = d.path().join("repo");
@@ -110,7 +114,7 @@ fn git_add_under_rename_eio_leaves_a_sound_repository() {
     let mut c = cmd(&git, d.path());
     c.current_dir(&repo).args(["add", "f"]);
     let plan = format!("rename@{}/.git/*=EIO", glob(&repo));
-    let (outcome, out, trace) = under(&plan, c);
+    let (outcome, out, trace) = under(backend, &plan, c);
     assert_ne!(out.status.code(), Some(0), "git saw the failed rename");
     assert!(outcome.rules[0].fired >= 1);
     let renamed: Vec<&TraceRecord> = trace.iter().filter(|r| r.op == "rename").collect();
@@ -133,15 +137,14 @@ fn git_add_under_rename_eio_leaves_a_sound_repository() {
     assert_eq!(ok(c), "?? f\n", "the add did not happen");
 }
 
-#[test]
-fn cp_under_a_write_fault_fails_through_copy_file_range() {
+fn cp_under_a_write_fault_fails_through_copy_file_range_under(backend: Backend) {
     let Some(cp) = program("cp") else { return };
     let d = tmp();
     let (src, dst) = (d.path().join("src"), d.path().join("dst"));
     fs::write(&src, vec![b'x'; 100_000]).unwrap();
     let mut c = cmd(&cp, d.path());
     c.arg(&src).arg(&dst);
-    let (outcome, out, trace) = under(&format!("write@{}=EIO", glob(&dst)), c);
+    let (outcome, out, trace) = under(backend, &format!("write@{}=EIO", glob(&dst)), c);
     assert_ne!(out.status.code(), Some(0), "cp saw the failed write");
     assert!(
         stderr(&out).contains("Input/output error"),
@@ -165,8 +168,7 @@ fn cp_under_a_write_fault_fails_through_copy_file_range() {
     assert_eq!(fs::read(&dst).unwrap().len(), 100_000);
 }
 
-#[test]
-fn flock_cli_under_ewouldblock_reports_the_lock_as_taken() {
+fn flock_cli_under_ewouldblock_reports_the_lock_as_taken_under(backend: Backend) {
     let Some(flock) = program("flock") else {
         return;
     };
@@ -175,7 +177,7 @@ fn flock_cli_under_ewouldblock_reports_the_lock_as_taken() {
     let marker = d.path().join("ran");
     let mut c = cmd(&flock, d.path());
     c.arg("-n").arg(&lock).arg("touch").arg(&marker);
-    let (outcome, out, trace) = under(&format!("flock@{}=EWOULDBLOCK", glob(&lock)), c);
+    let (outcome, out, trace) = under(backend, &format!("flock@{}=EWOULDBLOCK", glob(&lock)), c);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         !marker.exists(),
@@ -192,4 +194,30 @@ fn flock_cli_under_ewouldblock_reports_the_lock_as_taken() {
     c.arg("-n").arg(&lock).arg("touch").arg(&marker);
     ok(c);
     assert!(marker.exists());
+}
+
+// Each check under both backends: the seccomp one sees the same calls as system calls.
+
+#[test]
+fn sqlite3_commit_under_fsync_eio_is_rolled_back_cleanly() {
+    sqlite3_commit_under_fsync_eio_is_rolled_back_cleanly_under(Backend::Preload);
+    sqlite3_commit_under_fsync_eio_is_rolled_back_cleanly_under(Backend::Seccomp);
+}
+
+#[test]
+fn git_add_under_rename_eio_leaves_a_sound_repository() {
+    git_add_under_rename_eio_leaves_a_sound_repository_under(Backend::Preload);
+    git_add_under_rename_eio_leaves_a_sound_repository_under(Backend::Seccomp);
+}
+
+#[test]
+fn cp_under_a_write_fault_fails_through_copy_file_range() {
+    cp_under_a_write_fault_fails_through_copy_file_range_under(Backend::Preload);
+    cp_under_a_write_fault_fails_through_copy_file_range_under(Backend::Seccomp);
+}
+
+#[test]
+fn flock_cli_under_ewouldblock_reports_the_lock_as_taken() {
+    flock_cli_under_ewouldblock_reports_the_lock_as_taken_under(Backend::Preload);
+    flock_cli_under_ewouldblock_reports_the_lock_as_taken_under(Backend::Seccomp);
 }

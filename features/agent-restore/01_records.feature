@@ -1,11 +1,11 @@
-@must @optional-agent-server
+@must @optional-agent-server @asr-pin-error-names
 Feature: Records
   The agent-session/v1 record (ADR-0068 §1, §7) is an opaque, Terminal-scoped record
   of exactly plugin_id, integration_id and native_id. Every write path holds it to
   those rules: the spawn verbs' agent_session and meta.set alike. phux.agent/v1 is a
   separate record. Driven through the implementation's wire protocol.
 
-  @asr-record-closed
+  @asr-record-closed @part-server
   Scenario Outline: A record with a member beyond the three is refused on both write paths
     Given the daemon is running
     When pane.create starts a pane in a new window with the record '<record>'
@@ -21,14 +21,14 @@ Feature: Records
       | argv | {"plugin_id":"team","integration_id":"stub","native_id":"n1","argv":["sh","-c","x"]} |
       | env | {"plugin_id":"team","integration_id":"stub","native_id":"n1","env":{"PATH":"/tmp"}} |
 
-  @asr-record-closed
+  @asr-record-closed @part-server
   Scenario: A record that is not strict JSON is refused before its shape is read
     Given the daemon is running
     When pane.create starts a pane in a new window with the record '{"plugin_id":"team","plugin_id":"team","integration_id":"stub","native_id":"n1"}'
     Then the call fails with "invalid_params.agent_session" by rule "record.json"
     And the new window has no pane
 
-  @asr-record-scoped
+  @asr-record-scoped @part-server
   Scenario: Two panes of one integration keep their own ids
     Given the daemon is running
     And a pane "a" in a new window with the record of "team" "stub" "alpha"
@@ -38,7 +38,7 @@ Feature: Records
     And meta.get "agent-session/v1" on $a is the record of "team" "stub" "gamma"
     And meta.get "agent-session/v1" on $b is the record of "team" "stub" "beta"
 
-  @asr-record-separate
+  @asr-record-separate @part-server
   Scenario: Setting agent/v1 leaves agent-session/v1 unchanged
     Given the daemon is running
     And a pane "p" in a new window with the record of "team" "stub" "n1"
@@ -50,7 +50,7 @@ Feature: Records
     And meta.get "agent/v1" on $p is 'not a record at all'
     And meta.get "agent-session/v1" on $p is the record of "team" "stub" "n1"
 
-  @asr-bounds-ids
+  @asr-bounds-ids @part-server
   Scenario Outline: Plugin and integration ids are trimmed, control-free and at most 120 bytes
     Given the daemon is running
     When pane.create starts a pane in a new window with a record whose <field> is <case>
@@ -69,7 +69,7 @@ Feature: Records
       | integration_id | a C1 control | record.owner_control |
       | integration_id | 121 bytes | record.owner_length |
 
-  @asr-bounds-native
+  @asr-bounds-native @part-server
   Scenario Outline: Native ids are trimmed, not option-shaped, control-free and at most 1024 bytes
     Given the daemon is running
     When pane.create starts a pane in a new window with a record whose native_id is <case>
@@ -87,7 +87,7 @@ Feature: Records
       | a newline | native.control |
       | padded | native.padded |
 
-  @asr-bounds-record
+  @asr-bounds-record @part-server
   Scenario: The whole encoded record is at most 4096 bytes on both write paths
     Given the daemon is running
     When pane.create starts a pane in a new window with a record of 4097 bytes

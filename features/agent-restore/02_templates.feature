@@ -1,4 +1,4 @@
-@must @optional-template-check
+@must @optional-template-check @part-checker @asr-pin-checker-verdict
 Feature: Templates
   An integration template owns native session policy (ADR-0068 §2, §7): the identity
   enters argv only as one standalone placeholder element, never as the program or an

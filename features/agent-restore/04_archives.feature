@@ -1,4 +1,4 @@
-@must
+@must @part-checker @asr-pin-checker-verdict
 Feature: Archives
   Workspace archive schema 2 is the durable boundary (ADR-0068 §5, §7): schema 1 stays
   readable without native restore semantics, a record holds exactly its three members

@@ -1,4 +1,4 @@
-@must @optional-agent-server
+@must @optional-agent-server @asr-pin-error-names
 Feature: Save and restore
   Workspace save copies each pane's record from that exact pane into the archive
   (ADR-0068 §5). Restore (§6) recreates only missing sessions, re-resolves the
@@ -6,7 +6,9 @@ Feature: Save and restore
   session when that resolution fails, probes the server's reserved namespace first,
   and never runs what the archive says to run: panes without a record get the
   caller's fallback argv. Driven through the profile's workspace_save and
-  workspace_restore commands.
+  workspace_restore commands. Every refused restore first runs its valid twin: the
+  same archive with a fallback argv, before the plugin change, without the relay, or
+  on a second daemon that is the current server; what the twin restores it removes.
 
   Background:
     Given the plugin "team" with id "team" has the integration "stub":
@@ -23,7 +25,7 @@ Feature: Save and restore
       """
     And the daemon is running
 
-  @asr-save-copies
+  @asr-save-copies @part-server
   Scenario: Save copies each pane's record into that pane's agent_session
     Given a pane "a" in a new window with the record of "team" "stub" "alpha"
     And a pane "b" in a new window with the record of "team" "stub" "beta"
@@ -34,7 +36,7 @@ Feature: Save and restore
     And the archive "ws.json" holds exactly the records of "team" "stub" "alpha" and "team" "stub" "beta"
     And the archive "ws.json" has 3 panes
 
-  @asr-save-stable
+  @asr-save-stable @part-server
   Scenario: A pane killed while save reads the records is archived with its record or not at all
     Given a pane "a" in a new window with the record of "team" "stub" "alpha"
     And a pane "b" in a new window with the record of "team" "stub" "beta"
@@ -44,14 +46,14 @@ Feature: Save and restore
     And every pane of the archive "ws.json" has a record
     And the archive "ws.json" holds the native ids "alpha" and "gamma"
 
-  @asr-save-copies @asr-schema1
+  @asr-save-copies @asr-schema1 @part-server
   Scenario: A save without records writes schema 1
     Given a pane "c" in a new window without a record
     When the workspace is saved to "ws.json"
     Then the save succeeds
     And the archive "ws.json" has schema_version 1
 
-  @asr-restore-preferred @asr-seed-not-resurrect
+  @asr-restore-preferred @asr-seed-not-resurrect @part-server
   Scenario: A saved native session is restored from its record, as a new process
     When agent.launch starts "stub" in a new window with native id "keep-1" as "a"
     And the PID of the program of "stub" is remembered as "old"
@@ -62,7 +64,7 @@ Feature: Save and restore
     And the program of "stub" got the arguments '["--resume","keep-1"]' after its command
     And the program of "stub" runs with a PID other than $old
 
-  @asr-restore-layout
+  @asr-restore-layout @part-server
   Scenario: Restore rebuilds each window's split tree, for the native pane and fallback panes alike
     When agent.launch starts "stub" in a new window with native id "tree-1" as "a"
     And the pane $a is split by cols at ratio 3000 before as "b"
@@ -79,7 +81,7 @@ Feature: Save and restore
     Then the restore succeeds with 2 restored, 0 skipped and 1 native
     And the layout of every session is the one remembered as "saved"
 
-  @asr-restore-current
+  @asr-restore-current @part-server
   Scenario: Restore uses the current template, not the one of the save
     When agent.launch starts "stub" in a new window with native id "keep-2" as "a"
     And the workspace is saved to "ws.json"
@@ -100,7 +102,7 @@ Feature: Save and restore
     And the program of "stub" got the arguments '["wrapper-v2","--continue","keep-2","--v2"]' after its command
     And the program of "stub" has PHUX_STUB_SESSION_ID set to "keep-2"
 
-  @asr-no-archive-authority @asr-schema1-fresh @asr-schema1
+  @asr-no-archive-authority @asr-schema1-fresh @asr-schema1 @part-server
   Scenario: A schema-1 archive's command never runs: its panes get the fallback argv
     Given the archive "old.json":
       """
@@ -111,7 +113,7 @@ Feature: Save and restore
     And the program of "fallback" got the arguments '[]' after its command
     And no program wrote the dump "archived"
 
-  @asr-no-archive-authority
+  @asr-no-archive-authority @part-server
   Scenario: Panes without a record need a fallback argv, checked before anything is created
     Given the archive "old.json":
       """
@@ -121,7 +123,7 @@ Feature: Save and restore
     Then the restore fails with "invalid_params.fallback_argv"
     And no session is named "legacy"
 
-  @asr-skip-existing
+  @asr-skip-existing @part-server
   Scenario: An existing session name is skipped and its process is untouched
     When agent.launch starts "stub" in a new window with native id "keep-3" as "a"
     And the workspace is saved to "ws.json"
@@ -131,7 +133,7 @@ Feature: Save and restore
     And the program of "stub" still runs as $old
     And meta.get "agent-session/v1" on $a is the record of "team" "stub" "keep-3"
 
-  @asr-restore-fail-before
+  @asr-restore-fail-before @part-server
   Scenario Outline: A native session whose integration no longer resolves is not created
     When agent.launch starts "stub" in a new window with native id "keep-4" as "a"
     And the workspace is saved to "ws.json"
@@ -150,7 +152,7 @@ Feature: Save and restore
       | now owned by the plugin id "other" | conflict.integration_owner |
       | no longer restorable | unsupported.native_restore |
 
-  @asr-restore-oneshot
+  @asr-restore-oneshot @part-server
   Scenario: Two restores of one name race: the winner's pane has the winner's record
     Given the archive "one.json" holds the session "dup" natively resumed as "team" "stub" "id-one"
     And the archive "two.json" holds the session "dup" natively resumed as "team" "stub" "id-two"
@@ -158,7 +160,7 @@ Feature: Save and restore
     Then exactly one of them restored "dup" and the other skipped it
     And the pane of "dup" has the record of the restore that won
 
-  @asr-restore-oneshot
+  @asr-restore-oneshot @part-server
   Scenario: A creation result is read by its own connection only, and only once
     Given the clients "a" and "b" each keep a connection as the owner
     Then server.info lists the capability "session_created_result"
@@ -167,7 +169,7 @@ Feature: Save and restore
     And client "a" reads at the result of the token "tok-a-0123456789abcdef" the session it created, named "mine"
     And client "a" reads nothing at the result of the token "tok-a-0123456789abcdef"
 
-  @asr-restore-oneshot
+  @asr-restore-oneshot @part-server
   Scenario: A create that loses the name leaves no result, and no client may write one
     Given the clients "a" and "b" each keep a connection as the owner
     When clients "a" and "b" create the session "dup" at once with the request tokens "tok-a-0123456789abcdef" and "tok-b-0123456789abcdef"
@@ -176,7 +178,7 @@ Feature: Save and restore
     And client "$loser" may neither set nor delete the result of the token "$winner_token"
     And client "$winner" reads at the result of the token "$winner_token" the session it created, named "dup"
 
-  @asr-restore-oneshot
+  @asr-restore-oneshot @part-server
   Scenario: A restore whose creation result does not come back stamps nothing
     Given the archive "one.json" holds the session "native" natively resumed as "team" "stub" "id-one"
     And the workspace clients reach the daemon through the relay in mode "hide-created-result"
@@ -185,7 +187,7 @@ Feature: Save and restore
     And the relay altered at least one record on its way
     And no pane exists
 
-  @asr-restore-probe @optional-legacy-spawn
+  @asr-restore-probe @optional-legacy-spawn @part-legacy
   Scenario: An older server, whose reserved namespace is writable, is refused before anything is created
     Given the daemon is restarted as an older server
     And a pane "p" in a new window without a record
@@ -194,7 +196,7 @@ Feature: Save and restore
     Then the restore fails with "unsupported.native_restore" by rule "restore.probe_writable"
     And no session is named "native"
 
-  @asr-restore-confirm
+  @asr-restore-confirm @part-server
   Scenario: A replacement pane whose record reads back altered is removed and the restore fails
     Given the archive "one.json" holds the session "native" natively resumed as "team" "stub" "id-one"
     And the workspace clients reach the daemon through the relay in mode "readback-lies"

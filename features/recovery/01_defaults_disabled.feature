@@ -1,4 +1,4 @@
-@rfc-8-defaults-disabled @must
+@rfc-8-defaults-disabled @must @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Defaults / disabled
   RFC §2: `.recovery.enabled` defaults to false. §8: no checkpoint writes or restore,
   explicit persistent zero-session behavior unchanged.
@@ -37,7 +37,7 @@ Feature: Defaults / disabled
     Then the call fails with "unavailable.recovery_disabled"
     And no checkpoint or temporary file exists in the store
 
-  @rfc-2-disable-keeps-archives
+  @rfc-2-disable-keeps-archives @rfc-pin-reader-result-names
   Scenario: Restore is refused while disabled, and existing archives stay listed
     Given checkpoint "old" of format 3 with generation 1 is planted in the store
     And a daemon started with the default configuration

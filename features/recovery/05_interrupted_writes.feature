@@ -1,10 +1,10 @@
-@rfc-8-interrupted-writes @must
+@rfc-8-interrupted-writes @must @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Interrupted writes
   RFC §3: an interrupted write leaves the previous durable file intact; temporary files
   are never candidates; a failed reply is no proof of persistence. Faults come from
   the kit's LD_PRELOAD injector (libvxfault.so).
 
-  @rfc-3-lost-reply-not-proof
+  @rfc-3-lost-reply-not-proof @rfc-pin-reader-result-names
   Scenario Outline: A failed checkpoint write keeps the prior generation and is reported
     Given a daemon started with recovery enabled under the fault plan "<plan>"
     And the owner has created session "work" with a pane running "sleep 60"
@@ -24,7 +24,7 @@ Feature: Interrupted writes
       | fsync@*/.tmp-*#2=EIO      |
       | rename@*.json#2=EIO       |
 
-  @rfc-3-lost-reply-not-proof
+  @rfc-3-lost-reply-not-proof @rfc-pin-reader-result-names
   Scenario: A failed directory fsync is reported, never acknowledged as durable
     Given a daemon started with recovery enabled under the fault plan "fsync@*/recovery/????????????????????????????????????????????????????????????????#2+=EIO"
     And the owner has created session "work" with a pane running "sleep 60"
@@ -46,6 +46,7 @@ Feature: Interrupted writes
     And the result "generation" is 2
     And the newest checkpoint in the store is valid with format 3
 
+  @rfc-pin-reader-result-names
   Scenario: A write torn by a crash leaves no temporary file selectable
     Given a daemon started with recovery enabled under the fault plan "write@*/.tmp-*#2=torn:20"
     And the owner has created session "work" with a pane running "sleep 60"

@@ -1,9 +1,9 @@
-@rfc-8-corrupt-partial @must
+@rfc-8-corrupt-partial @must @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Corrupt/partial state
   RFC §3/§4: damaged files fail atomically; a corrupt newest file never silently
   restores an older one; list marks it invalid; the caller names a valid file.
 
-  @rfc-3-corrupt-newest-no-fallback @rfc-4-strict-reader
+  @rfc-3-corrupt-newest-no-fallback @rfc-4-strict-reader @rfc-pin-json-reading @rfc-pin-envelope-order @rfc-pin-payload-rules @rfc-pin-reader-result-names
   Scenario Outline: A damaged newest file is listed corrupt, refuses restore, and restores nothing
     Given checkpoint "older" of format 3 with generation 1 is planted in the store
     And checkpoint "newest" of format 3 with generation 2 is planted in the store as "<defect>"

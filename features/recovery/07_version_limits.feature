@@ -1,11 +1,11 @@
-@rfc-8-version-limits @must
+@rfc-8-version-limits @must @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Version/limits
   RFC §4: format is checked first: a non-integer is corrupt, an integer other than
   1-3 is incompatible. Bounds (64 MiB or the configured size, depth 32, 100000
   resources) are checked before allocation. A future capture time makes the whole
   checkpoint unavailable (pins.md: status `future`).
 
-  @rfc-4-strict-reader @rfc-4-bounds-first
+  @rfc-4-strict-reader @rfc-4-bounds-first @rfc-pin-json-reading @rfc-pin-envelope-order @rfc-pin-reader-result-names
   Scenario Outline: Unknown versions and bound violations get the documented status and error
     Given a daemon started with the configuration:
       """
@@ -29,7 +29,7 @@ Feature: Version/limits
       | 100001 sessions | incompatible | unsupported.checkpoint_size |
       | format string | corrupt    | conflict.checkpoint_corrupt   |
 
-  @rfc-2-expired-unavailable
+  @rfc-2-expired-unavailable @rfc-pin-reader-result-names
   Scenario: A future-dated checkpoint is listed future and unavailable
     Given checkpoint "t" of format 1 with generation 1 captured 86400 s in the future is planted in the store
     And a daemon started with recovery enabled
@@ -59,6 +59,7 @@ Feature: Version/limits
     When the owner calls "recovery.restore" with {"checkpoint":"$t"}
     Then the call fails with "conflict.checkpoint_expired" or "not_found.checkpoint"
 
+  @rfc-pin-payload-rules
   Scenario: An ID that is not a checkpoint ID never becomes a path
     Given a daemon started with recovery enabled
     When the owner calls "recovery.inspect" with {"checkpoint":"../../../etc/passwd"}
@@ -80,6 +81,7 @@ Feature: Version/limits
       | the default configuration | recovery restore --checkpoint $ok            | unavailable.recovery_disabled | 6    |
       | the default configuration | recovery checkpoint                          | unavailable.recovery_disabled | 6    |
 
+  @rfc-pin-reader-result-names
   Scenario: The CLI prints the ok object of a recovery verb as JSON
     Given checkpoint "ok" of format 1 with generation 1 is planted in the store
     And a daemon started with recovery enabled
@@ -88,7 +90,7 @@ Feature: Version/limits
     And the CLI exits with code 0
     And the result lists checkpoint "$ok" with status "valid"
 
-  @rfc-4-bounds-first
+  @rfc-4-bounds-first @rfc-pin-reader-result-names
   Scenario: A file over the size limit is refused without being read into memory
     Given checkpoint "big" of format 1 with generation 1 is planted in the store as "oversized 40 MiB"
     And a daemon started with recovery enabled
@@ -101,7 +103,7 @@ Feature: Version/limits
     Then the call fails with "unsupported.checkpoint_size"
     And the daemon's peak memory grew by less than 8 MiB since $before KiB
 
-  @needs-faketime @rfc-2-expired-unavailable
+  @needs-faketime @rfc-2-expired-unavailable @rfc-pin-reader-result-names
   Scenario: A checkpoint written now is future-dated for a daemon whose clock runs behind
     Given checkpoint "t" of format 1 with generation 1 is planted in the store
     And the daemon's clock runs 2 days behind

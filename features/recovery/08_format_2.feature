@@ -1,11 +1,11 @@
-@rfc-8-format-2 @must
+@rfc-8-format-2 @must @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Format 2
   RFC §4.1: format 2 adds pane `layer`/`float` and `tags`; format-1 files read as all
   tiled with no tags and get owner = the restoring namespace; a format-1 file with a
   format-2 field and any invalid float or tag field are corrupt; floats restore in
   the float layer with fresh z in saved order; popups are never checkpointed.
 
-  @rfc-4-strict-reader
+  @rfc-4-strict-reader @rfc-pin-reader-result-names
   Scenario: A format-2 file with floats and tags lists valid and restores its floats in the float layer
     Given checkpoint "f2" of format 2 with generation 1 is planted in the store
     And a daemon started with recovery enabled
@@ -28,7 +28,7 @@ Feature: Format 2
     Then the result "panes.0.layer" is absent
     And the result "panes.0.tags" is [{"key":"owner","value":"venomx"}]
 
-  @rfc-4-strict-reader
+  @rfc-4-strict-reader @rfc-pin-payload-rules @rfc-pin-reader-result-names
   Scenario Outline: Invalid format-2 content is corrupt and restores nothing
     Given checkpoint "bad" of format <format> with generation 1 is planted in the store as "<defect>"
     And a daemon started with recovery enabled

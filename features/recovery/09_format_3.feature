@@ -1,4 +1,4 @@
-@rfc-8-format-3 @must
+@rfc-8-format-3 @must @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Format 3
   RFC §4.2: writers emit format 3 and each split's ratio (omitted for equal splits);
   a resized split restores with the same ratio; formats 1 and 2 restore as equal
@@ -22,7 +22,7 @@ Feature: Format 3
     When the owner calls "session.list"
     Then the result "sessions.0.windows.0.nodes.0.ratio" is 6250
 
-  @rfc-4-strict-reader
+  @rfc-4-strict-reader @rfc-pin-reader-result-names
   Scenario Outline: A misplaced or out-of-range ratio is corrupt
     Given checkpoint "bad" of format 3 with generation 1 is planted in the store as "<defect>"
     And a daemon started with recovery enabled

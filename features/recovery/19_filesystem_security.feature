@@ -1,10 +1,10 @@
-@rfc-8-filesystem-security @must
+@rfc-8-filesystem-security @must @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Filesystem security
   RFC §2: the store is private (0700/0600, daemon UID); symlinks, hard links, other
   owners and group/other permissions are rejected, never followed or repaired; store
   identity is the socket path and UID; only the socket lock holder writes.
 
-  @rfc-2-reject-unsafe @rfc-2-no-chmod-repair @rfc-2-hold-handles
+  @rfc-2-reject-unsafe @rfc-2-no-chmod-repair @rfc-2-hold-handles @rfc-pin-reader-result-names
   Scenario Outline: An unsafe checkpoint file is listed unsafe, never read, never repaired
     Given checkpoint "f1" of format 1 with generation 1 is planted in the store
     And the store file of "f1" <tamper>
@@ -98,7 +98,7 @@ Feature: Filesystem security
     Then the owner's "recovery.checkpoint" fails with "unavailable.recovery_io" unless the daemon refused to start
     And nothing exists at "relative-state" under the daemon's working directory
 
-  @rfc-2-hold-handles @rfc-2-reject-unsafe
+  @rfc-2-hold-handles @rfc-2-reject-unsafe @rfc-pin-reader-result-names
   Scenario: A file replaced after listing is checked again on restore
     Given checkpoint "f1" of format 1 with generation 1 is planted in the store
     And a daemon started with recovery enabled
@@ -110,6 +110,7 @@ Feature: Filesystem security
     When the owner calls "session.list"
     Then the result "sessions" is []
 
+  @rfc-pin-reader-result-names
   Scenario: A disk-full store keeps the previous checkpoint and says so
     Given a daemon started with recovery enabled under the fault plan "write@*/.tmp-*#2+=ENOSPC"
     And the owner has created session "work" with a pane running "sleep 60"

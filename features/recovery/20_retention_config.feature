@@ -1,4 +1,4 @@
-@rfc-8-retention-config @must
+@rfc-8-retention-config @must @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Retention/config
   RFC §2: retention keeps the newest permitted generations; reload validates before
   any cleanup and leaves active policy unchanged on failure; .plain to .off deletes
@@ -42,6 +42,7 @@ Feature: Retention/config
     Then the call succeeds
     And the result "value" is false
 
+  @rfc-pin-reader-result-names
   Scenario: Count pruning keeps the newest permitted generations
     Given a daemon started with the configuration:
       """
@@ -75,7 +76,7 @@ Feature: Retention/config
     And the daemon is restarted on the same socket
     Then no store file contains "START-CANARY"
 
-  @rfc-2-disable-keeps-archives @rfc-2-disable-stops-writes
+  @rfc-2-disable-keeps-archives @rfc-2-disable-stops-writes @rfc-pin-reader-result-names
   Scenario: Disabling by reload stops writes but keeps archives
     Given a daemon started with recovery enabled
     And the owner has created session "work" with a pane running "sleep 60"
@@ -92,6 +93,7 @@ Feature: Retention/config
     When the owner calls "recovery.list"
     Then the result lists checkpoint "$kept" with status "valid"
 
+  @rfc-pin-reader-result-names
   Scenario: Age pruning at startup removes an expired checkpoint and keeps a valid one
     Given checkpoint "old" of format 1 with generation 1 captured 700000 s ago is planted in the store
     And checkpoint "new" of format 1 with generation 2 is planted in the store
@@ -101,6 +103,7 @@ Feature: Retention/config
     And the store holds exactly 1 checkpoint file
     And the store still holds the file of "new"
 
+  @rfc-pin-reader-result-names
   Scenario: The valid last generation survives a failed write under a count of one
     Given a daemon started with the configuration:
       """
@@ -117,7 +120,7 @@ Feature: Retention/config
     When the owner calls "recovery.list"
     Then the result lists checkpoint "$kept" with status "valid"
 
-  @rfc-2-partial-cleanup-diagnosed
+  @rfc-2-partial-cleanup-diagnosed @rfc-pin-reader-result-names
   Scenario: A prune failure keeps the published checkpoint and is diagnosed
     Given a daemon started with the configuration:
       """

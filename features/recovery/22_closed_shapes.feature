@@ -1,4 +1,4 @@
-@rfc-8-corrupt-partial @must
+@rfc-8-corrupt-partial @must @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Corrupt/partial state
   RFC §4 closed shapes: readers reject unknown fields at any durable-format level, so
   one key the format does not define, in the envelope, the payload, a session, a
@@ -8,7 +8,7 @@ Feature: Corrupt/partial state
   §3: two files with one generation are refused rather than one guessed. RFC §6:
   list gives a generation only for a safely decoded file; corrupt restores exit 5.
 
-  @rfc-4-strict-reader
+  @rfc-4-strict-reader @rfc-pin-reader-result-names
   Scenario Outline: A file with every durable level is valid and restores (the control of the closed-shape rows)
     Given checkpoint "all" of format <format> with generation 1 is planted in the store as "every level"
     And a daemon started with the configuration:
@@ -38,7 +38,7 @@ Feature: Corrupt/partial state
 
   # Each row plants the level's file in every format that has the level, in one store
   # (one daemon per level, not per format and level: the suite's time budget).
-  @rfc-4-strict-reader
+  @rfc-4-strict-reader @rfc-pin-json-reading @rfc-pin-reader-result-names
   Scenario Outline: One unknown key at a level of formats 1, 2 and 3 makes each file corrupt, listed without a generation, and restores nothing
     Given checkpoint "f1" of format 1 with generation 1 is planted in the store as "unknown key in the <level>"
     And checkpoint "f2" of format 2 with generation 2 is planted in the store as "unknown key in the <level>"
@@ -74,7 +74,7 @@ Feature: Corrupt/partial state
       | omitted text |
       | plain text   |
 
-  @rfc-4-strict-reader
+  @rfc-4-strict-reader @rfc-pin-json-reading @rfc-pin-reader-result-names
   Scenario Outline: One unknown key in a float or a tag of formats 2 and 3 makes each file corrupt and restores nothing
     Given checkpoint "f2" of format 2 with generation 2 is planted in the store as "unknown key in the <level>"
     And checkpoint "f3" of format 3 with generation 3 is planted in the store as "unknown key in the <level>"
@@ -99,7 +99,7 @@ Feature: Corrupt/partial state
       | float |
       | tag   |
 
-  @rfc-4-strict-reader @rfc-3-corrupt-newest-no-fallback
+  @rfc-4-strict-reader @rfc-3-corrupt-newest-no-fallback @rfc-pin-payload-rules @rfc-pin-reader-result-names
   Scenario Outline: A payload field outside its table rule is corrupt in formats 1 and 3; the older valid file still restores
     Given checkpoint "older" of format 3 with generation 1 is planted in the store
     And checkpoint "f1" of format 1 with generation 2 is planted in the store as "<defect>"
@@ -125,7 +125,7 @@ Feature: Corrupt/partial state
       | generation 0                      |
       | checkpoint differs from file name |
 
-  @rfc-3-duplicate-generation @rfc-3-corrupt-newest-no-fallback
+  @rfc-3-duplicate-generation @rfc-3-corrupt-newest-no-fallback @rfc-pin-reader-result-names
   Scenario: Two files with one generation are both listed corrupt with it, and neither restores
     Given checkpoint "older" of format 3 with generation 1 is planted in the store
     And checkpoint "a" of format 3 with generation 2 is planted in the store

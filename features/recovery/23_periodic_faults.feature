@@ -1,4 +1,4 @@
-@rfc-8-retention-config @must
+@rfc-8-retention-config @must @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Retention/config
   Periodic ticks and store faults — RFC §2/§3 rules that no other mechanism may mask: the periodic tick (at the
   shortest interval the config allows, 1000 ms) writes open checkpoints, and never
@@ -77,7 +77,7 @@ Feature: Retention/config
       | .plain |
 
   # ---- Expiry where pruning cannot hide it
-  @rfc-2-expired-unavailable @rfc-2-partial-cleanup-diagnosed
+  @rfc-2-expired-unavailable @rfc-2-partial-cleanup-diagnosed @rfc-pin-reader-result-names
   Scenario: An expired checkpoint whose prune fails is listed expired and refused for restore
     Given a daemon started with recovery enabled under the fault plan "unlink@*/c*.json=EIO"
     And checkpoint "old" of format 3 with generation 1 captured 700000 s ago is planted in the store
@@ -94,7 +94,6 @@ Feature: Retention/config
     Then the result "sessions" is []
     When the owner calls "doctor"
     Then some doctor check has status "warning" or "error"
-
   Scenario: Startup prunes by age and count before readiness, before any recovery verb
     Given checkpoint "old" of format 3 with generation 1 captured 700000 s ago is planted in the store
     And checkpoint "older" of format 3 with generation 2 is planted in the store
@@ -107,7 +106,7 @@ Feature: Retention/config
     And the store still holds the file of "newest"
 
   # ---- Only the lock holder touches the store
-  @rfc-3-second-daemon-fails @rfc-8-filesystem-security
+  @rfc-3-second-daemon-fails @rfc-8-filesystem-security @rfc-pin-reader-result-names
   Scenario: A second daemon on a locked socket exits 6 and leaves prunable, expired and temporary files alone
     Given a daemon started with the configuration:
       """
@@ -135,7 +134,7 @@ Feature: Retention/config
     And every store directory has mode 0700 and every store file mode 0600, owned by the daemon UID
 
   # ---- Faults at each point of one publication
-  @rfc-3-lost-reply-not-proof @rfc-8-interrupted-writes
+  @rfc-3-lost-reply-not-proof @rfc-8-interrupted-writes @rfc-pin-reader-result-names
   Scenario: A generation whose directory fsync failed does not count for pruning under a count of one
     Given a daemon started under the fault plan "fsync@*/recovery/????????????????????????????????????????????????????????????????#2+=EIO" with the configuration:
       """

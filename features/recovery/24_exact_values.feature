@@ -1,4 +1,4 @@
-@must @exact-values
+@must @exact-values @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Exact values and every §6 error
   Where the RFC gives an exact value (fresh z = n+1…n+k, generation = largest valid +
   1, cut_rows, a historical process state), the value itself, not only an order or a
@@ -32,7 +32,7 @@ Feature: Exact values and every §6 error
 
   Rule: Retention/config
 
-    @rfc-3-duplicate-generation @rfc-8-retention-config
+    @rfc-3-duplicate-generation @rfc-8-retention-config @rfc-pin-reader-result-names
     Scenario: Each write's generation is the largest valid retained one plus 1, across prunes
       Given checkpoint "g7" of format 1 with generation 7 is planted in the store
       And a daemon started with the configuration:
@@ -57,7 +57,7 @@ Feature: Exact values and every §6 error
 
   Rule: Text / expiry
 
-    @rfc-5-cut-rows-shown @rfc-5-doctor-cut-rows @rfc-8-text-expiry
+    @rfc-5-cut-rows-shown @rfc-5-doctor-cut-rows @rfc-8-text-expiry @rfc-pin-reader-result-names
     Scenario: A saved row wider than its pane is cut, counted in cut_rows and reported by doctor
       Given checkpoint "t" of format 1 with generation 1 is planted in the store with a text row wider than its pane
       And a daemon started with the configuration:
@@ -189,7 +189,7 @@ Feature: Exact values and every §6 error
 
   Rule: Version/limits
 
-    @rfc-8-version-limits @rfc-4-bounds-first
+    @rfc-8-version-limits @rfc-4-bounds-first @rfc-pin-json-reading @rfc-pin-envelope-order
     Scenario: Restore of a file past the depth bound through the CLI fails unsupported.checkpoint_size, exit 10
       Given checkpoint "deep" of format 1 with generation 1 is planted in the store as "depth 33"
       And a daemon started with recovery enabled

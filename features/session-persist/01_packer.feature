@@ -1,4 +1,4 @@
-@must
+@must @part-packer
 Feature: The session packer
   A CLI agent's session lives in files under its backend root (CLAUDE_CONFIG_DIR,
   CODEX_HOME, pi's StateDir). The packer turns exactly those files into a blob and
@@ -6,7 +6,12 @@ Feature: The session packer
   "Packer interface"). The kit plants the sessions, runs the implementation's
   pack, unpack and has-session commands, and reads blobs and trees itself. No row
   can pass because a root still held the transcript: every unpack lands in a pod
-  that never held it.
+  that never held it. No refusal can pass because everything is refused: each runs
+  its valid twin first (the control: the same session packed from a twin pod without
+  the defect, the kit's valid blob of the same backend and id unpacked into a fresh
+  pod, HasSession asked before the defect), and a refused twin makes the row
+  inconclusive. The blobs unpacked here are written at run time from the profile's
+  header member and the backend's layout, one defect each.
 
   @sp-whitelist @sp-hassession-root
   Scenario Outline: A <backend> session moves to a new pod whole
@@ -52,19 +57,20 @@ Feature: The session packer
 
   @sp-no-auth @sp-whitelist
   Scenario Outline: A blob carrying a credential or an unlisted file is never unpacked (<case>)
-    When pod "B" unpacks the corpus blob "<blob>" as claude_code session "s1"
+    Given the control: the kit's valid claude_code blob of session "s1" is unpacked into a fresh pod
+    When pod "B" unpacks a claude_code blob of session "s1" with the defect "<defect>"
     Then the unpack is refused
     And pod "B" is unchanged
     And nothing outside pod "B" changed
     And pod "B" has no claude_code session "s1"
 
     Examples:
-      | case | blob |
-      | auth.json | auth-json.tar |
-      | .credentials.json | auth-credentials.tar |
-      | .claude.json | auth-claude-json.tar |
-      | unlisted file | not-whitelisted.tar |
-      | another backend's file | other-backend-layout.tar |
+      | case | defect |
+      | auth.json | auth-json |
+      | .credentials.json | auth-credentials |
+      | .claude.json | auth-claude-json |
+      | unlisted file | not-whitelisted |
+      | another backend's file | other-backend-layout |
 
   @sp-path-safety
   Scenario Outline: A session file that is <kind> is refused on pack
@@ -91,28 +97,29 @@ Feature: The session packer
 
   @sp-path-safety
   Scenario Outline: A blob whose member is <case> is refused on unpack and creates nothing
-    When pod "B" unpacks the corpus blob "<blob>" as claude_code session "s1"
+    Given the control: the kit's valid claude_code blob of session "s1" is unpacked into a fresh pod
+    When pod "B" unpacks a claude_code blob of session "s1" with the defect "<defect>"
     Then the unpack is refused
     And pod "B" is unchanged
     And nothing outside pod "B" changed
 
     Examples:
-      | case | blob |
-      | ../x | path-dotdot.tar |
-      | /etc/x | path-absolute.tar |
-      | a//b | path-empty-component.tar |
-      | ./x | path-dot-component.tar |
-      | a\\b | path-backslash.tar |
-      | a symlink | type-symlink.tar |
-      | a hard link | type-hardlink.tar |
-      | a FIFO | type-fifo.tar |
-      | a device | type-device.tar |
-      | a directory | type-directory.tar |
-      | a file and a directory of one name | file-and-directory.tar |
-      | a GNU long name | type-gnu-longname-ustar-magic.tar |
-      | a PAX global header | type-pax-global.tar |
-      | a GNU sparse file | type-gnu-sparse.tar |
-      | setuid | setuid.tar |
+      | case | defect |
+      | ../x | path-dotdot |
+      | /etc/x | path-absolute |
+      | a//b | path-empty-component |
+      | ./x | path-dot-component |
+      | a\\b | path-backslash |
+      | a symlink | type-symlink |
+      | a hard link | type-hardlink |
+      | a FIFO | type-fifo |
+      | a device | type-device |
+      | a directory | type-directory |
+      | a file and a directory of one name | file-and-directory |
+      | a GNU long name | type-gnu-longname-ustar-magic |
+      | a PAX global header | type-pax-global |
+      | a GNU sparse file | type-gnu-sparse |
+      | setuid | setuid |
 
   @sp-caps @sp-no-truncate
   Scenario Outline: A session over a cap is refused whole (<case>)
@@ -140,21 +147,23 @@ Feature: The session packer
 
   @sp-caps
   Scenario Outline: A blob over a cap is refused on unpack (<case>)
-    When pod "B" unpacks the corpus blob "<blob>" as claude_code session "s1"
+    Given the control: the kit's valid claude_code blob of session "s1" is unpacked into a fresh pod
+    When pod "B" unpacks a claude_code blob of session "s1" with the defect "<defect>"
     Then the unpack is refused
     And pod "B" is unchanged
     And nothing outside pod "B" changed
 
     Examples:
-      | case | blob |
-      | 65 members | members-65.tar |
-      | a member of 16 MiB + 1 | member-16mib-plus-1.tar |
-      | a size past the end | size-past-end.tar |
-      | a PAX size lie | pax-size-lie.tar |
+      | case | defect |
+      | 65 members | members-65 |
+      | a member of 16 MiB + 1 | member-16mib-plus-1 |
+      | a size past the end | size-past-end |
+      | a PAX size lie | pax-size-lie |
 
   @sp-header
   Scenario Outline: A blob for another session leaves the root unchanged (<case>)
-    Given pod "A" holds a claude_code session "6a73c0de-1234-4abc-8def-0123456789ab"
+    Given the control: the kit's valid <backend> blob of session "<other>" is unpacked into a fresh pod
+    And pod "A" holds a claude_code session "6a73c0de-1234-4abc-8def-0123456789ab"
     And pod "B" holds a claude_code session "<other>"
     When pod "A" packs its session
     Then the pack succeeds
@@ -169,20 +178,21 @@ Feature: The session packer
 
   @sp-header
   Scenario Outline: A blob whose header is wrong is refused (<case>)
-    When pod "B" unpacks the corpus blob "<blob>" as <backend> session "<id>"
+    Given the control: the kit's valid <backend> blob of session "<id>" is unpacked into a fresh pod
+    When pod "B" unpacks a <backend> blob of session "<id>" with the defect "<defect>"
     Then the unpack is refused
     And pod "B" is unchanged
     And pod "B" has no <backend> session "<id>"
 
     Examples:
-      | case | blob | backend | id |
-      | header missing | header-missing.tar | claude_code | s1 |
-      | header second | header-second.tar | claude_code | s1 |
-      | header twice | header-twice.tar | claude_code | s1 |
-      | header for another id | header-mismatched.tar | claude_code | s2 |
-      | header for another backend | header-other-backend.tar | codex | s1 |
-      | header with an extra key | header-extra-key.tar | claude_code | s1 |
-      | header with a duplicate key | header-duplicate-key.tar | claude_code | s1 |
+      | case | defect | backend | id |
+      | header missing | header-missing | claude_code | s1 |
+      | header second | header-second | claude_code | s1 |
+      | header twice | header-twice | claude_code | s1 |
+      | header for another id | header-mismatched | claude_code | s2 |
+      | header for another backend | header-other-backend | codex | s1 |
+      | header with an extra key | header-extra-key | claude_code | s1 |
+      | header with a duplicate key | header-duplicate-key | claude_code | s1 |
 
   @sp-temp-rename
   Scenario: Unpack crashed at each rename leaves no HasSession or the whole session

@@ -1,4 +1,4 @@
-@must
+@must @part-store
 Feature: The blob store, on the filesystem and on the S3 twins
   "BackendSessionStore: fs + S3/mongo twin, Get before Execute, DeleteRun sweeps, both
   backends in storetest." The kit runs one store conformance suite itself, request by

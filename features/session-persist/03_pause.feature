@@ -1,4 +1,4 @@
-@must
+@must @part-runtime
 Feature: The ask_user pause
   A node that asks the user pauses the run: the packed session rides the ask_user
   error, is Put under a pause ref, and PauseRun writes a checkpoint naming the ref,

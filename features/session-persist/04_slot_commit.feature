@@ -1,4 +1,4 @@
-@must
+@must @part-runtime
 Feature: The slot commit
   After a finished persist visit: Pack → Put(newRef), memory on the new slot, a
   required SaveCheckpoint; on its failure a fail-stop before the edge, with

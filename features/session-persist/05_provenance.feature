@@ -1,4 +1,4 @@
-@must
+@must @part-runtime
 Feature: Visit-1 provenance
   A persist node's first visit may inherit an inbound `_session_id` only when exactly
   one source is stamp-eligible: its own output carries that id (and backend), never

@@ -1,4 +1,4 @@
-@must
+@must @part-runtime
 Feature: Resolution and plumbing
   Reserved keys never leave the runtime (`_session_state_blob` is taken before both
   success-path output assignments and sanitized out of events; there is no

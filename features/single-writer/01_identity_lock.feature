@@ -1,4 +1,4 @@
-@must
+@must @part-checker
 Feature: Identity and lock
   One session id is one key, and one key is one physical name: the lock file, the
   master's socket, the ring and the metadata all derive from it, never from a label,
@@ -46,7 +46,6 @@ Feature: Identity and lock
       | uuid-no-dashes | uuid-no-dashes.key | an existing | invalid_params.key | key.id_syntax |
       | uuid-braced | uuid-braced.key | an existing | invalid_params.key | key.id_syntax |
       | ses-empty-tail | ses-empty-tail.key | an existing | invalid_params.key | key.id_syntax |
-      | ses-65 | ses-65.key | an existing | invalid_params.key | key.id_syntax |
       | ses-dash | ses-dash.key | an existing | invalid_params.key | key.id_syntax |
       | uuid-for-ses-engine | uuid-for-ses-engine.key | an existing | invalid_params.key | key.id_syntax |
       | ses-for-uuid-engine | ses-for-uuid-engine.key | an existing | invalid_params.key | key.id_syntax |
@@ -54,8 +53,17 @@ Feature: Identity and lock
       | second-colon | second-colon.key | an existing | invalid_params.key | key.id_syntax |
       | non-ascii | non-ascii.key | an existing | invalid_params.key | key.id_syntax |
       | placeholder-uppercase | placeholder-uppercase.key | a new | invalid_params.key | key.id_syntax |
-      | too-long-97 | too-long-97.key | an existing | invalid_params.key | key.too_long |
       | too-long-before-separator | too-long-before-separator.key | an existing | invalid_params.key | key.too_long |
+
+  @sw-key-injective @sw-pin-length-caps
+  Scenario Outline: A key over the kit's length caps (96-byte key, 64-byte ses_ tail) is refused
+    When the key checker reads the corpus key "<file>" for <session> session
+    Then the checker refuses it as over the kit's length caps with "<result>" by rule "<rule>"
+
+    Examples:
+      | case | file | session | result | rule |
+      | ses-65 | ses-65.key | an existing | invalid_params.key | key.id_syntax |
+      | too-long-97 | too-long-97.key | an existing | invalid_params.key | key.too_long |
 
   @sw-key-injective
   Scenario: One id under two engines is two sessions, two locks

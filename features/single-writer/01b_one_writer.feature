@@ -1,4 +1,4 @@
-@must
+@must @part-broker
 Feature: One writer per key
   One session key is one lock and at most one running agent: however many viewers
   open a key at once, and from however many brokers sharing the lock directory, one
@@ -45,17 +45,18 @@ Feature: One writer per key
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has exactly one running agent
     And no agent reported a second writer
 
-  @sw-key-injective
+  @sw-key-injective @sw-pin-refusal-style @sw-pin-error-codes
   Scenario Outline: A request the broker must refuse is refused before the upgrade: <case>
-    When viewer A opens "<key>" with "<query>"
+    When its valid twin "<twin_key>" with "<twin_query>" opens first
+    And viewer A opens "<key>" with "<query>"
     Then viewer A is refused with HTTP <status> and "<code>"
-    And no agent is running
+    And the refused open started no agent
 
     Examples:
-      | case | key | query | status | code |
-      | unknown-engine | nosuch:6a73c0de-1234-4abc-8def-0123456789ab | new=1 | 404 | not_found.engine |
-      | placeholder-not-new | opencode:new-6a73c0de-1234-4abc-8def-0123456789ab | | 400 | invalid_params.key |
-      | uppercase-uuid | claude:6A73C0DE-1234-4ABC-8DEF-0123456789AB | new=1 | 400 | invalid_params.key |
-      | have-negative | claude:6a73c0de-1234-4abc-8def-0123456789ab | have=-1 | 400 | invalid_params.have |
-      | have-fraction | claude:6a73c0de-1234-4abc-8def-0123456789ab | have=1.5 | 400 | invalid_params.have |
-      | fp-not-hex | claude:6a73c0de-1234-4abc-8def-0123456789ab | fp=zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz&tab=1 | 400 | invalid_params.fp |
+      | case | key | query | status | code | twin_key | twin_query |
+      | unknown-engine | nosuch:6a73c0de-1234-4abc-8def-0123456789ab | new=1 | 404 | not_found.engine | claude:6a73c0de-1234-4abc-8def-0123456789ab | new=1 |
+      | placeholder-not-new | opencode:new-6a73c0de-1234-4abc-8def-0123456789ab | | 400 | invalid_params.key | opencode:new-6a73c0de-1234-4abc-8def-0123456789ab | new=1 |
+      | uppercase-uuid | claude:6A73C0DE-1234-4ABC-8DEF-0123456789AB | new=1 | 400 | invalid_params.key | claude:6a73c0de-1234-4abc-8def-0123456789ab | new=1 |
+      | have-negative | claude:6a73c0de-1234-4abc-8def-0123456789ab | have=-1 | 400 | invalid_params.have | claude:6a73c0de-1234-4abc-8def-0123456789ab | have=0 |
+      | have-fraction | claude:6a73c0de-1234-4abc-8def-0123456789ab | have=1.5 | 400 | invalid_params.have | claude:6a73c0de-1234-4abc-8def-0123456789ab | have=1 |
+      | fp-not-hex | claude:6a73c0de-1234-4abc-8def-0123456789ab | fp=zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz&tab=1 | 400 | invalid_params.fp | claude:6a73c0de-1234-4abc-8def-0123456789ab | fp=a&tab=1 |

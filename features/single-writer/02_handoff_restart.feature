@@ -1,4 +1,4 @@
-@must
+@must @part-broker
 Feature: Lock hand-off and broker restart
   After a LAUNCH the master holds the session's lock, not the broker: the broker
   going away (SIGTERM or SIGKILL) leaves master and agent running and the lock held,
@@ -18,10 +18,10 @@ Feature: Lock hand-off and broker restart
     Then the lock of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is held
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has exactly one running agent
 
-  @sw-launch-fail-frees
+  @sw-launch-fail-frees @sw-pin-close-codes
   Scenario Outline: A launch that fails before the master serves frees the lock: <case>
     When viewer A opens "<key>" with "<query>"
-    Then viewer A is closed with code 4502
+    Then viewer A is closed as a failed launch (4502)
     And the lock of "<key>" is free
     And the socket of "<key>" is absent
 
@@ -30,10 +30,10 @@ Feature: Lock hand-off and broker restart
       | bad-cwd | claude:6a73c0de-1234-4abc-8def-0123456789ab | new=1&cwd=/nonexistent/vxcert |
       | missing-program | ghost:6a73c0de-1234-4abc-8def-0123456789ab | new=1 |
 
-  @sw-launch-fail-frees
+  @sw-launch-fail-frees @sw-pin-close-codes
   Scenario: After a failed launch the next open launches
     When viewer A opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1&cwd=/nonexistent/vxcert"
-    And viewer A is closed with code 4502
+    And viewer A is closed as a failed launch (4502)
     And viewer B opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
     Then viewer B sees the agent ready
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has exactly one running agent
@@ -67,12 +67,12 @@ Feature: Lock hand-off and broker restart
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" is served by a new agent
     And the agent of "claude:6a73c0de-1234-4abc-8def-0123456789ab" started by resume
 
-  @sw-agent-exit
+  @sw-agent-exit @sw-pin-close-codes
   Scenario: The agent exits: socket gone, lock free, the next open launches with resume
     When viewer A opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
     And viewer A sees the agent ready
     And viewer A types "exit 0"
-    Then viewer A is closed with code 1000
+    Then viewer A is closed as the agent exited (1000)
     And the socket of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is absent
     And the lock of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is free
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has no running agent

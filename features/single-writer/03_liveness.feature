@@ -1,4 +1,4 @@
-@must
+@must @part-broker
 Feature: Liveness
   A master is live when connect() to its socket succeeds, never because the file is
   there: a socket nobody listens on is an orphan, unlinked only under the key's lock
@@ -25,11 +25,11 @@ Feature: Liveness
     And the orphan socket of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is still there
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has no running agent
 
-  @sw-not-socket
+  @sw-not-socket @sw-pin-close-codes
   Scenario: A regular file at the socket path is an error and is kept
     Given a regular file is at the socket of "claude:6a73c0de-1234-4abc-8def-0123456789ab"
     When viewer A opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
-    Then viewer A is closed with code 4500
+    Then viewer A is closed as refused (4500)
     And the regular file at the socket of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is unchanged
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has no running agent
 

@@ -1,4 +1,4 @@
-@must
+@must @part-checker
 Feature: Delta resume
   A reconnecting viewer resumes from the bytes it has when the master still holds
   them in its ring and the generation matches; otherwise it gets the whole ring (or

@@ -1,4 +1,4 @@
-@must
+@must @part-broker
 Feature: Reconnect continuity
   A transient drop is invisible: the viewer reconnects with the bytes it has and the
   generation it saw, gets exactly what it missed (no replay, no reset), and the agent

@@ -1,4 +1,4 @@
-@must
+@must @part-broker
 Feature: Claims
   Tabs claim a session by (fp, tab): the first is owner, another tab is secondary,
   the same (fp, tab) stays owner, and a claim silent for 5000 ms lets a newcomer own.

@@ -1,4 +1,4 @@
-@must
+@must @part-broker
 Feature: Aliases
   An engine that mints its own ids (pin = "none", here `opencode`) launches under a
   placeholder `new-<uuid>` (only with new=1). After its first turn exactly one new

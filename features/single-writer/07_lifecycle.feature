@@ -1,4 +1,4 @@
-@must
+@must @part-broker
 Feature: Lifecycle
   A session's state in the list moves attached → detached → exited; closing the last
   viewer leaves the master and agent running; retire (the seed's "archive") stops the
@@ -9,14 +9,14 @@ Feature: Lifecycle
     And viewer A opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
     And viewer A sees the agent ready
 
-  @sw-states
+  @sw-states @sw-pin-close-codes
   Scenario: The listed state follows the viewers and the agent
     Then the session list shows "claude:6a73c0de-1234-4abc-8def-0123456789ab" as attached
     When viewer A drops
     Then the session list shows "claude:6a73c0de-1234-4abc-8def-0123456789ab" as detached
     When viewer B opens "claude:6a73c0de-1234-4abc-8def-0123456789ab"
     And viewer B types "exit 0"
-    And viewer B is closed with code 1000
+    And viewer B is closed as the agent exited (1000)
     Then the session list shows "claude:6a73c0de-1234-4abc-8def-0123456789ab" as exited or no longer lists it
 
   @sw-detach-not-kill

@@ -1,4 +1,4 @@
-@must
+@must @part-broker
 Feature: Lock and launch faults
   The per-key lock and the launch under the fault injector (issue 16 "Fault plans"):
   the broker runs with `libvxfault.so` preloaded and a plan that fails its flock,
@@ -22,11 +22,11 @@ Feature: Lock and launch faults
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has exactly one running agent
     And the lock of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is held
 
-  @sw-launch-fail-frees
+  @sw-launch-fail-frees @sw-pin-close-codes
   Scenario Outline: A lock that cannot be taken (<case>) refuses the open and spawns nothing
     Given a broker is running under the fault plan "<plan>"
     When viewer A opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
-    Then viewer A is closed with code 4500
+    Then viewer A is closed as refused (4500)
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has no running agent
     And the lock of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is free
 
@@ -46,18 +46,18 @@ Feature: Lock and launch faults
     Then viewer B sees the agent ready
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has exactly one running agent
 
-  @sw-launch-fail-frees @sw-reap-under-lock
+  @sw-launch-fail-frees @sw-reap-under-lock @sw-pin-close-codes
   Scenario: An orphan socket that cannot be unlinked fails the launch and frees the lock
     Given a broker is running under the fault plan "unlink@*.sock=EACCES"
     And a socket nobody listens on is at the socket of "claude:6a73c0de-1234-4abc-8def-0123456789ab"
     When viewer A opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
-    Then viewer A is closed with code 4502
+    Then viewer A is closed as a failed launch (4502)
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has no running agent
     And the lock of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is free
 
   @sw-alias @sw-durable-formats
   Scenario: A broker killed while it replaces the alias sidecar leaves the old one intact
-    Given a broker is running under the fault plan "rename@*/aliases.json*#2=crash"
+    Given a broker is running under the fault plan "rename@{alias_sidecar}*#2=crash"
     And viewer A opens "opencode:new-6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
     And viewer A sees the agent ready
     And the suite notes the only "opencode" agent

@@ -9,7 +9,7 @@ Feature: Explicit master modes and the client's reconnect
   the user asked for does, once. The suite plays the terminal route, drops every
   connection of the profile's `client`, and reads each reconnect's query.
 
-  @sw-mode-explicit
+  @part-master @sw-mode-explicit
   Scenario Outline: A create-only master refuses a taken path (<what>) and leaves it as it was
     Given <what> is at the master path
     When the profile's create-only master runs on the master path
@@ -22,13 +22,13 @@ Feature: Explicit master modes and the client's reconnect
       | a socket nobody listens on |
       | a listener of the suite |
 
-  @sw-mode-explicit
+  @part-master @sw-mode-explicit
   Scenario: A create-only master on a free path serves there
     Given nothing is at the master path
     When the profile's create-only master runs on the master path
     Then it serves on the master path
 
-  @sw-mode-explicit
+  @part-master @sw-mode-explicit
   Scenario Outline: An attach-only master with no master to reach (<what>) fails loud and creates nothing
     Given <what> is at the master path
     When the profile's attach-only master runs on the master path
@@ -40,14 +40,14 @@ Feature: Explicit master modes and the client's reconnect
       | nothing |
       | a socket nobody listens on |
 
-  @sw-client-no-force
+  @part-client @sw-client-no-force
   Scenario: The client's automatic reconnects after drops never send force
     Given a terminal route of the suite's that drops every connection
     When the profile's client views "claude:6a73c0de-1234-4abc-8def-0123456789ab" through it
     Then the client's first connect does not send force
     And the client reconnects 5 times, none of them with force
 
-  @sw-client-no-force
+  @part-client @sw-client-no-force
   Scenario: A take-over the user asked for forces once; the reconnects after it do not
     Given a terminal route of the suite's that drops every connection
     When the profile's client takes over "claude:6a73c0de-1234-4abc-8def-0123456789ab" through it

@@ -1,4 +1,4 @@
-@must
+@must @part-checker
 Feature: Sidecars
   The broker's durable files, the alias sidecar (placeholder → real id) and the owner
   file of a key's claim, are read strictly: closed shapes, strict JSON, a 64 KiB cap
@@ -89,3 +89,8 @@ Feature: Sidecars
       | owner-name-colon | sidecar/owner-name-colon/opencode:ses_Ab1.owner | invalid_params.file | sidecar.kind_unknown |
       | owner-name-bad-id | sidecar/owner-name-bad-id/opencode@ses_.owner | invalid_params.file | sidecar.kind_unknown |
       | not-a-sidecar | sidecar/not-a-sidecar/notes.json | invalid_params.file | sidecar.kind_unknown |
+
+  @sw-durable-formats @sw-pin-owner-shape
+  Scenario: An owner file with a member beyond the kit's five is read by the owner file's shape
+    When the sidecar checker reads the corpus file "sidecar/owner-valid/opencode@ses_Ab1.owner" with the extra member "instance"
+    Then the checker reads it by the owner file's shape

@@ -1,4 +1,4 @@
-@optional-takeover
+@optional-takeover @part-broker
 Feature: Take-over across broker instances
   With take-over on, brokers that share one runtime directory arbitrate one owner
   per session through a claim they all read (the reference: an owner file beside the

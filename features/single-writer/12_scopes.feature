@@ -1,4 +1,4 @@
-@optional-scopes
+@optional-scopes @part-broker
 Feature: Per-session scopes
   On LAUNCH the master's argv is wrapped in `systemd-run --user --scope --collect
   --quiet --unit <name> -p K=V … --`, so each session is its own cgroup; the PTY,

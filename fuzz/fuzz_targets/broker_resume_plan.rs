@@ -5,5 +5,6 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
+    vx_fuzz::verdict::expect(data, vx_fuzz::verdict::passes);
     vx_broker::fuzzing::broker_resume_plan(data);
 });

@@ -6,6 +6,7 @@ use libfuzzer_sys::{arbitrary::Unstructured, fuzz_target};
 use vx_format::{generate, read, write, write_cached, ReadContext, RecordCache};
 
 fuzz_target!(|data: &[u8]| {
+    vx_fuzz::verdict::expect(data, vx_fuzz::verdict::passes);
     let mut u = Unstructured::new(data);
     let Ok((format, state)) = generate::any(&mut u) else { return };
     let bytes = write(&state, format).expect("generated states are valid");

@@ -11,6 +11,7 @@ use vx_agentsession::limits::MAX_EXPANDED_BYTES;
 use vx_agentsession::template::parse;
 
 fuzz_target!(|data: &[u8]| {
+    vx_fuzz::verdict::expect(data, vx_fuzz::verdict::integration_template);
     let (text, id) = match data.iter().position(|b| *b == 0) {
         Some(nul) => (&data[..nul], String::from_utf8_lossy(&data[nul + 1..]).into_owned()),
         None => (data, "session-42".to_owned()),

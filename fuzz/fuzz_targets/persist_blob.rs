@@ -42,6 +42,7 @@ fn only_plain_entries(dir: &Path) {
 }
 
 fuzz_target!(|data: &[u8]| {
+    vx_fuzz::verdict::expect(data, vx_fuzz::verdict::blob);
     let layouts = Layouts::builtin();
     let opts = ReadOptions::new(layouts);
     let Ok(blob) = read(data, &opts) else { return };

@@ -6,6 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
+    vx_fuzz::verdict::expect(data, vx_fuzz::verdict::persist_checkpoint);
     if let Err(e) = vx_persist::runstore::checkpoint::reencode_is_stable(data) {
         panic!("{e}");
     }

@@ -4,5 +4,6 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
+    vx_fuzz::verdict::expect(data, vx_fuzz::verdict::wire_frame);
     vxref::fuzzing::wire_frame(data);
 });

@@ -6,6 +6,7 @@ use libfuzzer_sys::fuzz_target;
 use vx_agentsession::archive::{read, write};
 
 fuzz_target!(|data: &[u8]| {
+    vx_fuzz::verdict::expect(data, vx_fuzz::verdict::workspace_archive);
     let Ok(decoded) = read(data) else { return };
     let written = write(&decoded.archive);
     let again = read(&written).expect("the writer's output reads back");

@@ -6,6 +6,8 @@
 //! - `restore-nonempty`: a `conflict.not_empty` refusal of `recovery.restore` is
 //!   answered as a success, as if it had restored into a nonempty tree (RFC §5).
 //! - `corrupt-as-valid`: `recovery.list` reports corrupt files as valid (RFC §3).
+//! - `valid-as-corrupt`: `recovery.list` reports valid files as corrupt: a daemon
+//!   that refuses every checkpoint, whose refusals of damaged files prove nothing.
 //! - `resume-old-cursor`: an `events.subscribe` answered with `source_changed` is
 //!   answered as a resume instead (`resumed: true`, no reason, no snapshot), as if
 //!   an old daemon's cursor were valid in the new source (RFC §5 "Resume").
@@ -43,6 +45,7 @@ fn main() {
         "argv0-dir" => "argv0-dir",
         "restore-nonempty" => "restore-nonempty",
         "corrupt-as-valid" => "corrupt-as-valid",
+        "valid-as-corrupt" => "valid-as-corrupt",
         "resume-old-cursor" => "resume-old-cursor",
         "restored-to-all" => "restored-to-all",
         "reserved-writable" => "reserved-writable",
@@ -303,10 +306,15 @@ fn rewrite(mode: &str, mut v: Value, last: &Mutex<Option<String>>) -> Option<Str
             ok.insert("resumed".into(), Value::Bool(true));
         }
         _ => {
+            let (from, to) = if mode == "valid-as-corrupt" {
+                ("valid", "corrupt")
+            } else {
+                ("corrupt", "valid")
+            };
             let list = v["ok"]["checkpoints"].as_array_mut()?;
             for c in list {
-                if c["status"] == "corrupt" {
-                    c["status"] = Value::String("valid".into());
+                if c["status"] == from {
+                    c["status"] = Value::String(to.into());
                 }
             }
         }

@@ -65,6 +65,28 @@ impl Contract {
         }
     }
 
+    /// The parts a profile may claim alone (`parts = [...]` in the contract's table);
+    /// each scenario carries the tag `@part-<name>` of the part it judges. Recovery
+    /// has none: its optional features play that role.
+    pub fn parts(self) -> &'static [&'static str] {
+        match self {
+            Contract::Recovery => &[],
+            Contract::AgentRestore => &["checker", "server", "legacy"],
+            Contract::SingleWriter => &["checker", "broker", "master", "client"],
+            Contract::SessionPersist => &["packer", "checker", "store", "runtime"],
+        }
+    }
+
+    /// The seed file the contract's clauses quote, under `shared/seeds/`.
+    pub fn seed(self) -> &'static str {
+        match self {
+            Contract::Recovery => "002_db2fed4dbfadc150.txt",
+            Contract::AgentRestore => "000_762b42388703ca93.txt",
+            Contract::SingleWriter => "003_df8267c1b4854deb.txt",
+            Contract::SessionPersist => "004_f9b2c105e15dcfff.txt",
+        }
+    }
+
     /// The profile table that carries this contract's command templates.
     pub fn profile_table(self) -> &'static str {
         match self {
@@ -82,6 +104,8 @@ pub trait SuiteWorld {
     fn created(&self) -> std::time::Instant;
     /// The typed verdict of the step that failed, when a step raised one.
     fn failure(&self) -> Option<crate::verdict::Verdict>;
+    /// What the scenario ran, saw and compared (for a report that is not `pass`).
+    fn evidence(&self) -> crate::evidence::Shared;
 }
 
 impl std::fmt::Display for Contract {

@@ -3,7 +3,12 @@
 //! `--workload forget`, forgetting N), and checks every crash state the persistence
 //! model allows by starting the implementation on it (`recovery::crash`).
 //!
+//! With `--publish FILE -- CMD ARGS...` the recorded program is CMD replacing FILE
+//! instead (`publish`): any program, under the profile's `fault_backend`.
+//!
 //! Exit: 0 every state passes, 1 a state fails, 2 bad input or a harness error.
+
+mod publish;
 
 use std::path::PathBuf;
 
@@ -32,6 +37,15 @@ pub struct CrashExploreArgs {
     /// Keep the recording here (default: removed with the sandbox).
     #[arg(long, value_name = "DIR")]
     pub keep: Option<PathBuf>,
+    /// Record the command after `--` replacing FILE (relative to its root, `{root}`;
+    /// `{file}` is FILE's path) instead of the profile's daemon: FILE must hold the
+    /// old or the new generation whole in every crash state, the new one once
+    /// acknowledged. The profile's `fault_backend` records it (seccomp for Go).
+    #[arg(long, value_name = "FILE")]
+    pub publish: Option<PathBuf>,
+    /// The command for --publish.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
     /// Internal: judge the one crash state in DIR (the explorer's checker).
     #[arg(long, value_name = "DIR", hide = true)]
     pub check_state: Option<PathBuf>,
@@ -44,6 +58,12 @@ pub struct CrashExploreArgs {
     /// Internal: the generations' topologies, for --check-state.
     #[arg(long, hide = true)]
     pub topology: Option<PathBuf>,
+    /// Internal: SHA-256 of --publish's old generation, for --check-state.
+    #[arg(long, hide = true)]
+    pub old_sha256: Option<String>,
+    /// Internal: SHA-256 of --publish's new generation, for --check-state.
+    #[arg(long, hide = true)]
+    pub new_sha256: Option<String>,
 }
 
 pub fn run(args: &CrashExploreArgs) -> i32 {
@@ -79,10 +99,10 @@ fn run_inner(args: &CrashExploreArgs) -> Result<i32, String> {
             vxfault::crash::Model::NAMES
         ));
     };
-    let profile_path = args
-        .profile
-        .clone()
-        .unwrap_or_else(crate::run::default_profile);
+    let profile_path = match &args.profile {
+        Some(p) => p.clone(),
+        None => crate::run::default_profile()?,
+    };
     let profile_path = std::path::absolute(&profile_path).map_err(|e| format!("--profile: {e}"))?;
     let loaded = Profile::load(&profile_path)?;
     let bin_dir = match &args.bin_dir {
@@ -100,6 +120,44 @@ fn run_inner(args: &CrashExploreArgs) -> Result<i32, String> {
         profile_path: profile_path.clone(),
         faketime: None,
     })?;
+    if let (Some(state), Some(file)) = (&args.check_state, &args.publish) {
+        let p = publish::Published {
+            file: file.clone(),
+            old: args
+                .old_sha256
+                .clone()
+                .ok_or("--check-state needs --old-sha256")?,
+            new: args
+                .new_sha256
+                .clone()
+                .ok_or("--check-state needs --new-sha256")?,
+        };
+        return Ok(match publish::check_state(state, &p) {
+            Ok(()) => 0,
+            Err(why) => {
+                println!("{why}");
+                1
+            }
+        });
+    }
+    if let Some(file) = &args.publish {
+        let work = tempfile::Builder::new()
+            .prefix("vxcert-publish-")
+            .tempdir()
+            .map_err(|e| format!("create the sandbox: {e}"))?;
+        let (dir, published) = publish::record(work.path(), file, &args.command, &args.plan)?;
+        if let Some(keep) = &args.keep {
+            vxfault::crash::copy_tree(&dir, keep).map_err(|e| format!("--keep: {e}"))?;
+        }
+        let report = publish::explore(&dir, &published, model)?;
+        for line in crash::summary(&report) {
+            println!("{line}");
+        }
+        return Ok(if report.violations.is_empty() { 0 } else { 1 });
+    }
+    if !args.command.is_empty() {
+        return Err("a command after `--` needs --publish FILE".into());
+    }
     if let Some(state) = &args.check_state {
         let expect = Expect {
             old_generation: args.old_generation,

@@ -8,9 +8,12 @@
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod agent_restore;
+mod assets;
 mod contract;
 mod crash_explore_cmd;
 mod drivers;
+mod evidence;
+mod init_cmd;
 mod profile;
 mod profile_explain;
 mod recovery;
@@ -20,6 +23,7 @@ mod single_writer;
 #[cfg(test)]
 mod step_check;
 mod store_cmd;
+mod try_cmd;
 mod validate_cmd;
 mod verdict;
 
@@ -45,6 +49,10 @@ enum Command {
     Run(run::RunArgs),
     /// What a profile holds: every key, its meaning and its placeholders.
     Profile(ProfileArgs),
+    /// Write a commented profile skeleton for the parts of a contract you implement.
+    Init(init_cmd::InitArgs),
+    /// Run each command a profile claims once on a valid input and show what it did.
+    Try(try_cmd::TryArgs),
     /// Record one checkpoint publication and check every crash state it can leave.
     CrashExplore(crash_explore_cmd::CrashExploreArgs),
 }
@@ -89,6 +97,8 @@ fn main() {
             0
         }
         Command::CrashExplore(args) => crash_explore_cmd::run(args),
+        Command::Init(args) => init_cmd::run(args),
+        Command::Try(args) => try_cmd::run(args),
     };
     std::process::exit(code);
 }

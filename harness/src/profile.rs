@@ -25,6 +25,11 @@ pub fn set_context(c: RunContext) -> Result<(), String> {
         .map_err(|_| "run context already set".to_string())
 }
 
+/// The run context when the runner has set it (unit tests read the kit's defaults).
+pub fn try_context() -> Option<&'static RunContext> {
+    CONTEXT.get()
+}
+
 /// The run context; set by the runner before the first scenario starts.
 pub fn context() -> &'static RunContext {
     CONTEXT
@@ -51,6 +56,11 @@ pub struct Profile {
     /// The fault injector's preload library, for the "Interrupted writes" row.
     #[serde(default)]
     pub fault_preload: Option<String>,
+    /// How injected faults reach the implementation: `preload`, `seccomp` or `auto`
+    /// (default `auto`: the preload for a dynamically linked program that calls libc's
+    /// file functions, seccomp otherwise; docs/fault-injection.md).
+    #[serde(default)]
+    pub fault_backend: Option<String>,
     /// libfaketime, to move the daemon's "now" (`@needs-faketime` scenarios); default
     /// Debian's `libfaketimeMT.so.1`.
     #[serde(default)]
@@ -68,6 +78,10 @@ pub struct Profile {
     /// Extra environment for the daemon and the CLI.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Variables of vxcert's own environment every command of the implementation
+    /// also gets, when set (a switch of a test subject, a license key).
+    #[serde(default)]
+    pub pass_env: Vec<String>,
     #[serde(default)]
     pub readiness: Readiness,
     /// Multiplies every deadline the suite waits on (not the RFC's own bounds).
@@ -95,7 +109,31 @@ pub struct Profile {
     pub single_writer: Option<toml::Table>,
     #[serde(default)]
     pub persist: Option<toml::Table>,
+    /// What each contract's table claims besides its templates (`parts`,
+    /// `verdict_only`, `pins`), taken out of the tables when the profile is loaded.
+    #[serde(skip)]
+    pub claims: BTreeMap<&'static str, Claim>,
 }
+
+/// The keys every contract table may carry besides its command templates.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Claim {
+    /// The parts claimed (absent: every part of the contract).
+    #[serde(default)]
+    pub parts: Option<Vec<String>>,
+    /// Judge the checker by valid/invalid alone, without the kit's rule ids.
+    #[serde(default)]
+    pub verdict_only: bool,
+    /// The implementation's own value for a kit pin, by the pin's key (a close code,
+    /// an error code, a name): the rows that observe it are then judged strictly
+    /// against this value.
+    #[serde(default)]
+    pub pins: BTreeMap<String, toml::Value>,
+}
+
+/// The keys of [`Claim`].
+const CLAIM_KEYS: [&str; 3] = ["parts", "verdict_only", "pins"];
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -172,12 +210,21 @@ pub struct ExpectedFailure {
 /// Keys of a contract table that hold lists of names, not commands.
 const NOT_COMMANDS: [&str; 1] = ["s3_twins"];
 
+/// Keys of contract tables that name a file: a relative path is read from the
+/// profile's own directory (so a profile travels with its documents).
+const FILE_KEYS: [(&str, &str); 1] = [("persist", "layouts")];
+
 impl Profile {
     pub fn load(path: &Path) -> Result<Profile, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read profile {}: {e}", path.display()))?;
+        Profile::parse(&text, path)
+    }
+
+    /// A profile from its text; `path` names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Profile, String> {
         let mut p: Profile =
-            toml::from_str(&text).map_err(|e| format!("profile {}: {e}", path.display()))?;
+            toml::from_str(text).map_err(|e| format!("profile {}: {e}", path.display()))?;
         if let Some(t) = p.recovery.take() {
             for (name, top, table) in [
                 ("serve", &mut p.serve, t.serve),
@@ -196,6 +243,9 @@ impl Profile {
                 }
             }
         }
+        p.take_claims()
+            .map_err(|e| format!("profile {}: {e}", path.display()))?;
+        p.resolve_files(path);
         for c in &p.contracts {
             if crate::contract::Contract::from_name(c).is_none() {
                 return Err(format!(
@@ -257,6 +307,120 @@ impl Profile {
             ));
         }
         Ok(p)
+    }
+
+    /// Fills `{profile_dir}` (the profile's own directory) in every command and
+    /// value, and makes each file key's relative path ([`FILE_KEYS`]) relative to
+    /// that directory, so a profile travels with its programs and documents.
+    fn resolve_files(&mut self, path: &Path) {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let text = dir.to_string_lossy().into_owned();
+        let fill = |w: &mut String| *w = w.replace("{profile_dir}", &text);
+        for words in [
+            &mut self.serve,
+            &mut self.serve_on_demand,
+            &mut self.cli,
+            &mut self.skill,
+            &mut self.version,
+        ] {
+            words.iter_mut().for_each(fill);
+        }
+        self.env.values_mut().for_each(fill);
+        fn fill_value(v: &mut toml::Value, text: &str) {
+            match v {
+                toml::Value::String(s) => *s = s.replace("{profile_dir}", text),
+                toml::Value::Array(a) => a.iter_mut().for_each(|v| fill_value(v, text)),
+                toml::Value::Table(t) => t.iter_mut().for_each(|(_, v)| fill_value(v, text)),
+                _ => {}
+            }
+        }
+        for t in [
+            self.agent_restore.as_mut(),
+            self.single_writer.as_mut(),
+            self.persist.as_mut(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            t.iter_mut().for_each(|(_, v)| fill_value(v, &text));
+        }
+        for (table, key) in FILE_KEYS {
+            let t = match table {
+                "persist" => self.persist.as_mut(),
+                _ => None,
+            };
+            let Some(v) = t.and_then(|t| t.get_mut(key)) else {
+                continue;
+            };
+            if let Some(rel) = v.as_str().filter(|s| !s.is_empty()) {
+                *v = toml::Value::String(dir.join(rel).to_string_lossy().into_owned());
+            }
+        }
+    }
+
+    /// Moves `parts`, `verdict_only` and `pins` out of each contract table into
+    /// `claims`, checking each part is one the contract has.
+    fn take_claims(&mut self) -> Result<(), String> {
+        use crate::contract::Contract;
+        for c in Contract::ALL {
+            let table = match c {
+                Contract::Recovery => continue,
+                Contract::AgentRestore => self.agent_restore.as_mut(),
+                Contract::SingleWriter => self.single_writer.as_mut(),
+                Contract::SessionPersist => self.persist.as_mut(),
+            };
+            let Some(table) = table else { continue };
+            let mut claim = toml::Table::new();
+            for k in CLAIM_KEYS {
+                if let Some(v) = table.remove(k) {
+                    claim.insert(k.to_string(), v);
+                }
+            }
+            let claim: Claim = toml::Value::Table(claim)
+                .try_into()
+                .map_err(|e| format!("[{}]: {e}", c.profile_table()))?;
+            for part in claim.parts.iter().flatten() {
+                if !c.parts().contains(&part.as_str()) {
+                    return Err(format!(
+                        "[{}] parts: {part:?} is not a part of the {c} contract (its parts: {})",
+                        c.profile_table(),
+                        c.parts().join(", ")
+                    ));
+                }
+            }
+            if claim.parts.as_ref().is_some_and(Vec::is_empty) {
+                return Err(format!(
+                    "[{}] parts is empty: claim at least one part, or leave the contract out of `contracts`",
+                    c.profile_table()
+                ));
+            }
+            self.claims.insert(c.name(), claim);
+        }
+        Ok(())
+    }
+
+    /// What the profile claims of a contract besides its templates.
+    pub fn claim(&self, c: crate::contract::Contract) -> Claim {
+        self.claims.get(c.name()).cloned().unwrap_or_default()
+    }
+
+    /// Whether the profile claims `part` of contract `c` (every part when the table
+    /// names none).
+    pub fn claims_part(&self, c: crate::contract::Contract, part: &str) -> bool {
+        self.claims
+            .get(c.name())
+            .and_then(|k| k.parts.as_ref())
+            .is_none_or(|ps| ps.iter().any(|p| p == part))
+    }
+
+    /// The parts of `c` this profile claims, in the contract's order.
+    pub fn claimed_parts(&self, c: crate::contract::Contract) -> Vec<&'static str> {
+        c.parts()
+            .iter()
+            .copied()
+            .filter(|p| self.claims_part(c, p))
+            .collect()
     }
 
     /// The command-template table of a contract other than recovery (whose templates
@@ -345,5 +509,63 @@ mod tests {
         ))
         .unwrap_err();
         assert!(e.contains("both at the top level and in [recovery]"), "{e}");
+    }
+
+    /// `parts`, `verdict_only` and `pins` leave the contract's table; an unknown part
+    /// is named with the contract's parts.
+    #[test]
+    fn a_contract_table_claims_parts_and_pins() {
+        use crate::contract::Contract;
+        let p = load_text(
+            "name = \"x\"\ncontracts = [\"session-persist\"]\n[persist]\nparts = [\"packer\"]\n\
+             pack = [\"p\"]\n[persist.pins]\nheader_member = \"h.json\"\n",
+        )
+        .unwrap();
+        assert!(p.claims_part(Contract::SessionPersist, "packer"));
+        assert!(!p.claims_part(Contract::SessionPersist, "store"));
+        assert_eq!(p.claimed_parts(Contract::SessionPersist), ["packer"]);
+        let t = p.contract_table(Contract::SessionPersist).unwrap();
+        assert!(t.get("parts").is_none() && t.get("pins").is_none());
+        assert_eq!(
+            p.claim(Contract::SessionPersist).pins["header_member"].as_str(),
+            Some("h.json")
+        );
+        let e = load_text(
+            "name = \"x\"\ncontracts = [\"session-persist\"]\n[persist]\nparts = [\"broker\"]\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("\"broker\" is not a part of the session-persist contract (its parts: packer, checker, store, runtime)"), "{e}");
+        let all =
+            load_text("name = \"x\"\ncontracts = [\"single-writer\"]\n[single_writer]\n").unwrap();
+        assert_eq!(
+            all.claimed_parts(Contract::SingleWriter),
+            ["checker", "broker", "master", "client"]
+        );
+    }
+
+    /// `{profile_dir}` is filled in commands and values, and `[persist] layouts` is
+    /// read from the profile's directory.
+    #[test]
+    fn a_profile_names_files_beside_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.toml");
+        std::fs::write(
+            &path,
+            "name = \"x\"\ncontracts = [\"session-persist\"]\npass_env = [\"SWITCH\"]\n\
+             [persist]\npack = [\"{profile_dir}/packer.py\"]\nlayouts = \"own.toml\"\n",
+        )
+        .unwrap();
+        let p = Profile::load(&path).unwrap();
+        let t = p.persist.as_ref().unwrap();
+        let d = std::path::absolute(dir.path()).unwrap();
+        assert_eq!(
+            t["pack"][0].as_str().unwrap(),
+            d.join("packer.py").to_str().unwrap()
+        );
+        assert_eq!(
+            t["layouts"].as_str().unwrap(),
+            d.join("own.toml").to_str().unwrap()
+        );
+        assert_eq!(p.pass_env, ["SWITCH"]);
     }
 }

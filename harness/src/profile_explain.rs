@@ -28,6 +28,9 @@ const fn k(
     }
 }
 
+/// The label of the keys every contract table may carry besides its templates.
+pub const CLAIM_TABLE: &str = "<every contract table>";
+
 /// The placeholders every command template may use (per scenario).
 pub const SANDBOX: &str =
     "{socket} {state_home} {config_home} {runtime_dir} {home} {bin_dir} {store}";
@@ -42,8 +45,10 @@ pub const KEYS: &[Key] = &[
     k("", "skill", "recovery: prints the generated agent skill as Markdown (feature skill, docs/spec/recovery-skill.md)", &[]),
     k("", "version", "a command printing the implementation's version (shown in reports)", &[]),
     k("", "fault_preload", "the fault injector's preload library (default {bin_dir}/libvxfault.so)", &[]),
+    k("", "fault_backend", "how injected faults reach the implementation: preload, seccomp or auto (default auto: seccomp for static and Go programs)", &[]),
     k("", "faketime_preload", "libfaketime, for @needs-faketime scenarios (default Debian's libfaketimeMT.so.1)", &[]),
     k("", "env", "extra environment for the daemon and the CLI (a table of strings)", &[]),
+    k("", "pass_env", "names of vxcert's own environment variables every command of the implementation also gets when set (e.g. a test subject's switch)", &[]),
     k("", "readiness", "when a started daemon is ready (table [readiness])", &[]),
     k("", "timeout_multiplier", "multiplies every deadline the suite waits on, not the RFC's own bounds (default 1.0)", &[]),
     k("", "features", "optional features claimed (scenarios tagged @optional-<name>)", &[]),
@@ -65,6 +70,9 @@ pub const KEYS: &[Key] = &[
     k("expected_failure", "scenario", "one scenario's name; absent: every scenario of the row", &[]),
     k("expected_failure", "example", "one Examples row of an outline, cells joined by \" | \"", &[]),
     k("expected_failure", "reason", "why it fails (required)", &[]),
+    k(CLAIM_TABLE, "parts", "the parts of the contract claimed (default: all); the other parts' scenarios are not-claimed, and only the claimed parts' keys are required", &[]),
+    k(CLAIM_TABLE, "verdict_only", "true: the contract's checker is judged by its exit status alone (0 valid), no verdict line, codes or rule ids (default false)", &[]),
+    k(CLAIM_TABLE, "pins", "table: the implementation's own value for a kit pin, by the pin's key; rows that observe it are then judged strictly against it", &[]),
     k("agent_restore", "archive_check", "offline verdict on one workspace archive (pinned JSON line)", &["{file}"]),
     k("agent_restore", "template_check", "offline verdict on one integration template (@optional-template-check)", &["{file}"]),
     k("agent_restore", "plugins_dir", "where the implementation reads plugins (a per-scenario path template)", &[]),
@@ -85,9 +93,17 @@ pub const KEYS: &[Key] = &[
     k("single_writer", "ws_path", "the terminal route; the suite appends the query", &["{engine}", "{id}"]),
     k("single_writer", "sessions_path", "the session list route", &[]),
     k("single_writer", "archive_path", "the retire route (the seed's \"archive\")", &["{key}"]),
-    k("single_writer", "session_socket", "where a session's master socket is", &["{physical}"]),
+    k("single_writer", "session_socket", "where a session's master socket is (default {runtime_dir}/{physical}.sock)", &["{runtime_dir}", "{physical}", "{engine}", "{id}", "{key}"]),
+    k("single_writer", "lock_path", "a session's single-writer lock file, which the suite flocks (default {lock_dir}/{physical}.lock)", &["{lock_dir}", "{physical}", "{engine}", "{id}", "{key}"]),
+    k("single_writer", "ws_query", "extra query parameters (name=value&…) every terminal URL the suite opens carries, after the seed's (default none)", &[]),
+    k("single_writer", "alias_sidecar", "the broker's alias sidecar the alias rows read (default {runtime_dir}/aliases.json)", &["{runtime_dir}"]),
+    k("single_writer", "alias_sidecar_entries", "a JSON pointer to the object or array of the alias sidecar holding one member per alias (default /aliases)", &[]),
     k("single_writer", "master_create", "a create-only master on {socket}, program included (sw-mode-explicit)", &[]),
     k("single_writer", "master_attach", "an attach-only master on {socket} (sw-mode-explicit)", &[]),
+    k("single_writer", "setup", "a hook run once per scenario after the suite writes its fixtures, before the broker or master starts: the stand-in agent is {agent} (agent --engine E --id I --history H [--resume] [--index F]), the fixture's missing program {missing_program}; e.g. to write the engines in your own format (default none)", &["{lock_dir}", "{engines}", "{history}", "{agent}", "{missing_program}"]),
+    k("single_writer", "teardown", "a hook run when the scenario's sandbox goes, its exit ignored (default none)", &["{lock_dir}", "{engines}", "{history}", "{agent}", "{missing_program}"]),
+    k("single_writer", "list", "table: the session list's shape: rows (a JSON pointer to its array of rows), a row's members key, alias, physical, state, alive, and the state names attached, detached, exited (defaults: /sessions, key, alias, physical_key, state, alive, attached, detached, exited)", &[]),
+    k("single_writer", "master_daemonizes", "true when master_create daemonizes (dtach -n): it exits 0 once its master serves in the background (default false)", &[]),
     k("single_writer", "client", "the implementation's viewer of one session, reconnecting by itself (sw-client-no-force)", &["{address}", "{key}", "{engine}", "{id}", "{fp}", "{tab}"]),
     k("single_writer", "client_take_over", "the same viewer, asked for one explicit take-over", &["{address}", "{key}", "{engine}", "{id}", "{fp}", "{tab}"]),
     k("persist", "blob_check", "one blob's verdict (pinned file verdict line)", &["{file}"]),
@@ -99,6 +115,7 @@ pub const KEYS: &[Key] = &[
     k("persist", "s3_twins", "S3 twins the store rows also run on; each at $VXPERSIST_S3_<NAME> (a list of names)", &[]),
     k("persist", "header_member", "the blob's header member name (default .session-header.json)", &[]),
     k("persist", "drive", "the runtime over the drive protocol (docs/spec/persist-drive.md)", &[]),
+    k("persist", "layouts", "the implementation's own session layouts (schema of persist/layouts.toml; path relative to the profile; default the kit's): planted sessions, kit blobs and expected files follow it", &[]),
 ];
 
 /// The text `vxcert profile --explain` prints.
@@ -109,6 +126,7 @@ pub fn explain() -> String {
          which the suite fills per scenario, and the extra placeholders named below.\n"
     );
     let mut tables: Vec<&str> = Vec::new();
+    let pin_heading = "\n[single_writer.pins] (the implementation's own value for a kit pin; absent: the kit's, and a difference is non-strict)\n";
     for key in KEYS {
         if !tables.contains(&key.table) {
             tables.push(key.table);
@@ -117,6 +135,10 @@ pub fn explain() -> String {
     for table in tables {
         let heading = match table {
             "" => "top level".to_string(),
+            CLAIM_TABLE => {
+                "every contract table ([agent_restore], [single_writer], [persist]) also takes"
+                    .to_string()
+            }
             t => {
                 let contract = Contract::ALL
                     .into_iter()
@@ -136,6 +158,19 @@ pub fn explain() -> String {
             out += &format!("  {:<18} {}{extra}\n", key.key, key.meaning);
         }
     }
+    out += pin_heading;
+    for p in crate::single_writer::pins::KEYS {
+        out += &format!(
+            "  {:<18} {} (kit: {}; pin {})\n",
+            p.key, p.meaning, p.kit, p.clause
+        );
+    }
+    out += &format!(
+        "\n[agent_restore.pins] (the implementation's own name for a kit error code or rule id, \
+         \"<kit name>\" = \"<yours>\"; absent: the kit's, and a difference is non-strict; pin {})\n  {}\n",
+        crate::agent_restore::pins::CLAUSE,
+        crate::agent_restore::pins::NAMES.join(" ")
+    );
     out
 }
 
@@ -182,6 +217,7 @@ mod tests {
             ("recovery", fields_of::<RecoveryTemplates>()),
             ("readiness", fields_of::<Readiness>()),
             ("expected_failure", fields_of::<ExpectedFailure>()),
+            (CLAIM_TABLE, fields_of::<crate::profile::Claim>()),
             (
                 "agent_restore",
                 fields_of::<crate::agent_restore::checks::Templates>(),
@@ -195,6 +231,44 @@ mod tests {
             assert!(!fields.is_empty(), "{table}");
             assert_eq!(explained(table), fields, "keys of [{table}]");
         }
+    }
+
+    #[test]
+    fn every_single_writer_pin_key_is_explained() {
+        let text = explain();
+        for p in crate::single_writer::pins::KEYS {
+            assert!(
+                text.contains(&format!("  {:<18} {}", p.key, p.meaning)),
+                "{}",
+                p.key
+            );
+        }
+    }
+
+    /// `docs/profile-keys.md` is `vxcert profile --explain` (every key each contract
+    /// reads, its meaning and default), so the document cannot fall behind the types.
+    /// `VXCERT_UPDATE_DOCS=1 cargo test -p vxcert profile_keys_document` rewrites it.
+    #[test]
+    fn profile_keys_document_is_the_explain_output() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/profile-keys.md");
+        let want = format!(
+            "# Profile keys\n\n\
+             Every key a `vxcert` profile may hold, what it means, its default and the\n\
+             placeholders its templates may use: the output of `vxcert profile --explain`,\n\
+             checked equal to it by a test (`harness/src/profile_explain.rs`). How to write a\n\
+             profile: `docs/certify-your-implementation.md`; the reference's own:\n\
+             `profiles/reference.toml`.\n\n```text\n{}```\n",
+            explain()
+        );
+        if std::env::var_os("VXCERT_UPDATE_DOCS").is_some() {
+            std::fs::write(&path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "{} is not `vxcert profile --explain`: rerun with VXCERT_UPDATE_DOCS=1",
+            path.display()
+        );
     }
 
     #[test]

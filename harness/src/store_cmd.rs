@@ -82,7 +82,19 @@ pub fn run_store_list(args: &StoreListArgs) -> i32 {
             if args.json {
                 println!("{}", error_json(&err));
             }
-            eprintln!("vxcert store list: {err}");
+            // stdout keeps RFC §6's error object (no path in it); stderr is for the
+            // user at the terminal, so it names the directory and what it must be.
+            let text = err.to_string();
+            let fix = if text.contains("store directory") {
+                " (--dir must be an existing directory owned by you, mode 0700, not a symlink: \
+                 the daemon's …/venomx/recovery/<socket-key>)"
+            } else {
+                ""
+            };
+            eprintln!(
+                "vxcert store list: --dir {}: {text}{fix}",
+                args.dir.display()
+            );
             err.exit_code()
         }
     }

@@ -13,10 +13,18 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
+    /// A part of the contract the profile does not claim (`parts = [...]`).
+    NotClaimed,
     /// An optional feature the profile does not claim, an environment the suite
     /// lacks (root, libfaketime), or a clause that binds the implementer's process.
     UnsupportedOptional,
     Pass,
+    /// Every MUST held, but the implementation chose differently from a kit pin (a
+    /// name, a code, a shape the seed leaves open): reported, never fails the run.
+    NonStrict,
+    /// The scenario could not show what it is for: its valid twin (the control) was
+    /// refused, or the implementation never accepted a valid input of that kind.
+    Inconclusive,
     /// An assertion about the implementation failed.
     Fail,
     /// A wait ran past its deadline.
@@ -27,17 +35,23 @@ pub enum Verdict {
 
 impl Verdict {
     /// Every verdict, in the order reports show their counts.
-    pub const ALL: [Verdict; 5] = [
+    pub const ALL: [Verdict; 8] = [
         Verdict::Pass,
+        Verdict::NonStrict,
         Verdict::Fail,
+        Verdict::Inconclusive,
         Verdict::Timeout,
         Verdict::HarnessError,
         Verdict::UnsupportedOptional,
+        Verdict::NotClaimed,
     ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
+            Verdict::NonStrict => "non-strict",
+            Verdict::Inconclusive => "inconclusive",
+            Verdict::NotClaimed => "not-claimed",
             Verdict::Fail => "fail",
             Verdict::Timeout => "timeout",
             Verdict::HarnessError => "harness-error",
@@ -45,15 +59,22 @@ impl Verdict {
         }
     }
 
-    /// Whether a MUST scenario with this verdict makes the run fail.
+    /// Whether a MUST scenario with this verdict makes the run fail: a certification
+    /// needs evidence, so an inconclusive scenario fails it too (a pin never does).
     pub fn fails_run(self) -> bool {
         matches!(
             self,
-            Verdict::Fail | Verdict::Timeout | Verdict::HarnessError
+            Verdict::Fail | Verdict::Inconclusive | Verdict::Timeout | Verdict::HarnessError
         )
     }
 
-    /// The worst of a group (harness-error > timeout > fail > pass > unsupported);
+    /// Whether the scenario held its MUSTs (a pass, or a pass but for pins).
+    pub fn held(self) -> bool {
+        matches!(self, Verdict::Pass | Verdict::NonStrict)
+    }
+
+    /// The worst of a group (harness-error > timeout > fail > inconclusive >
+    /// non-strict > pass > unsupported > not-claimed);
     /// `None` for an empty group.
     pub fn worst(vs: impl IntoIterator<Item = Verdict>) -> Option<Verdict> {
         vs.into_iter().max()
@@ -77,6 +98,11 @@ impl StepFailure {
     /// Raises this failure as the step's panic.
     pub fn raise(self) -> ! {
         std::panic::panic_any(self)
+    }
+
+    /// Raises a failure with this verdict and message (the verdict macros' body).
+    pub fn raise_with(verdict: Verdict, message: String) -> ! {
+        StepFailure { verdict, message }.raise()
     }
 
     /// The verdict and message a step's panic payload stands for: a [`StepFailure`]
@@ -109,11 +135,16 @@ impl std::fmt::Display for StepFailure {
 #[macro_export]
 macro_rules! harness_error {
     ($($arg:tt)*) => {
-        $crate::verdict::StepFailure {
-            verdict: $crate::verdict::Verdict::HarnessError,
-            message: format!($($arg)*),
-        }
-        .raise()
+        $crate::verdict::StepFailure::raise_with($crate::verdict::Verdict::HarnessError, format!($($arg)*))
+    };
+}
+
+/// Ends the step with an `inconclusive` verdict: the scenario's control (its valid
+/// twin) was refused, so a refusal proves nothing (format arguments as `format!`).
+#[macro_export]
+macro_rules! inconclusive {
+    ($($arg:tt)*) => {
+        $crate::verdict::StepFailure::raise_with($crate::verdict::Verdict::Inconclusive, format!($($arg)*))
     };
 }
 
@@ -121,11 +152,7 @@ macro_rules! harness_error {
 #[macro_export]
 macro_rules! timed_out {
     ($($arg:tt)*) => {
-        $crate::verdict::StepFailure {
-            verdict: $crate::verdict::Verdict::Timeout,
-            message: format!($($arg)*),
-        }
-        .raise()
+        $crate::verdict::StepFailure::raise_with($crate::verdict::Verdict::Timeout, format!($($arg)*))
     };
 }
 
@@ -184,6 +211,17 @@ mod tests {
         use Verdict::*;
         assert_eq!(Verdict::worst([Pass, Fail, Timeout]), Some(Timeout));
         assert_eq!(Verdict::worst([Pass, UnsupportedOptional]), Some(Pass));
+        assert_eq!(Verdict::worst([Pass, NonStrict]), Some(NonStrict));
+        assert_eq!(
+            Verdict::worst([NonStrict, Inconclusive]),
+            Some(Inconclusive)
+        );
+        assert_eq!(Verdict::worst([Inconclusive, Fail]), Some(Fail));
+        assert_eq!(
+            Verdict::worst([NotClaimed, UnsupportedOptional]),
+            Some(UnsupportedOptional)
+        );
+        assert!(Inconclusive.fails_run() && !NonStrict.fails_run() && !NotClaimed.fails_run());
         assert_eq!(Verdict::worst([HarnessError, Timeout]), Some(HarnessError));
         assert_eq!(Verdict::worst([]), None);
         assert!(Fail.fails_run() && !Pass.fails_run() && !UnsupportedOptional.fails_run());

@@ -372,3 +372,40 @@ fn restored_event_to_scoped_client_fails_events_clients_row() {
         "{s:#}"
     );
 }
+
+/// A relay that lists every valid checkpoint as corrupt refuses the damaged files'
+/// valid twins too: every corrupt-newest example is `inconclusive` (its control, the
+/// intact twin listed corrupt, in the evidence), and no row passes.
+#[test]
+fn valid_listed_as_corrupt_makes_the_damaged_file_rows_inconclusive() {
+    let (code, _, report) = run_control(
+        &[
+            "{bin_dir}/examples/leaky_daemon",
+            "valid-as-corrupt",
+            "{bin_dir}/vxref",
+            "{socket}",
+        ],
+        "@rfc-3-corrupt-newest-no-fallback",
+    );
+    assert_eq!(code, 1);
+    let scenarios = report["scenarios"].as_array().unwrap();
+    // The rows that also expect an older valid file listed valid fail at that step.
+    assert!(scenarios.iter().all(|s| s["verdict"] != "pass"), "{report}");
+    let damaged: Vec<&Value> = scenarios
+        .iter()
+        .filter(|s| {
+            s["name"]
+                == "A damaged newest file is listed corrupt, refuses restore, and restores nothing"
+        })
+        .collect();
+    assert_eq!(damaged.len(), 10);
+    for s in damaged {
+        assert_eq!(s["verdict"], "inconclusive", "{s}");
+        let control = &s["evidence"]["control"];
+        assert_eq!(control["accepted"], false, "{s}");
+        assert!(
+            control["observed"].as_str().unwrap().contains("corrupt"),
+            "{control}"
+        );
+    }
+}

@@ -79,6 +79,39 @@ fn an_accept_all_checker_fails_every_refusal_scenario_and_only_those() {
     assert_eq!(failing, expected);
 }
 
+/// A checker that refuses everything, judged by verdict alone: no refusal proves
+/// anything when the valid twin is refused too, so every refusal row is
+/// `inconclusive` (its control in the evidence), every acceptance row fails, and
+/// no checker row passes.
+#[test]
+fn a_refuse_all_checker_by_verdict_alone_makes_every_refusal_inconclusive() {
+    common::ensure_reference(&[]);
+    let (code, report) = common::run_profile(
+        "name = \"refuse-all\"\ncontracts = [\"agent-restore\"]\nfeatures = [\"template-check\"]\n\
+         [agent_restore]\nverdict_only = true\nparts = [\"checker\"]\n\
+         archive_check = [\"sh\", \"-c\", \"exit 1\", \"{file}\"]\n\
+         template_check = [\"sh\", \"-c\", \"exit 1\", \"{file}\"]\n",
+        &["--tags", "@part-checker"],
+    );
+    assert_eq!(code, 1);
+    let scenarios = report["scenarios"].as_array().unwrap();
+    assert!(scenarios.len() >= 150, "{}", scenarios.len());
+    for s in scenarios {
+        let (name, verdict) = (s["name"].as_str().unwrap(), s["verdict"].as_str().unwrap());
+        if ACCEPTING.contains(&name) {
+            assert_eq!(verdict, "fail", "{name}: {s}");
+        } else {
+            assert_eq!(verdict, "inconclusive", "{name}: {s}");
+            let control = &s["evidence"]["control"];
+            assert_eq!(control["accepted"], false, "{name}: {s}");
+            assert!(
+                control["what"].as_str().unwrap().contains("corpus's valid"),
+                "{name}: {control}"
+            );
+        }
+    }
+}
+
 /// The reference's verdicts, with the input's last bytes added to every refusal's
 /// reason: only the two content-exclusion scenarios may notice.
 #[test]
@@ -116,14 +149,21 @@ sys.exit(0 if v["result"] == "valid" else 1)
 
 /// Runs the server rows against the relay in `mode` (the reference behind a wire
 /// relay that breaks one ADR-0068 rule): (exit code, the names of the scenarios that
-/// failed, and of those that passed).
-fn run_relay(mode: &str) -> (i32, BTreeSet<String>, BTreeSet<String>) {
+/// failed, of those that passed, and of those that were inconclusive).
+fn run_relay(mode: &str) -> (i32, BTreeSet<String>, BTreeSet<String>, BTreeSet<String>) {
     common::ensure_reference(&["leaky_daemon"]);
     let serve = format!(
         "[\"{{bin_dir}}/examples/leaky_daemon\", {mode:?}, \"{{bin_dir}}/vxref\", \"{{socket}}\"]\n\
          [readiness]\nkind = \"file\"\npath = \"{{socket}}.ready\""
     );
-    run_server_rows(&serve, "{socket}", "", SERVER_ROWS)
+    let (code, report) = server_rows_report(&serve, "{socket}", PLUGINS_DIR, "", SERVER_ROWS);
+    let with = |verdict: &str| with_verdict(&report, verdict);
+    assert!(
+        with("harness-error").is_empty(),
+        "{:?}",
+        with("harness-error")
+    );
+    (code, with("fail"), with("pass"), with("inconclusive"))
 }
 
 /// The server rows every control runs (the legacy ones need `legacy_serve`).
@@ -138,6 +178,39 @@ fn run_server_rows(
     extra: &str,
     tags: &str,
 ) -> (i32, BTreeSet<String>, BTreeSet<String>) {
+    let (code, report) = server_rows_report(serve, client_socket, PLUGINS_DIR, extra, tags);
+    let with = |verdict: &str| with_verdict(&report, verdict);
+    assert!(
+        with("harness-error").is_empty(),
+        "the control profile lacks a template: {:?}",
+        with("harness-error")
+    );
+    (code, with("fail"), with("pass"))
+}
+
+/// Where the control profiles' implementation reads plugins: the reference's place.
+const PLUGINS_DIR: &str = "{config_home}/venomx/plugins";
+
+/// The names of the report's scenarios with this verdict.
+fn with_verdict(report: &serde_json::Value, verdict: &str) -> BTreeSet<String> {
+    report["scenarios"]
+        .as_array()
+        .expect("scenarios")
+        .iter()
+        .filter(|s| s["verdict"] == verdict)
+        .map(|s| s["name"].as_str().expect("name").to_string())
+        .collect()
+}
+
+/// The run of [`run_server_rows`] with the plugins directory given: (exit code,
+/// report.json).
+fn server_rows_report(
+    serve: &str,
+    client_socket: &str,
+    plugins_dir: &str,
+    extra: &str,
+    tags: &str,
+) -> (i32, serde_json::Value) {
     let mut features = "\"agent-server\"".to_string();
     if extra.contains("satellite_window") {
         features.push_str(", \"satellite\"");
@@ -146,34 +219,19 @@ fn run_server_rows(
         features.push_str(", \"legacy-spawn\"");
     }
     let vxref = "{bin_dir}/vxref";
-    let (code, report) = common::run_profile(
+    common::run_profile(
         &format!(
             "name = \"negative-control\"\ncontracts = [\"agent-restore\"]\nfeatures = [{features}]\n\
              cli = [{vxref:?}, \"--socket\", \"{{socket}}\"]\n\
              serve = {serve}\n\
-             [agent_restore]\nplugins_dir = \"{{config_home}}/venomx/plugins\"\n\
+             [agent_restore]\nplugins_dir = {plugins_dir:?}\n\
              archive_check = [{vxref:?}, \"workspace\", \"check\", \"--json\", \"{{file}}\"]\n\
              workspace_save = [{vxref:?}, \"--socket\", {client_socket:?}, \"workspace\", \"save\", \"--output\", \"{{file}}\"]\n\
              workspace_restore = [{vxref:?}, \"--socket\", {client_socket:?}, \"workspace\", \"restore\", \"--archive\", \"{{file}}\", \"--fallback-argv\", \"{{fallback_argv}}\"]\n\
              agent_launch = [{vxref:?}, \"--socket\", {client_socket:?}, \"agent\", \"launch\", \"--window\", \"{{window}}\", \"--integration\", \"{{integration}}\", \"--native-id\", \"{{native_id}}\"]\n{extra}"
         ),
         &["--tags", tags],
-    );
-    let with = |verdict: &str| -> BTreeSet<String> {
-        report["scenarios"]
-            .as_array()
-            .expect("scenarios")
-            .iter()
-            .filter(|s| s["verdict"] == verdict)
-            .map(|s| s["name"].as_str().expect("name").to_string())
-            .collect()
-    };
-    assert!(
-        with("harness-error").is_empty(),
-        "the control profile lacks a template: {:?}",
-        with("harness-error")
-    );
-    (code, with("fail"), with("pass"))
+    )
 }
 
 /// A restore client that never confirms over the connection it restores through:
@@ -264,30 +322,33 @@ fn names(list: &[&str]) -> BTreeSet<String> {
 /// restore's confirmation must refuse (and remove) the pane it launched.
 #[test]
 fn a_readback_that_lies_fails_every_readback_row() {
-    let (code, failing, passing) = run_relay("readback-lies");
+    let (code, failing, passing, inconclusive) = run_relay("readback-lies");
     assert_eq!(code, 1);
     assert!(passing.len() >= 9, "{passing:?}");
     assert_eq!(failing, names(&READBACK_LIES_FAILS));
+    assert_eq!(inconclusive, names(&READBACK_LIES_INCONCLUSIVE));
 }
 
 /// A relay that drops `meta.set`: every row that writes through meta.set (a refusal
 /// expected, or a value read back) must fail; spawn-path rows pass.
 #[test]
 fn a_dropped_meta_set_fails_every_meta_set_row() {
-    let (code, failing, passing) = run_relay("drop-meta-set");
+    let (code, failing, passing, inconclusive) = run_relay("drop-meta-set");
     assert_eq!(code, 1);
     assert!(passing.len() >= 9, "{passing:?}");
     assert_eq!(failing, names(&DROP_META_SET_FAILS));
+    assert_eq!(inconclusive, names(&DROP_META_SET_INCONCLUSIVE));
 }
 
 /// A relay whose reserved namespace is writable: restore's probe must refuse every
 /// native restore before creating anything; records and launch rows pass.
 #[test]
 fn a_writable_reserved_namespace_fails_every_native_restore_row() {
-    let (code, failing, passing) = run_relay("reserved-writable");
+    let (code, failing, passing, inconclusive) = run_relay("reserved-writable");
     assert_eq!(code, 1);
     assert!(passing.len() >= 9, "{passing:?}");
     assert_eq!(failing, names(&RESERVED_WRITABLE_FAILS));
+    assert_eq!(inconclusive, names(&RESERVED_WRITABLE_INCONCLUSIVE));
 }
 
 /// The one-shot row (05) whose restore goes through the suite's relay that hides
@@ -325,10 +386,9 @@ const READBACK_LIES_FAILS: [&str; 18] = [
 ];
 // Each row below writes through meta.set and expects a refusal or reads the value
 // back; native restore fails too, since a dropped probe looks like a writable
-// reserved namespace. Spawn-path records are untouched.
-const DROP_META_SET_FAILS: [&str; 13] = [
-    CONFIRM_ROW,
-    HIDDEN_RESULT_ROW,
+// reserved namespace. Spawn-path records are untouched. The refused restores whose
+// valid twin restores natively are inconclusive (NATIVE_TWIN_ROWS), not failed.
+const DROP_META_SET_FAILS: [&str; 11] = [
     LOSER_ROW,
     "A record with a member beyond the three is refused on both write paths",
     "A saved native session is restored from its record, as a new process",
@@ -342,10 +402,9 @@ const DROP_META_SET_FAILS: [&str; 13] = [
     "Two restores of one name race: the winner's pane has the winner's record",
 ];
 // Exactly the rows that restore a session natively (the probe runs only then), and
-// the one that expects the reserved namespace refused.
-const RESERVED_WRITABLE_FAILS: [&str; 7] = [
-    CONFIRM_ROW,
-    HIDDEN_RESULT_ROW,
+// the one that expects the reserved namespace refused; the refused restores whose
+// valid twin restores natively are inconclusive (NATIVE_TWIN_ROWS).
+const RESERVED_WRITABLE_FAILS: [&str; 5] = [
     LOSER_ROW,
     "A saved native session is restored from its record, as a new process",
     "Restore rebuilds each window's split tree, for the native pane and fallback panes alike",
@@ -358,3 +417,84 @@ const ONE_SHOT_SHARED_FAILS: [&str; 2] = [
     "A creation result is read by its own connection only, and only once",
     LOSER_ROW,
 ];
+
+/// The reference serving a plugins directory where the suite writes none: it knows
+/// no integration, so it refuses every launch, the refusal rows' valid twins too.
+/// Those rows are `inconclusive` (their control, the twin, in the evidence), never
+/// `pass`; the acceptance row fails.
+#[test]
+fn a_server_that_knows_no_integration_makes_the_launch_refusals_inconclusive() {
+    common::ensure_reference(&[]);
+    let serve = "[\"{bin_dir}/vxref\", \"serve\", \"--socket\", \"{socket}\"]\n[readiness]\nkind = \"socket\"";
+    let (code, report) = server_rows_report(
+        serve,
+        "{socket}",
+        "{state_home}/not-the-plugins",
+        "",
+        "@asr-option-shaped or @asr-launch-plain",
+    );
+    assert_eq!(code, 1);
+    assert_eq!(
+        with_verdict(&report, "inconclusive"),
+        names(&[
+            "An option-shaped identity is refused before anything is spawned",
+            "A provider without native identity cannot be given one",
+        ])
+    );
+    assert_eq!(with_verdict(&report, "pass"), names(&[]));
+    for s in report["scenarios"].as_array().unwrap() {
+        if s["verdict"] == "inconclusive" {
+            let control = &s["evidence"]["control"];
+            assert_eq!(control["accepted"], false, "{s}");
+            assert!(
+                control["what"]
+                    .as_str()
+                    .unwrap()
+                    .contains("the same launch"),
+                "{control}"
+            );
+        }
+    }
+}
+
+/// A profile that names its own error codes (`[agent_restore.pins]`) is judged
+/// strictly by them: the reference, which answers with the kit's code, fails the row
+/// under the pin's clause (without the mapping it passes).
+#[test]
+fn a_declared_error_name_is_judged_strictly() {
+    common::ensure_reference(&[]);
+    let serve = "[\"{bin_dir}/vxref\", \"serve\", \"--socket\", \"{socket}\"]\n[readiness]\nkind = \"socket\"";
+    let extra =
+        "[agent_restore.pins]\n\"invalid_params.native_id\" = \"invalid_params.identity\"\n";
+    let (code, report) =
+        server_rows_report(serve, "{socket}", PLUGINS_DIR, extra, "@asr-option-shaped");
+    assert_eq!(code, 1);
+    let row = "An option-shaped identity is refused before anything is spawned";
+    assert_eq!(with_verdict(&report, "fail"), names(&[row]));
+    let s = &report["scenarios"][0];
+    assert_eq!(s["evidence"]["clause"]["id"], "asr-pin-error-names", "{s}");
+    assert!(
+        s["evidence"]["expected"]
+            .as_str()
+            .unwrap()
+            .contains("invalid_params.identity"),
+        "{s}"
+    );
+}
+
+/// The refusal rows whose valid twin is a native restore (the archive restored before
+/// the plugin change, or without the suite's relay). Each control that breaks native
+/// restore itself (its readback lies, its reserved namespace takes writes, or it
+/// drops the probe's meta.set) refuses that twin too: those rows prove nothing
+/// against it and are `inconclusive`, never `pass` (before controls, the two relay
+/// rows failed there only because the restore was refused for another reason than
+/// theirs, and the plugin-change rows passed). The control's own defect is failed by
+/// the rows that restore natively.
+const NATIVE_TWIN_ROWS: [&str; 3] = [
+    "A native session whose integration no longer resolves is not created",
+    CONFIRM_ROW,
+    HIDDEN_RESULT_ROW,
+];
+const READBACK_LIES_INCONCLUSIVE: [&str; 3] = NATIVE_TWIN_ROWS;
+const DROP_META_SET_INCONCLUSIVE: [&str; 3] = NATIVE_TWIN_ROWS;
+const RESERVED_WRITABLE_INCONCLUSIVE: [&str; 3] = NATIVE_TWIN_ROWS;

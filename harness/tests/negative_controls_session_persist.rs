@@ -49,25 +49,37 @@ fn table(swap: &[(&str, String)]) -> String {
     )
 }
 
-/// The exit code, the names of the scenarios that failed, and of all of them.
-fn run(swap: &[(&str, String)]) -> (i32, BTreeSet<String>, BTreeSet<String>) {
+/// One run: its exit code and the scenarios by verdict, each named `name` or, for
+/// an outline row, `name [example]`.
+struct Outcome {
+    code: i32,
+    failing: BTreeSet<String>,
+    non_strict: BTreeSet<String>,
+    all: BTreeSet<String>,
+}
+
+fn outcome(swap: &[(&str, String)]) -> Outcome {
     common::ensure_reference(&[]);
     let (code, report) = common::run_profile(&table(swap), &[]);
-    let names = |only_fail: bool| -> BTreeSet<String> {
-        report["scenarios"]
-            .as_array()
-            .expect("scenarios")
+    let scenarios = report["scenarios"].as_array().expect("scenarios");
+    let named = |verdict: Option<&str>| -> BTreeSet<String> {
+        scenarios
             .iter()
-            .filter(|s| !only_fail || s["verdict"] == "fail")
-            .map(|s| s["name"].as_str().expect("name").to_string())
+            .filter(|s| verdict.is_none_or(|v| s["verdict"] == v))
+            .map(|s| {
+                let name = s["name"].as_str().expect("name");
+                match s["example"].as_str() {
+                    Some(e) => format!("{name} [{e}]"),
+                    None => name.to_string(),
+                }
+            })
             .collect()
     };
-    let other: Vec<String> = report["scenarios"]
-        .as_array()
-        .expect("scenarios")
+    let other: Vec<String> = scenarios
         .iter()
         .filter(|s| {
-            !["pass", "fail", "unsupported-optional"].contains(&s["verdict"].as_str().unwrap_or(""))
+            !["pass", "fail", "non-strict", "unsupported-optional"]
+                .contains(&s["verdict"].as_str().unwrap_or(""))
         })
         .map(|s| format!("{} {}: {}", s["name"], s["verdict"], s["message"]))
         .collect();
@@ -75,7 +87,25 @@ fn run(swap: &[(&str, String)]) -> (i32, BTreeSet<String>, BTreeSet<String>) {
         other.is_empty(),
         "no scenario may be a harness error here: {other:?}"
     );
-    (code, names(true), names(false))
+    Outcome {
+        code,
+        failing: named(Some("fail")),
+        non_strict: named(Some("non-strict")),
+        all: named(None),
+    }
+}
+
+/// The exit code, the names of the scenarios that failed, and of all of them (no
+/// scenario non-strict).
+fn run(swap: &[(&str, String)]) -> (i32, BTreeSet<String>, BTreeSet<String>) {
+    let o = outcome(swap);
+    assert!(o.non_strict.is_empty(), "{:?}", o.non_strict);
+    let strip = |set: BTreeSet<String>| -> BTreeSet<String> {
+        set.into_iter()
+            .map(|n| n.split(" [").next().unwrap_or(&n).to_string())
+            .collect()
+    };
+    (o.code, strip(o.failing), strip(o.all))
 }
 
 #[test]
@@ -230,4 +260,188 @@ fn a_runtime_that_trusts_unstamped_sources_fails_the_stamp_rows_only() {
         .collect();
     assert_eq!(expected.len(), 3, "{all:?}");
     assert_eq!(failing, expected);
+}
+
+/// The reference's vxpersist with one deliberate packer defect
+/// (`reference/persist/src/negative.rs`) in place of the templates named: the
+/// defect is set only for those commands, the others are the reference.
+fn run_packer_defect(defect: &str, verbs: &[(&str, &str, bool)]) -> Outcome {
+    let dir = tempfile::tempdir().unwrap();
+    let p = bin_dir().join("vxpersist");
+    let wrapper = common::script(
+        dir.path(),
+        "defective-packer",
+        &format!(
+            "VXPERSIST_NEGATIVE_CONTROL={defect} exec {:?} \"$@\"",
+            p.display().to_string()
+        ),
+    );
+    let swap: Vec<(&str, String)> = verbs
+        .iter()
+        .map(|(key, verb, file)| {
+            (
+                *key,
+                format!(
+                    "[{wrapper:?}, \"{verb}\", \"--backend\", \"{{backend}}\", \"--root\", \
+                     \"{{root}}\", \"--session-id\", \"{{id}}\"{}]",
+                    if *file { ", \"{file}\"" } else { "" }
+                ),
+            )
+        })
+        .collect();
+    outcome(&swap)
+}
+
+const UNPACK: (&str, &str, bool) = ("unpack", "unpack", true);
+const PACK: (&str, &str, bool) = ("pack", "pack", true);
+const HAS_SESSION: (&str, &str, bool) = ("has_session", "has-session", false);
+
+/// The hostile-destination rows (08) of these `place | kind` examples.
+fn hostile(rows: &[&str]) -> BTreeSet<String> {
+    rows.iter()
+        .map(|row| {
+            let (place, kind) = row.split_once(" | ").unwrap();
+            format!("Unpack where the {place} is {kind} [{row}]")
+        })
+        .collect()
+}
+
+/// Asserts that `o` failed exactly `expected`, each of which the run has, and that
+/// nothing was non-strict.
+fn assert_fails_exactly(o: &Outcome, expected: &BTreeSet<String>) {
+    for name in expected {
+        assert!(o.all.contains(name), "no scenario {name:?} in {:#?}", o.all);
+    }
+    assert_eq!(o.code, 1);
+    assert_eq!(&o.failing, expected);
+    assert!(o.non_strict.is_empty(), "{:?}", o.non_strict);
+}
+
+/// An unpack that follows a symbolic link already at a destination (the root, a
+/// directory or a file) writes outside the root: the five symlink rows fail, only
+/// those.
+#[test]
+fn an_unpack_that_follows_destination_symlinks_fails_the_symlink_rows_only() {
+    let o = run_packer_defect("follow-destination-symlink", &[UNPACK]);
+    let rows = [
+        "root",
+        "project dir",
+        "key file",
+        "subtree dir",
+        "subtree file",
+    ]
+    .map(|place| format!("{place} | a symlink to outside the pod"));
+    let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+    assert_fails_exactly(&o, &hostile(&rows));
+}
+
+/// An unpack that writes through a hard link already at a destination changes the
+/// link's other name outside the root: the two hard-link rows fail, only those.
+#[test]
+fn an_unpack_that_writes_through_hard_links_fails_the_hard_link_rows_only() {
+    let o = run_packer_defect("write-through-hard-link", &[UNPACK]);
+    assert_fails_exactly(
+        &o,
+        &hostile(&[
+            "key file | a hard link to a file outside the pod",
+            "subtree file | a hard link to a file outside the pod",
+        ]),
+    );
+}
+
+/// An unpack that opens a FIFO at a file's destination blocks: killed at the bound,
+/// the two FIFO-at-a-file rows fail (with the killed command as evidence), only
+/// those, and the suite does not hang.
+#[test]
+fn an_unpack_that_blocks_on_a_fifo_fails_the_fifo_rows_by_the_bound_only() {
+    let o = run_packer_defect("block-on-fifo", &[UNPACK]);
+    assert_fails_exactly(
+        &o,
+        &hostile(&["key file | a FIFO", "subtree file | a FIFO"]),
+    );
+}
+
+/// An unpack that merges in place (no staging, the key file first, nothing taken
+/// back) leaves HasSession true with a part of the session when a later file fails:
+/// the fault rows, the crash sweep (it renames nothing), and the hostile rows that
+/// fail a file after the key's, or write through a hard link, fail; only those.
+#[test]
+fn an_unpack_that_merges_in_place_fails_the_partial_failure_rows_only() {
+    let o = run_packer_defect("merge-in-place", &[UNPACK]);
+    let mut expected = hostile(&[
+        "key file | a hard link to a file outside the pod",
+        "subtree dir | a symlink to outside the pod",
+        "subtree dir | a plain file",
+        "subtree dir | a FIFO",
+        "subtree file | a symlink to outside the pod",
+        "subtree file | a hard link to a file outside the pod",
+        "subtree file | a FIFO",
+        "subtree file | a directory",
+    ]);
+    for (call, least) in [("write", 1), ("fsync", 0), ("rename", 1)] {
+        expected.insert(format!(
+            "Unpack failed at each {call} in turn leaves no HasSession or the whole session \
+             [{call} | {least}]"
+        ));
+    }
+    expected.insert(
+        "Unpack crashed at each rename leaves no HasSession or the whole session".to_string(),
+    );
+    assert_fails_exactly(&o, &expected);
+}
+
+/// A pack that collects files by the session id in their names packs the decoys:
+/// the three decoy rows fail, only those.
+#[test]
+fn a_pack_that_collects_by_file_name_fails_the_decoy_rows_only() {
+    let o = run_packer_defect("collect-by-file-name", &[PACK]);
+    let expected: BTreeSet<String> = [
+        ("claude_code", "6a73c0de-1234-4abc-8def-0123456789ab"),
+        ("codex", "0b1c2d3e-4f50-4a6b-9c7d-8e9fa0b1c2d3"),
+        ("pi", "5d41402abc4b2a76b9719d911017c592"),
+    ]
+    .iter()
+    .map(|(b, id)| {
+        format!(
+            "Files that carry the session id are not packed unless the layout lists them \
+             ({b}) [{b} | {id}]"
+        )
+    })
+    .collect();
+    assert_fails_exactly(&o, &expected);
+}
+
+/// A pack that silently leaves out a hard-linked session file: the row of a
+/// hard-linked subagent transcript fails (the pack must be refused, not succeed
+/// without it); a hard-linked key file leaves no session to pack, so that row still
+/// sees a refusal.
+#[test]
+fn a_pack_that_skips_hard_links_fails_the_hard_linked_transcript_row_only() {
+    let o = run_packer_defect("skip-hard-link", &[PACK]);
+    let expected: BTreeSet<String> =
+        ["A session file that is a hard link is refused on pack [a hard link | subagent]"]
+            .map(String::from)
+            .into();
+    assert_fails_exactly(&o, &expected);
+}
+
+/// HasSession and unpack that do not treat two key files as ambiguous: the six
+/// ambiguity rows become non-strict (pin sp-pin-ambiguous-key), none fails, and the
+/// run passes.
+#[test]
+fn a_packer_that_guesses_between_two_key_files_is_non_strict_on_the_ambiguity_rows_only() {
+    let o = run_packer_defect("guess-ambiguous", &[UNPACK, HAS_SESSION]);
+    assert!(o.failing.is_empty(), "{:?}", o.failing);
+    assert_eq!(o.code, 0);
+    let expected: BTreeSet<String> = o
+        .all
+        .iter()
+        .filter(|n| {
+            n.starts_with("Two key files for one id")
+                || n.starts_with("Unpack beside another key file of the id")
+        })
+        .cloned()
+        .collect();
+    assert_eq!(expected.len(), 6, "{:#?}", o.all);
+    assert_eq!(o.non_strict, expected);
 }

@@ -95,6 +95,79 @@ fn the_html_report_shows_every_row_and_the_failing_steps() {
     assert!(page.contains("<li class=\"failed\">"));
     assert!(!page.contains("(no step transcript in the run)"));
 
+    // Every scenario that is not pass carries its evidence, with the fields the
+    // issue names, and the page shows it folded under the scenario.
+    let failing: Vec<&serde_json::Value> = json["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["verdict"] == "fail")
+        .collect();
+    assert!(!failing.is_empty());
+    for s in &failing {
+        let e = &s["evidence"];
+        assert!(
+            e["step"].as_str().is_some_and(|t| t.starts_with("Then ")
+                || t.starts_with("And ")
+                || t.starts_with("When ")
+                || t.starts_with("Given ")),
+            "{e}"
+        );
+        for k in ["id", "level", "seed", "section", "quote"] {
+            assert!(
+                e["clause"][k].as_str().is_some_and(|v| !v.is_empty()),
+                "clause.{k}: {e}"
+            );
+        }
+        assert!(e["clause"]["seed"]
+            .as_str()
+            .unwrap()
+            .starts_with("shared/seeds/004_"));
+        assert!(e["expected"].as_str().is_some_and(|v| !v.is_empty()), "{e}");
+        assert!(e["observed"].as_str().is_some_and(|v| !v.is_empty()), "{e}");
+        assert!(e["files"].is_array() && e["frames"].is_array(), "{e}");
+        let commands = e["commands"].as_array().unwrap();
+        assert!(
+            !commands.is_empty(),
+            "the failing step ran the implementation: {e}"
+        );
+        for c in commands {
+            assert!(c["argv"].as_array().is_some_and(|a| !a.is_empty()));
+            assert!(
+                c["duration_ms"].is_u64()
+                    && c["stdout_tail"].is_string()
+                    && c["stderr_tail"].is_string()
+            );
+            assert!(c.get("exit_status").is_some());
+        }
+        let repro = report
+            .join(e["reproduce"].as_str().expect("a reproduction"))
+            .join("repro.sh");
+        assert!(repro.is_file(), "{repro:?}");
+    }
+    // The lying HasSession is what the failing commands show.
+    assert!(failing.iter().any(|s| s["evidence"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["argv"][0] == "/bin/echo" && c["stdout_tail"] == "true\n")));
+    let with_evidence = json["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s.get("evidence").is_some())
+        .count();
+    assert_eq!(
+        page.matches("<details class=\"evidence\">").count(),
+        with_evidence
+    );
+    assert!(page.contains("<blockquote class=\"quote\">"));
+    let junit = std::fs::read_to_string(report.join("report.xml")).unwrap();
+    assert!(
+        junit.contains("<failure message=\"expected "),
+        "JUnit's failure message is the one-line expected/observed"
+    );
+
     let Some(browser) = chromium() else {
         eprintln!("chromium not installed: the page was checked, not rendered");
         return;
@@ -119,6 +192,12 @@ fn the_html_report_shows_every_row_and_the_failing_steps() {
     for row in rows {
         assert!(dom.contains(row["row"].as_str().unwrap()));
     }
+    assert_eq!(
+        dom.matches("class=\"evidence\"").count(),
+        with_evidence,
+        "the evidence in the DOM"
+    );
+    assert!(dom.contains("class=\"observed\""));
     let shot = dir.path().join("report.png");
     let rendered = headless(browser, &dir.path().join("chromium-shot"))
         .arg(format!("--screenshot={}", shot.display()))

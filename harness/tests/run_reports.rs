@@ -265,3 +265,28 @@ fn bad_profiles_and_tags_are_usage_errors() {
     assert_eq!(out.status.code(), Some(2));
     assert!(!Path::new(&dir.path().join("r/report.json")).exists());
 }
+
+#[test]
+fn a_missing_bin_dir_is_named_with_what_to_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-bin-dir");
+    let out = Command::new(vxcert())
+        .args(["run", "--bin-dir"])
+        .arg(&missing)
+        .arg("--report")
+        .arg(dir.path().join("r"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("--bin-dir {}", missing.display())),
+        "the path is not named: {err}"
+    );
+    assert!(err.contains("No such file or directory"), "{err}");
+    assert!(
+        err.contains("cargo build --workspace"),
+        "no fix given: {err}"
+    );
+    assert!(!dir.path().join("r/report.json").exists());
+}

@@ -317,6 +317,11 @@ fn an_unsafe_store_directory_is_exit_6() {
         !stdout(&out).contains(dir.to_str().unwrap()),
         "no path in the error"
     );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("--dir {}: ", dir.display())) && err.contains("mode 0700"),
+        "stderr names the directory and what it must be: {err}"
+    );
     assert_eq!(
         std::fs::metadata(&dir).unwrap().mode() & 0o777,
         0o755,

@@ -26,6 +26,7 @@ pub mod line;
 pub mod names;
 pub mod path;
 pub mod shm;
+pub mod syscalls;
 
 pub use draw::{draw, fires, fnv1a, splitmix64};
 pub use errno::{errno_from_name, errno_name, ERRNOS};

@@ -25,11 +25,13 @@
 compile_error!("libvxfault supports Linux on x86_64 and aarch64 only");
 
 mod call;
+mod gate;
 pub mod hooks;
 mod load;
 mod paths;
 mod real;
 mod record;
+mod site;
 mod state;
 mod sys;
 mod trace;

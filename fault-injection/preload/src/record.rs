@@ -14,9 +14,9 @@ use plan::line::Line;
 use plan::Op;
 use vxfault_plan as plan;
 
-use crate::call::{Bytes, Call, Detail};
 use crate::paths::file_type;
 use crate::real::real;
+use crate::site::{Bytes, Call, Detail};
 use crate::state::{shm, DATA_FD};
 use crate::sys::{
     errno, getenv, lseek64, IoVec, EINTR, F_DUPFD_CLOEXEC, O_CLOEXEC, O_WRONLY, SEEK_CUR, S_IFREG,

@@ -7,7 +7,7 @@ use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use plan::decide::Counts;
-use plan::{Op, Plan, MAX_RULES, NUM_OPS};
+use plan::{Plan, MAX_RULES, NUM_OPS};
 use vxfault_plan as plan;
 
 /// Bit of [`FLAGS`] set once [`STATE`] is published.
@@ -76,24 +76,6 @@ pub fn state() -> Option<&'static State> {
     // SAFETY: INIT was observed with Acquire, so the one write in `publish` happened
     // before, and the cell is never written again.
     Some(unsafe { (*STATE.0.get()).assume_init_ref() })
-}
-
-/// Whether family `op` needs the slow path; initialises on first use.
-#[inline(always)]
-pub fn active(op: Op) -> bool {
-    let f = FLAGS.load(Ordering::Acquire);
-    if f & INIT != 0 {
-        return f & (1 << op as u32) != 0;
-    }
-    active_slow(op)
-}
-
-#[cold]
-#[inline(never)]
-fn active_slow(op: Op) -> bool {
-    crate::load::init();
-    let f = FLAGS.load(Ordering::Acquire);
-    f & INIT != 0 && f & (1 << op as u32) != 0
 }
 
 /// The record's data file's fd (-1: none).

@@ -9,9 +9,9 @@ use plan::line::{decimal, Line};
 use plan::{names, Action, Op};
 use vxfault_plan as plan;
 
-use crate::call::{Call, Detail};
 use crate::paths::{file_type, Paths};
 use crate::real::real;
+use crate::site::{Call, Detail};
 use crate::state::{shm, State, STREAM, TRACE_FD};
 use crate::sys::{
     errno, nr, pid, set_errno, EBADF, EINTR, F_DUPFD_CLOEXEC, O_APPEND, O_CLOEXEC, O_CREAT,
@@ -120,6 +120,7 @@ pub fn trace_event(st: &State, kind: &[u8], path: &[u8], n: i64) {
     l.str("action", b"none");
     l.i64("rules", n);
     l.bool("shared", crate::state::SHM.load(Ordering::Relaxed) != 0);
+    l.str("backend", b"preload");
     l.finish();
     emit(st, l.as_bytes());
 }

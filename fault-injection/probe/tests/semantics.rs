@@ -522,7 +522,10 @@ fn not_injectable_when_the_library_is_not_loaded() {
     // A statically linked program: glibc inside, no dynamic loader, no preload.
     let stat = vxfault::static_probe().unwrap();
     let out = d.join("s");
-    let inj = Injector::new("write=EIO;fsync=EIO").unwrap();
+    // The preload's verdict (`auto` would choose the seccomp backend for it).
+    let inj = Injector::new("write=EIO;fsync=EIO")
+        .unwrap()
+        .backend(vxfault::Backend::Preload);
     let outcome = inj
         .run(std::process::Command::new(&stat).arg(&out))
         .unwrap();

@@ -1,7 +1,7 @@
 //! `vxfault record` and `vxfault explore`.
 //!
 //! ```text
-//! vxfault record --out DIR [--root DIR] -- CMD ARGS…
+//! vxfault record --out DIR [--root DIR] [--backend preload|seccomp|auto] -- CMD ARGS…
 //! vxfault explore --log DIR [--model prefix|posix|ext4-ordered] --check 'CMD {root}'
 //!                 [--root DIR] [--jobs N] [--timeout SECS] [--state N]
 //! vxfault explore --log DIR [--model M] --state N --materialize DIR
@@ -42,12 +42,21 @@ fn number(v: OsString, flag: &str) -> Result<usize, String> {
 pub fn record(args: &[OsString], err: &mut dyn Write) -> i32 {
     let mut out = None;
     let mut root = None;
+    let mut backend = crate::Backend::Auto;
     let mut cmd = Vec::new();
     let mut it = args.iter().cloned();
     while let Some(a) = it.next() {
         let r = match a.to_str() {
             Some("--out") => value(&mut it, "--out").map(|v| out = Some(PathBuf::from(v))),
             Some("--root") => value(&mut it, "--root").map(|v| root = Some(PathBuf::from(v))),
+            Some("--backend") => value(&mut it, "--backend").and_then(|v| {
+                backend = v
+                    .to_str()
+                    .unwrap_or("")
+                    .parse()
+                    .map_err(|e| format!("--backend: {e}"))?;
+                Ok(())
+            }),
             Some("--") => {
                 cmd = it.by_ref().collect();
                 Ok(())
@@ -70,7 +79,14 @@ pub fn record(args: &[OsString], err: &mut dyn Write) -> i32 {
     }
     let mut c = Command::new(&cmd[0]);
     c.args(&cmd[1..]);
-    match super::record(&out, &root, &mut c) {
+    let choice = crate::seccomp::choose(backend, std::path::Path::new(&cmd[0]));
+    let _ = writeln!(
+        err,
+        "vxfault: backend {} ({})",
+        choice.backend.name(),
+        choice.reason
+    );
+    match super::record_with(&out, &root, &mut c, choice.backend) {
         Ok(r) => {
             let _ = writeln!(
                 err,

@@ -398,7 +398,10 @@ fn logical_ops(
         let b = &r.base;
         // Only calls that were made: a failed one, or one an injected `lie` or error
         // skipped, changed nothing.
-        if !b.is_call() || b.result.is_none_or(|x| x < 0) || !made(&b.action) {
+        // A call the seccomp backend let the kernel make (`continued`) has no result
+        // in the trace: a write to a pipe or terminal, which is output.
+        let made_it = b.result.map_or(b.continued == Some(true), |x| x >= 0);
+        if !b.is_call() || !made_it || !made(&b.action) {
             continue;
         }
         let path = rel(&b.path);

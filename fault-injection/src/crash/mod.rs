@@ -114,6 +114,23 @@ impl Recorder {
         ]
     }
 
+    /// Prepares `cmd` to be recorded by the seccomp backend (for programs the preload
+    /// cannot see): spawn it, call [`crate::seccomp::Attached::spawned`], and after it
+    /// exited [`crate::seccomp::Attached::finish`] before [`Recorder::finish`].
+    pub fn attach(&self, cmd: &mut Command) -> io::Result<crate::seccomp::Attached> {
+        let (log, data) = (self.out.join("log.jsonl"), self.out.join("data.bin"));
+        crate::seccomp::attach(
+            cmd,
+            &crate::seccomp::Setup {
+                plan: &self.plan,
+                ops: &crate::planlang::ALL_OPS,
+                seed: 0,
+                trace: Some(&log),
+                data: Some(&data),
+            },
+        )
+    }
+
     /// The recording's directory.
     pub fn dir(&self) -> &Path {
         &self.out
@@ -152,12 +169,32 @@ impl Recorder {
 /// Runs `cmd` under the preload recording every mutation, with a snapshot of `root`
 /// taken before the run, into `out` (created; must not exist or be empty).
 pub fn record(out: &Path, root: &Path, cmd: &mut Command) -> io::Result<Recorded> {
+    record_with(out, root, cmd, crate::Backend::Preload)
+}
+
+/// [`record`] with a backend (`auto` chooses as `vxfault run` does).
+pub fn record_with(
+    out: &Path,
+    root: &Path,
+    cmd: &mut Command,
+    backend: crate::Backend,
+) -> io::Result<Recorded> {
     let rec = Recorder::start(out, root)?;
-    let lib = crate::preload_path()?;
-    for (k, v) in rec.env(&lib) {
-        cmd.env(k, v);
-    }
-    let status = cmd.status()?;
+    let choice = crate::seccomp::choose(backend, Path::new(cmd.get_program()));
+    let status = if choice.backend == crate::Backend::Seccomp {
+        let mut att = rec.attach(cmd)?;
+        let child = cmd.spawn();
+        att.spawned();
+        let status = child.and_then(|mut c| c.wait());
+        att.finish()?;
+        status?
+    } else {
+        let lib = crate::preload_path()?;
+        for (k, v) in rec.env(&lib) {
+            cmd.env(k, v);
+        }
+        cmd.status()?
+    };
     let code = match (
         status.code(),
         std::os::unix::process::ExitStatusExt::signal(&status),
@@ -173,7 +210,8 @@ pub fn record(out: &Path, root: &Path, cmd: &mut Command) -> io::Result<Recorded
     let meta = rec.finish(code)?;
     if !loaded {
         return Err(io::Error::other(
-            "not recordable: libvxfault.so was never loaded into the command (static binary?)",
+            "not recordable: libvxfault.so was never loaded into the command (static binary? \
+             try --backend seccomp)",
         ));
     }
     Ok(Recorded { status, meta })

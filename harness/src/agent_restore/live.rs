@@ -3,7 +3,7 @@
 //! plus what ADR-0068's rows add: plugins written under the profile's
 //! `plugins_dir`, windows made on demand, and `vxstub argv-dump` outputs read back.
 
-use super::checks::templates;
+use super::templates::templates;
 use crate::drivers::wire::Reply;
 use crate::drivers::{poll, scaled};
 use crate::recovery::scenario::Scenario;
@@ -35,6 +35,10 @@ pub struct Live {
     pub relay: Option<crate::drivers::meta_relay::MetaRelay>,
     /// Connections kept across steps, by the scenario's client name.
     pub clients: std::collections::BTreeMap<String, crate::drivers::wire::Connection>,
+    /// Whether the daemon runs as the older server (`legacy_serve`).
+    pub legacy: bool,
+    /// The archive the last save wrote (the twin of a restore after a plugin change).
+    pub saved: Option<String>,
 }
 
 impl Live {
@@ -49,6 +53,8 @@ impl Live {
             raced: Vec::new(),
             relay: None,
             clients: Default::default(),
+            legacy: false,
+            saved: None,
         }
     }
 
@@ -70,6 +76,14 @@ impl Live {
         let reply = self.s.wire(Some(&token), verb, params);
         self.s.last = Some(reply.clone());
         reply
+    }
+
+    /// Runs `verb` with a refusal's valid twin (`params`, the same request without
+    /// the defect) and records it as the scenario's control (kind
+    /// `agent-restore.server`): a refusal after a refused twin proves nothing.
+    pub fn control_call(&mut self, what: &str, verb: &str, params: Value) {
+        let reply = self.call(verb, params);
+        super::twin_control::record(what.to_string(), &reply, false, |_| true);
     }
 
     /// A call that must succeed: its result.

@@ -6,7 +6,12 @@
 
 pub(crate) mod checks;
 pub(crate) mod live;
+pub(crate) mod offline;
+pub(crate) mod pins;
 mod steps;
+pub(crate) mod templates;
+mod twin_control;
+mod twins;
 
 use checks::Checks;
 
@@ -19,14 +24,20 @@ fn new_checks() -> Checks {
     Checks::new(crate::profile::context().bin_dir.clone())
 }
 
-/// Whether the profile's `[agent_restore]` table reads (its programs are checked
-/// by preflight from the table itself).
+/// Whether the profile's `[agent_restore]` table reads and holds the keys of every
+/// part it claims, and whether its `[agent_restore.pins]` maps kit names to strings
+/// (its programs are checked by preflight from the table itself).
 pub fn check_profile(profile: &crate::profile::Profile) -> Result<(), String> {
-    let t = checks::Templates::of(profile)?;
-    if t.archive_check.is_empty() {
-        return Err("the profile's [agent_restore] table needs archive_check".into());
+    pins::check_profile(profile)?;
+    let missing = checks::Templates::of(profile)?.missing(profile);
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the profile's [agent_restore] table needs {}",
+            missing.join(", ")
+        ))
     }
-    Ok(())
 }
 
 #[cfg(test)]

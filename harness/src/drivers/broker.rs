@@ -56,6 +56,17 @@ pub struct BrokerSandbox {
     /// Environment for the next start only (a fault plan), then cleared.
     pub next_env: Vec<(String, String)>,
     instances: Vec<Instance>,
+    /// The profile's `teardown` hook, run when the sandbox goes.
+    teardown: Vec<String>,
+}
+
+/// The profile's setup hooks (`[single_writer] setup`, `teardown`): commands run in
+/// the sandbox with its directories, the stand-in agent and the fixture's facts as
+/// placeholders, so an implementation writes its own engines or state format.
+#[derive(Debug, Clone, Default)]
+pub struct Hooks {
+    pub setup: Vec<String>,
+    pub teardown: Vec<String>,
 }
 
 /// The engines file in `vxbroker`'s format: every engine runs `stub agent`.
@@ -94,7 +105,12 @@ fn mkdir_private(p: &Path) {
 
 impl BrokerSandbox {
     /// A sandbox for `template` (the profile's `broker`), with `env` for every broker.
-    pub fn new(bin_dir: PathBuf, template: Vec<String>, env: Vec<(String, String)>) -> Self {
+    pub fn new(
+        bin_dir: PathBuf,
+        template: Vec<String>,
+        env: Vec<(String, String)>,
+        hooks: Hooks,
+    ) -> Self {
         if template.is_empty() {
             crate::harness_error!("the profile's [single_writer] table has no `broker` command");
         }
@@ -111,7 +127,7 @@ impl BrokerSandbox {
             &root.join("no-such-program"),
         );
         std::fs::write(&engines, text).or_harness("writing the engines file");
-        BrokerSandbox {
+        let sb = BrokerSandbox {
             _dir: dir,
             root,
             ph,
@@ -122,7 +138,50 @@ impl BrokerSandbox {
             env,
             next_env: Vec::new(),
             instances: Vec::new(),
+            teardown: hooks.teardown,
+        };
+        if !hooks.setup.is_empty() {
+            let out = sb
+                .hook(&hooks.setup)
+                .stdin(Stdio::null())
+                .output()
+                .unwrap_or_else(|e| {
+                    panic!(
+                        "the profile's setup hook {:?} did not start: {e}",
+                        hooks.setup
+                    )
+                });
+            assert!(
+                out.status.success(),
+                "the profile's setup hook {:?} failed ({}): {}",
+                hooks.setup,
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
         }
+        sb
+    }
+
+    /// A hook of the profile: the sandbox's placeholders, `{lock_dir}`, `{engines}`
+    /// (the suite's engines file), `{history}` (where the stand-in agents write),
+    /// `{agent}` (the stand-in agent program: `{agent} agent --engine E --id I
+    /// --history H [--resume] [--index F]`) and `{missing_program}` (the fixture's
+    /// engine whose program does not exist).
+    pub fn hook(&self, template: &[String]) -> std::process::Command {
+        let words: Vec<String> = template
+            .iter()
+            .map(|w| {
+                w.replace("{lock_dir}", &self.lock_dir.to_string_lossy())
+                    .replace("{engines}", &self.engines.to_string_lossy())
+                    .replace("{history}", &self.history.to_string_lossy())
+                    .replace("{agent}", &self.ph.bin_dir.join("vxstub").to_string_lossy())
+                    .replace(
+                        "{missing_program}",
+                        &self.root.join("no-such-program").to_string_lossy(),
+                    )
+            })
+            .collect();
+        sandbox::command(&self.ph, &words, &self.env, &self.root)
     }
 
     /// The runtime directory and socket of instance `n` (0 is the sandbox's own).
@@ -332,14 +391,11 @@ impl BrokerSandbox {
             .collect()
     }
 
-    pub fn lock_file(&self, physical: &str) -> PathBuf {
-        self.lock_dir.join(format!("{physical}.lock"))
-    }
-
-    /// The lock of `physical`, seen from the suite: never call it while an open of
-    /// that key is in flight (the probe's own moment of holding would make it BUSY).
-    pub fn lock_state(&self, physical: &str) -> LockState {
-        let Ok(f) = std::fs::File::open(self.lock_file(physical)) else {
+    /// The lock at `file` (a session's lock file, from the profile's `lock_path`),
+    /// seen from the suite: never call it while an open of that key is in flight (the
+    /// probe's own moment of holding would make it BUSY).
+    pub fn lock_state(&self, file: &Path) -> LockState {
+        let Ok(f) = std::fs::File::open(file) else {
             return LockState::Free;
         };
         match Flock::lock(f, FlockArg::LockExclusiveNonblock) {
@@ -352,14 +408,14 @@ impl BrokerSandbox {
         }
     }
 
-    /// Holds the lock of `physical` from the suite's own process until dropped.
-    pub fn hold_lock(&self, physical: &str) -> Flock<std::fs::File> {
+    /// Holds the lock at `file` from the suite's own process until dropped.
+    pub fn hold_lock(&self, file: &Path) -> Flock<std::fs::File> {
         let f = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
-            .open(self.lock_file(physical))
+            .open(file)
             .or_harness("opening the lock file");
         Flock::lock(f, FlockArg::LockExclusiveNonblock)
             .map_err(|(_, e)| e)
@@ -396,13 +452,20 @@ impl BrokerSandbox {
     /// and agents, the stand-in for a reboot. Brokers started here are left alone.
     pub fn kill_sessions(&mut self) {
         let brokers: Vec<i32> = self.instances.iter().map(|i| i.child.id() as i32).collect();
-        let root = self.root.to_string_lossy().into_owned();
-        let me = std::process::id() as i32;
-        for (pid, argv) in processes() {
-            if pid != me && !brokers.contains(&pid) && argv.iter().any(|a| a.contains(&root)) {
-                let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
-                reap(pid);
-            }
+        kill_naming(&self.root, &brokers);
+    }
+}
+
+/// Kills (SIGKILL) and reaps every process but ours and `spare` whose command line
+/// names `root`: what a sandbox's implementation left running (masters, agents, a
+/// daemonized master).
+pub fn kill_naming(root: &Path, spare: &[i32]) {
+    let root = root.to_string_lossy().into_owned();
+    let me = std::process::id() as i32;
+    for (pid, argv) in processes() {
+        if pid != me && !spare.contains(&pid) && argv.iter().any(|a| a.contains(&root)) {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+            reap(pid);
         }
     }
 }
@@ -443,6 +506,12 @@ fn processes() -> BTreeMap<i32, Vec<String>> {
 
 impl Drop for BrokerSandbox {
     fn drop(&mut self) {
+        if !self.teardown.is_empty() {
+            let _ = self
+                .hook(&self.teardown.clone())
+                .stdin(Stdio::null())
+                .output();
+        }
         for i in &mut self.instances {
             let _ = i.child.kill();
             let _ = i.child.wait();

@@ -56,6 +56,7 @@ impl Viewer {
             .set_read_timeout(Some(Duration::from_secs(10)))
             .map_err(|e| Refused::Transport(e.to_string()))?;
         let url = format!("ws://localhost{path_and_query}");
+        crate::evidence::frame(format!("→ GET {path_and_query} (WebSocket upgrade)"));
         match tungstenite::client(url.as_str(), stream) {
             Ok((ws, _)) => {
                 ws.get_ref()
@@ -74,6 +75,7 @@ impl Viewer {
                     .as_deref()
                     .and_then(|b| serde_json::from_slice(b).ok())
                     .unwrap_or(Value::Null);
+                crate::evidence::frame(format!("← HTTP {} {body}", r.status().as_u16()));
                 Err(Refused::Http(r.status().as_u16(), body))
             }
             Err(e) => Err(Refused::Transport(e.to_string())),
@@ -94,12 +96,14 @@ impl Viewer {
             match self.ws.read() {
                 Ok(Message::Binary(b)) => self.output.extend_from_slice(&b),
                 Ok(Message::Text(t)) => {
+                    crate::evidence::frame(format!("← text {}", t.as_str()));
                     let v =
                         serde_json::from_str(t.as_str()).unwrap_or(Value::String(t.to_string()));
                     self.texts.push((self.output.len(), v));
                 }
                 Ok(Message::Close(f)) => {
                     self.close = Some(f.map_or(1005, |f| u16::from(f.code)));
+                    crate::evidence::frame(format!("← close {:?}", self.close));
                 }
                 Ok(_) => {}
                 Err(tungstenite::Error::Io(e))

@@ -8,10 +8,7 @@ use std::process::{Command, Stdio};
 
 /// Runs `cmd` with stdin closed: the reply and every byte it wrote (stdout, stderr).
 pub fn run_json(mut cmd: Command) -> (Reply, Vec<u8>) {
-    let out = cmd
-        .stdin(Stdio::null())
-        .output()
-        .or_harness("cannot run the CLI");
+    let out = crate::evidence::output(cmd.stdin(Stdio::null())).or_harness("cannot run the CLI");
     let mut seen = out.stdout.clone();
     seen.extend_from_slice(&out.stderr);
     let code = out.status.code().unwrap_or(-1);

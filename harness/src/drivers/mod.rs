@@ -39,6 +39,20 @@ pub fn scaled(ms: u64) -> Duration {
     Duration::from_millis((ms as f64 * m) as u64)
 }
 
+/// Looks until `f` says the wanted state is there or `limit` passes, and returns what
+/// it saw last: for a step that then asserts the state (an effect that never shows is
+/// a `fail` of the implementation, not a `timeout` of the suite).
+pub fn wait_until<T>(limit: Duration, mut f: impl FnMut() -> (bool, T)) -> T {
+    let start = Instant::now();
+    loop {
+        let (done, v) = f();
+        if done || start.elapsed() > limit {
+            return v;
+        }
+        std::thread::sleep(Duration::from_millis(15));
+    }
+}
+
 /// Polls `f` every 15 ms until it gives a value; a `timeout` verdict after `limit`.
 pub fn poll<T>(what: &str, limit: Duration, mut f: impl FnMut() -> Option<T>) -> T {
     let start = Instant::now();

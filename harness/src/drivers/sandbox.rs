@@ -90,6 +90,12 @@ pub fn command(
         .env("XDG_RUNTIME_DIR", &ph.runtime_dir)
         .env("XDG_CONFIG_HOME", &ph.config_home)
         .env("XDG_STATE_HOME", &ph.state_home);
+    let passed = crate::profile::try_context().map_or(&[][..], |c| &c.profile.pass_env[..]);
+    for name in passed {
+        if let Some(v) = std::env::var_os(name) {
+            cmd.env(name, v);
+        }
+    }
     for (k, v) in env {
         cmd.env(k, ph.expand(v));
     }

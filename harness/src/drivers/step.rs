@@ -6,16 +6,19 @@ use crate::verdict::{OrHarness, StepFailure, Verdict};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Runs `body` on the scenario's state on a blocking thread; the failure, if any.
+/// Runs `body` on the scenario's state on a blocking thread, with the scenario's
+/// evidence collector installed there; the failure, if any.
 pub async fn blocking<S: Send + 'static>(
     state: &Arc<Mutex<S>>,
+    evidence: &crate::evidence::Shared,
     limit: Duration,
     body: impl FnOnce(&mut S) + Send + 'static,
 ) -> Option<StepFailure> {
     let state = state.clone();
+    let evidence = evidence.clone();
     let task = tokio::task::spawn_blocking(move || {
         let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
-        body(&mut s);
+        crate::evidence::scope(&evidence, || body(&mut s));
     });
     match tokio::time::timeout(limit, task).await {
         Err(_) => Some(StepFailure {
@@ -103,6 +106,7 @@ macro_rules! contract_world {
             state: std::sync::Arc<std::sync::Mutex<$state>>,
             created: std::time::Instant,
             failure: Option<$crate::verdict::Verdict>,
+            evidence: $crate::evidence::Shared,
         }
 
         impl std::fmt::Debug for World {
@@ -118,6 +122,9 @@ macro_rules! contract_world {
             fn failure(&self) -> Option<$crate::verdict::Verdict> {
                 self.failure
             }
+            fn evidence(&self) -> $crate::evidence::Shared {
+                self.evidence.clone()
+            }
         }
 
         impl World {
@@ -126,6 +133,7 @@ macro_rules! contract_world {
                     state: std::sync::Arc::new(std::sync::Mutex::new($init())),
                     created: std::time::Instant::now(),
                     failure: None,
+                    evidence: $crate::evidence::new_shared(),
                 }
             }
 
@@ -142,8 +150,10 @@ macro_rules! contract_world {
                     $crate::drivers::step::Caps::new(all, doc.map(|d| d.trim_start().to_string()));
                 let limit = $crate::drivers::scaled($deadline_ms);
                 let failure =
-                    $crate::drivers::step::blocking(&self.state, limit, move |s| body(s, caps))
-                        .await;
+                    $crate::drivers::step::blocking(&self.state, &self.evidence, limit, move |s| {
+                        body(s, caps)
+                    })
+                    .await;
                 if let Some(f) = failure {
                     $crate::drivers::step::fail(f, &mut self.failure);
                 }

@@ -52,6 +52,7 @@ pub fn call(
         }
     }
     let req = json!({"id": 2, "verb": verb, "params": params});
+    crate::evidence::frame(format!("→ {req}"));
     writeln!(w, "{req}").expect("write request");
     line.clear();
     let n = match reader.read_line(&mut line) {
@@ -59,6 +60,7 @@ pub fn call(
         Err(e) => crate::timed_out!("no reply to {verb}: {e}"),
     };
     seen.extend_from_slice(line.as_bytes());
+    crate::evidence::frame(format!("← {}", line.trim_end()));
     if n == 0 {
         panic!("the implementation closed the connection without replying to {verb}");
     }
@@ -112,6 +114,7 @@ impl Connection {
     pub fn call(&mut self, verb: &str, params: Map<String, Value>) -> Reply {
         let req = json!({"id": self.next_id, "verb": verb, "params": params});
         self.next_id += 1;
+        crate::evidence::frame(format!("→ {req}"));
         writeln!(self.writer, "{req}").expect("write request");
         let mut line = String::new();
         match self.reader.read_line(&mut line) {
@@ -119,6 +122,7 @@ impl Connection {
             Ok(_) => {}
             Err(e) => crate::timed_out!("no reply to {verb}: {e}"),
         }
+        crate::evidence::frame(format!("← {}", line.trim_end()));
         reply_of(verb, &line)
     }
 }

@@ -8,7 +8,8 @@
 //! state, so states are checked in parallel without sharing a daemon.
 
 use super::probes::{create_pane, ENABLED};
-use super::scenario::{fault_preload, Scenario};
+use super::scenario::Scenario;
+use crate::drivers::fault::Injection;
 use crate::verdict::OrHarness;
 use nix::sys::signal::Signal;
 use serde_json::{json, Value};
@@ -152,8 +153,13 @@ pub fn record(s: &mut Scenario, workload: Workload, plan: &str) -> (PathBuf, Exp
     }
     let dir = s.dir.path().join("crash-recording");
     let rec = Recorder::with_plan(&dir, &s.ph.store, plan).or_harness("start the recording");
-    let lib = fault_preload(s);
-    s.extra_env.extend(rec.env(Path::new(&lib)));
+    // The profile's fault_backend: the preload's environment, or a seccomp filter
+    // whose supervisor (a thread of vxcert) writes the log.
+    let serve = crate::profile::context().profile.serve.clone();
+    match Injection::recording(&s.ph, &serve, &rec, plan) {
+        Injection::Preload(env) => s.extra_env.extend(env),
+        seccomp => s.fault = Some(seccomp),
+    }
     s.start();
     match workload {
         Workload::Checkpoint | Workload::Prune => {
@@ -174,6 +180,17 @@ pub fn record(s: &mut Scenario, workload: Workload, plan: &str) -> (PathBuf, Exp
     settle(&dir.join("log.jsonl"));
     s.stop(Signal::SIGKILL);
     s.extra_env.clear();
+    s.fault = None;
+    if !s.supervisors.is_empty() {
+        // The panes the recorded daemon started are still under its filter: the
+        // supervisor ends (its last log line written) once they are gone too.
+        for pid in s.pane_pids.drain(..) {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
+        }
+        for sup in s.supervisors.drain(..) {
+            let _ = sup.finish_within(crate::drivers::scaled(10_000));
+        }
+    }
     rec.finish(137).or_harness("seal the recording");
     // Beside the recording, not in it: the explorer owns the recording's layout.
     let topology_file = s.dir.path().join("crash-topology.json");

@@ -15,6 +15,7 @@ pub mod scenario;
 pub(crate) mod skill;
 mod steps;
 pub(crate) mod streams;
+pub(crate) mod twins;
 
 pub use crate::drivers::step::Caps;
 use crate::verdict::Verdict;
@@ -35,6 +36,7 @@ pub struct World {
     created: Instant,
     /// The typed verdict of the step that failed, for the runner.
     failure: Option<Verdict>,
+    evidence: crate::evidence::Shared,
 }
 
 impl std::fmt::Debug for World {
@@ -50,6 +52,9 @@ impl crate::contract::SuiteWorld for World {
     fn failure(&self) -> Option<Verdict> {
         self.failure
     }
+    fn evidence(&self) -> crate::evidence::Shared {
+        self.evidence.clone()
+    }
 }
 
 impl World {
@@ -58,6 +63,7 @@ impl World {
             state: Arc::new(Mutex::new(Scenario::new())),
             created: Instant::now(),
             failure: None,
+            evidence: crate::evidence::new_shared(),
         }
     }
 
@@ -73,13 +79,14 @@ impl World {
         let raw: Vec<String> = caps.to_vec();
         let doc = doc.map(|d| d.trim_start().to_string());
         let limit = crate::drivers::scaled(STEP_DEADLINE_MS);
-        let failure = crate::drivers::step::blocking(&self.state, limit, move |s| {
-            let mut caps = vec![String::new()];
-            caps.extend(raw.iter().map(|c| s.subst(c)));
-            body(s, Caps::new(caps, doc));
-            s.collect_stream_bytes();
-        })
-        .await;
+        let failure =
+            crate::drivers::step::blocking(&self.state, &self.evidence, limit, move |s| {
+                let mut caps = vec![String::new()];
+                caps.extend(raw.iter().map(|c| s.subst(c)));
+                body(s, Caps::new(caps, doc));
+                s.collect_stream_bytes();
+            })
+            .await;
         if let Some(f) = failure {
             crate::drivers::step::fail(f, &mut self.failure);
         }

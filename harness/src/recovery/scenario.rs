@@ -40,6 +40,11 @@ pub struct Scenario {
     pub stderr_files: Vec<PathBuf>,
     /// Environment added by steps, applied after the profile's.
     pub extra_env: Vec<(String, String)>,
+    /// A fault plan every later start of the daemon runs under, when the profile's
+    /// backend is seccomp (under the preload it is in `extra_env`): [`Scenario::inject`].
+    pub fault: Option<crate::drivers::fault::Injection>,
+    /// The seccomp supervisors of the daemons started under `fault`.
+    pub supervisors: Vec<crate::drivers::fault::Supervised>,
     /// PIDs of pane processes created by the suite, killed when the scenario ends
     /// (a crashed daemon can leave them behind by design).
     pub pane_pids: Vec<i32>,
@@ -47,6 +52,8 @@ pub struct Scenario {
     pub streams: Streams,
     /// What the profile's `skill` command printed (`super::skill`).
     pub skill: Option<String>,
+    /// Planted fixtures and the valid twins of the damaged ones (`super::twins`).
+    pub(crate) twins: super::twins::Twins,
 }
 
 /// Lowercase hex SHA-256 of the absolute socket path with its parent resolved.
@@ -104,9 +111,12 @@ impl Scenario {
             unrelated: None,
             stderr_files: Vec::new(),
             extra_env: Vec::new(),
+            fault: None,
+            supervisors: Vec::new(),
             streams: Streams::default(),
             pane_pids: Vec::new(),
             skill: None,
+            twins: Default::default(),
         }
     }
 
@@ -135,7 +145,26 @@ impl Scenario {
         let n = self.stderr_files.len();
         let log = self.dir.path().join(format!("daemon-{n}.stderr"));
         self.stderr_files.push(log.clone());
-        lifecycle::spawn(self.command(template), &log)
+        let mut cmd = self.command(template);
+        let sup = self.fault.as_ref().and_then(|f| f.apply(&mut cmd));
+        let child =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lifecycle::spawn(cmd, &log)));
+        if let Some(mut sup) = sup {
+            sup.spawned();
+            self.supervisors.push(sup);
+        }
+        child.unwrap_or_else(|p| std::panic::resume_unwind(p))
+    }
+
+    /// Every later start of the daemon runs under the fault plan `plan` (traced into
+    /// `trace`), through the profile's `fault_backend`: the preload's environment, or
+    /// a seccomp filter with vxcert as its supervisor.
+    pub fn inject(&mut self, plan: &str, trace: Option<&Path>) {
+        let serve = profile().serve.clone();
+        match crate::drivers::fault::Injection::plan(&self.ph, &serve, plan, trace) {
+            crate::drivers::fault::Injection::Preload(env) => self.extra_env.extend(env),
+            seccomp => self.fault = Some(seccomp),
+        }
     }
 
     pub fn start(&mut self) {
@@ -265,6 +294,31 @@ impl Scenario {
 
     /// Writes `bytes` as `<checkpoint>.json` in `store` (made private on the way) and
     /// remembers it as `$name`, `$name_file` and the planted text's timestamps.
+    /// Before a request that judges a damaged file: its pending valid twins are
+    /// planted intact, listed and removed, and judged as the scenario's control
+    /// (`twins.rs`).
+    pub fn before_request(&mut self, verb: &str, words: &str) {
+        let pending = self.twins.due(verb, words, self.daemon.is_some());
+        if pending.is_empty() {
+            return;
+        }
+        let store = self.ph.store.clone();
+        let mut files = Vec::new();
+        for (i, (_, _, twin)) in pending.iter().enumerate() {
+            let bytes = twin
+                .bytes("intact")
+                .unwrap_or_else(|e| crate::harness_error!("the twin fixture: {e}"));
+            self.plant_bytes(&store, &format!("twin{i}"), &twin.checkpoint, bytes);
+            files.push(store.join(format!("{}.json", twin.checkpoint)));
+        }
+        let token = self.owner_token();
+        let reply = self.wire(Some(&token), "recovery.list", Map::new());
+        for f in files {
+            let _ = std::fs::remove_file(f);
+        }
+        super::twins::Twins::judge(&pending, &reply);
+    }
+
     pub fn plant_bytes(&mut self, store: &Path, name: &str, checkpoint: &str, bytes: Vec<u8>) {
         let store = store.to_path_buf();
         let mut p = PathBuf::from("/");
@@ -340,11 +394,6 @@ impl Default for Scenario {
     fn default() -> Self {
         Scenario::new()
     }
-}
-
-/// The injector library named by the profile (or the kit's), which must exist.
-pub fn fault_preload(w: &Scenario) -> String {
-    crate::drivers::fault::library(&w.ph)
 }
 
 /// The libfaketime of this run, when installed.

@@ -12,8 +12,17 @@ use std::path::{Path, PathBuf};
 pub struct Clause {
     pub id: String,
     pub section: String,
+    /// `must` or `should` (the seed's requirement), or `pin` (the kit's reading
+    /// where the seed is silent or open: a name, a number, a shape, a cap).
     pub level: String,
     pub text: String,
+    /// The seed's sentence this clause reads, verbatim (whitespace may differ).
+    #[serde(default)]
+    pub quote: Option<String>,
+    /// For a pin: why the kit reads the seed this way, and what a profile may say
+    /// instead.
+    #[serde(default)]
+    pub why: Option<String>,
     /// False for clauses no black-box suite can observe (process rules on the
     /// implementer); `reason` says why. Default true.
     #[serde(default = "yes")]
@@ -58,8 +67,17 @@ pub fn load(path: &Path, contract: Contract) -> Result<Vec<Clause>, String> {
         if !seen.insert(c.id.clone()) {
             return Err(format!("clause id {:?} is listed twice", c.id));
         }
-        if c.level != "must" && c.level != "should" {
-            return Err(format!("clause {}: level must be must or should", c.id));
+        if !matches!(c.level.as_str(), "must" | "should" | "pin") {
+            return Err(format!(
+                "clause {}: level {:?} must be must, should or pin",
+                c.id, c.level
+            ));
+        }
+        if c.level == "pin" && (c.quote.is_none() || c.why.is_none()) {
+            return Err(format!(
+                "clause {}: a pin needs `quote` (the seed sentence it reads) and `why`",
+                c.id
+            ));
         }
         if !c.observable && c.pending.is_some() {
             return Err(format!(
@@ -143,9 +161,81 @@ pub fn check(clauses: &[Clause], features: &Path, contract: Contract) -> Result<
     }
 }
 
+/// For a contract with parts: every scenario carries exactly one `@part-<name>` tag
+/// (its own or its feature's), naming a part of the contract. A scenario without one
+/// could not be left out of a partial claim.
+pub fn check_parts(features: &Path, contract: Contract) -> Result<(), Vec<String>> {
+    let parts = contract.parts();
+    if parts.is_empty() {
+        return Ok(());
+    }
+    let mut problems = Vec::new();
+    for file in feature_files(features).map_err(|e| vec![e])? {
+        let f =
+            cucumber::gherkin::Feature::parse_path(&file, cucumber::gherkin::GherkinEnv::default())
+                .map_err(|e| vec![format!("{}: {e}", file.display())])?;
+        let scenarios = f.scenarios.iter().map(|s| (s, None)).chain(
+            f.rules
+                .iter()
+                .flat_map(|r| r.scenarios.iter().map(move |s| (s, Some(r)))),
+        );
+        for (s, rule) in scenarios {
+            let tags: Vec<&str> = f
+                .tags
+                .iter()
+                .chain(rule.map(|r| r.tags.iter()).into_iter().flatten())
+                .chain(s.tags.iter())
+                .filter_map(|t| t.strip_prefix("part-"))
+                .collect();
+            let name = file.file_name().unwrap_or_default().to_string_lossy();
+            match tags.as_slice() {
+                [p] if parts.contains(p) => {}
+                [p] => problems.push(format!(
+                    "{name}:{}: @part-{p} is not a part of the {contract} contract ({})",
+                    s.position.line,
+                    parts.join(", ")
+                )),
+                _ => problems.push(format!(
+                    "{name}:{}: scenario {:?} needs exactly one @part- tag (one of {}), has {}",
+                    s.position.line,
+                    s.name,
+                    parts.join(", "),
+                    tags.len()
+                )),
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_scenario_of_a_contract_with_parts_names_one_part() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("a.feature"),
+            "@part-packer\nFeature: A\n  Scenario: ok\n    Given x\n\n  @part-store\n  Scenario: two\n    Given x\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("b.feature"),
+            "Feature: B\n  Scenario: none\n    Given x\n\n  @part-broker\n  Scenario: foreign\n    Given x\n\n  @part-checker\n  Scenario: fine\n    Given x\n",
+        )
+        .unwrap();
+        let problems = check_parts(dir.path(), Contract::SessionPersist).unwrap_err();
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(problems[0].starts_with("a.feature:7:") && problems[0].contains("has 2"));
+        assert!(problems[1].starts_with("b.feature:2:") && problems[1].contains("has 0"));
+        assert!(problems[2].contains("@part-broker is not a part"));
+        assert!(check_parts(dir.path(), Contract::Recovery).is_ok());
+    }
 
     fn root() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../features")
@@ -278,6 +368,8 @@ mod tests {
                 section: "1".into(),
                 level: "must".into(),
                 text: "t".into(),
+                quote: None,
+                why: None,
                 observable: true,
                 reason: None,
                 pending: None,

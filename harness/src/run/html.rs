@@ -65,20 +65,7 @@ pub fn transcripts(dir: &Path, contracts: &[&str]) -> Transcripts {
     out
 }
 
-fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+use super::html_evidence::esc;
 
 const STYLE: &str = "
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1d2329;background:#f6f7f9}
@@ -97,6 +84,7 @@ td.zero{color:#b5bcc4}
 .v{display:inline-block;padding:1px 8px;border-radius:9px;font-size:12px;font-weight:600;color:#fff}
 .pass{background:#2e8540}.fail{background:#c62828}.timeout{background:#e07b00}
 .harness-error{background:#6a1b9a}.unsupported-optional{background:#78909c}
+.non-strict{background:#5c8a2e}.inconclusive{background:#b8860b}.not-claimed{background:#aab4bd}
 .declared{outline:2px dashed #c62828;outline-offset:1px;background:#8d6e63}
 details{margin:0}summary{cursor:pointer;font-weight:600}
 details table{margin:6px 0 10px;box-shadow:none;border:1px solid #e3e6ea}
@@ -117,12 +105,13 @@ pub fn html(r: &ReportJson, steps: &Transcripts) -> String {
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-         <title>vxcert report: {}</title><style>{STYLE}</style></head><body>\n\
+         <title>vxcert report: {}</title><style>{STYLE}{}</style></head><body>\n\
          <header><h1>vxcert report: <span class=\"result-{}\">{}</span></h1><dl>\
          <dt>Profile</dt><dd>{} ({})</dd><dt>Implementation</dt><dd>{}</dd>\
          <dt>Suite</dt><dd>{}</dd><dt>Recovery RFC</dt><dd>{}</dd>\
          <dt>Started</dt><dd>{}</dd><dt>Duration</dt><dd>{:.1} s</dd></dl></header>\n<main>\n",
         esc(&run.profile),
+        super::html_evidence::STYLE,
         esc(run.result),
         esc(run.result),
         esc(&run.profile),
@@ -133,12 +122,25 @@ pub fn html(r: &ReportJson, steps: &Transcripts) -> String {
         esc(&run.started_at),
         run.duration_ms as f64 / 1000.0
     );
+    for l in &run.liveness {
+        let _ = write!(
+            out,
+            "<p class=\"liveness\"><strong>Liveness:</strong> {}</p>",
+            esc(l)
+        );
+    }
     for contract in &run.contracts {
         let source = Contract::from_name(contract).map_or("", Contract::source);
+        let parts = run
+            .parts
+            .get(contract)
+            .map(|p| format!(" Parts certified: {}.", p.join(", ")))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "<h2 id=\"contract-{c}\">Contract <code>{c}</code></h2><p class=\"source\">{}</p>",
+            "<h2 id=\"contract-{c}\">Contract <code>{c}</code></h2><p class=\"source\">{}{}</p>",
             esc(source),
+            esc(&parts),
             c = esc(contract)
         );
         out += "<table class=\"matrix\"><thead><tr><th>Row</th><th>Verdict</th>";
@@ -180,7 +182,7 @@ fn badge(v: Verdict, declared: bool) -> String {
 fn row_html(out: &mut String, row: &RowJson, scenarios: &[&ScenarioJson], steps: &Transcripts) {
     let declared = row.verdict != Verdict::Pass && row.accepted;
     // A row with an undeclared failure is open: the page is read without a click.
-    let open = if matches!(row.verdict, Verdict::Pass | Verdict::UnsupportedOptional) || declared {
+    let open = if !row.verdict.fails_run() || declared {
         ""
     } else {
         " open"
@@ -229,7 +231,13 @@ fn scenario_html(out: &mut String, s: &ScenarioJson, steps: &Transcripts) {
     if let Some(m) = &s.message {
         let _ = write!(out, "<p class=\"msg\">{}</p>", esc(m));
     }
-    if !matches!(s.verdict, Verdict::Pass | Verdict::UnsupportedOptional) {
+    if let Some(e) = &s.evidence {
+        super::html_evidence::evidence_html(out, e);
+    }
+    if !matches!(
+        s.verdict,
+        Verdict::Pass | Verdict::UnsupportedOptional | Verdict::NotClaimed
+    ) {
         let file = s.feature.rsplit('/').next().unwrap_or_default().to_string();
         match steps.get(&(file, s.line)) {
             Some(transcript) => {

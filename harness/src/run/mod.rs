@@ -8,10 +8,15 @@
 
 pub mod clauses;
 pub mod error_codes;
+mod evidence_json;
+mod failed_steps;
 mod html;
+mod html_evidence;
 mod preflight;
 mod progress;
 mod report;
+mod report_files;
+mod repro;
 
 use crate::contract::{Contract, SuiteWorld};
 use crate::profile::{self, Profile, RunContext};
@@ -64,6 +69,12 @@ pub struct Outcome {
     pub verdict: Verdict,
     pub message: Option<String>,
     pub duration_ms: u128,
+    /// The feature file's path (to find the step it failed at).
+    pub feature_path: String,
+    /// What the scenario ran, saw and compared.
+    pub kept: Option<crate::evidence::Kept>,
+    /// The reproduction directory, relative to the report.
+    pub reproduce: Option<String>,
 }
 
 static OUTCOMES: Mutex<Vec<Outcome>> = Mutex::new(Vec::new());
@@ -72,12 +83,9 @@ fn record(o: Outcome) {
     OUTCOMES.lock().unwrap_or_else(|p| p.into_inner()).push(o);
 }
 
-fn default_suite_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../features")
-}
-
-pub(crate) fn default_profile() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../profiles/reference.toml")
+/// The reference's profile, from the kit's files packed into vxcert.
+pub(crate) fn default_profile() -> Result<PathBuf, String> {
+    crate::assets::reference_profile().map_err(|e| e.to_string())
 }
 
 pub fn run_run(args: &RunArgs) -> i32 {
@@ -119,14 +127,29 @@ fn choose_contracts(args: &RunArgs, profile: &Profile) -> Result<Vec<Contract>, 
 }
 
 fn run_inner(args: &RunArgs) -> Result<i32, String> {
-    let suite_root = args.features.clone().unwrap_or_else(default_suite_dir);
-    let profile_path = args.profile.clone().unwrap_or_else(default_profile);
+    // The kit's files (suites, corpus, reference profile) before anything else: a
+    // scenario must never be the first to find them missing.
+    let kit = crate::assets::root().map_err(|e| e.to_string())?;
+    let suite_root = args
+        .features
+        .clone()
+        .unwrap_or_else(|| kit.join("features"));
+    let profile_path = match &args.profile {
+        Some(p) => p.clone(),
+        None => default_profile()?,
+    };
     let profile = Profile::load(&profile_path)?;
     let contracts = choose_contracts(args, &profile)?;
     // Scenarios run programs from their own temporary directories: a relative
     // --bin-dir would name nothing there.
     let bin_dir = match &args.bin_dir {
-        Some(d) => d.canonicalize().map_err(|e| format!("--bin-dir: {e}"))?,
+        Some(d) => d.canonicalize().map_err(|e| {
+            format!(
+                "--bin-dir {}: {e}; pass the directory that holds the implementation's \
+                 programs (the kit's: target/debug after `cargo build --workspace`)",
+                d.display()
+            )
+        })?,
         None => std::env::current_exe()
             .map_err(|e| e.to_string())?
             .parent()
@@ -212,7 +235,7 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
         outcomes: &outcomes,
         registries: &checked.registries,
     });
-    report::write(&args.report, &rep)?;
+    report_files::write(&args.report, &rep)?;
     println!("{}", report::summary(&rep));
     Ok(if rep.ok { 0 } else { 1 })
 }
@@ -231,8 +254,30 @@ struct SuiteSetup {
 }
 
 impl SuiteSetup {
-    /// Why a scenario with these tags cannot run here, when it cannot.
-    fn not_runnable(&self, tags: &[&String]) -> Option<String> {
+    /// Why a scenario with these tags does not run here, when it does not.
+    fn not_runnable(&self, tags: &[&String]) -> Option<(Verdict, String)> {
+        let profile = &profile::context().profile;
+        if let Some(part) = tags
+            .iter()
+            .find_map(|t| t.strip_prefix("part-"))
+            .filter(|p| !profile.claims_part(self.contract, p))
+        {
+            return Some((
+                Verdict::NotClaimed,
+                format!(
+                    "the profile does not claim the {part} part of {} (it claims: {})",
+                    self.contract,
+                    profile.claimed_parts(self.contract).join(", ")
+                ),
+            ));
+        }
+        self.unsupported(tags)
+            .map(|why| (Verdict::UnsupportedOptional, why))
+    }
+
+    /// Why a scenario with these tags cannot run here (an unclaimed optional feature,
+    /// a missing tool or privilege), when it cannot.
+    fn unsupported(&self, tags: &[&String]) -> Option<String> {
         tags.iter()
             .find_map(|t| {
                 t.strip_prefix("optional-")
@@ -269,6 +314,7 @@ where
     let json = std::fs::File::create(setup.report.join(format!("cucumber-{name}.json")))
         .map_err(|e| format!("cannot create cucumber-{name}.json: {e}"))?;
     let progress = setup.progress.clone();
+    let report_dir = setup.report.clone();
     let filter_setup = setup.clone();
     let cucumber = W::cucumber()
         .max_concurrent_scenarios(setup.concurrency)
@@ -276,6 +322,11 @@ where
             cucumber::writer::Basic::raw(log, cucumber::writer::Coloring::Never, 0)
                 .summarized()
                 .tee::<W, _>(cucumber::writer::Json::for_tee(json))
+                .tee::<W, _>(
+                    failed_steps::Writer
+                        .discard_stats_writes()
+                        .discard_arbitrary_writes(),
+                )
                 .normalized(),
         )
         .fail_on_skipped()
@@ -285,7 +336,26 @@ where
                 .as_ref()
                 .map_or(0, |w| w.created().elapsed().as_millis());
             let failure = world.as_ref().and_then(|w| w.failure());
+            let kept = world.as_ref().map(|w| crate::evidence::take(&w.evidence()));
             let (verdict, message) = classify(Some(ev), failure);
+            let (verdict, message) = with_pins(verdict, message, kept.as_ref());
+            let example = example_row(feature, scenario.position.line);
+            let reproduce = (!verdict.held() && verdict != Verdict::HarnessError)
+                .then(|| {
+                    let k = kept.as_ref()?;
+                    let commands = if k.last_step_commands.is_empty() {
+                        let n = k.commands.len();
+                        &k.commands[n.saturating_sub(evidence_json::SCENARIO_TAIL)..]
+                    } else {
+                        &k.last_step_commands[..]
+                    };
+                    repro::write(
+                        &report_dir,
+                        &repro_name(contract, feature, scenario.position.line),
+                        commands,
+                    )
+                })
+                .flatten();
             let mut tags: Vec<String> = feature.tags.clone();
             tags.extend(scenario.tags.iter().cloned());
             progress.done(contract, verdict);
@@ -295,11 +365,14 @@ where
                 row: row_of(feature, rule),
                 name: scenario.name.clone(),
                 line: scenario.position.line,
-                example: example_row(feature, scenario.position.line),
+                example,
                 tags,
                 verdict,
                 message,
                 duration_ms,
+                feature_path: feature_path(feature),
+                kept,
+                reproduce,
             });
             Box::pin(async {})
         });
@@ -313,10 +386,10 @@ where
                 return false;
             }
         }
-        if let Some(why) = setup.not_runnable(&all) {
+        if let Some((verdict, why)) = setup.not_runnable(&all) {
             let mut tags: Vec<String> = f.tags.clone();
             tags.extend(s.tags.iter().cloned());
-            setup.progress.done(contract, Verdict::UnsupportedOptional);
+            setup.progress.done(contract, verdict);
             record(Outcome {
                 contract,
                 feature: feature_file(f),
@@ -325,9 +398,12 @@ where
                 line: s.position.line,
                 example: example_row(f, s.position.line),
                 tags,
-                verdict: Verdict::UnsupportedOptional,
+                verdict,
                 message: Some(why),
                 duration_ms: 0,
+                feature_path: feature_path(f),
+                kept: None,
+                reproduce: None,
             });
             return false;
         }
@@ -356,6 +432,47 @@ fn example_row(f: &cucumber::gherkin::Feature, line: usize) -> Option<String> {
             .collect::<Vec<_>>()
             .join(" | ")
     })
+}
+
+fn feature_path(f: &cucumber::gherkin::Feature) -> String {
+    f.path
+        .as_ref()
+        .map_or_else(|| f.name.clone(), |p| p.display().to_string())
+}
+
+/// `<contract>/<feature stem>-L<line>`: one reproduction directory per scenario.
+fn repro_name(contract: Contract, f: &cucumber::gherkin::Feature, line: usize) -> String {
+    let stem = f
+        .path
+        .as_ref()
+        .and_then(|p| p.file_stem())
+        .map_or_else(|| "feature".into(), |n| n.to_string_lossy().into_owned());
+    format!("{}/{stem}-L{line}", contract.name())
+}
+
+/// A scenario that held every MUST but deviated from a kit pin is `non-strict`, and
+/// says where.
+fn with_pins(
+    verdict: Verdict,
+    message: Option<String>,
+    kept: Option<&crate::evidence::Kept>,
+) -> (Verdict, Option<String>) {
+    match kept {
+        Some(k) if verdict == Verdict::Pass && !k.pins.is_empty() => {
+            let words: Vec<String> = k
+                .pins
+                .iter()
+                .map(|p| {
+                    format!(
+                        "{}: expected {}; observed {}",
+                        p.clause, p.expected, p.observed
+                    )
+                })
+                .collect();
+            (Verdict::NonStrict, Some(words.join("; ")))
+        }
+        _ => (verdict, message),
+    }
 }
 
 fn feature_file(f: &cucumber::gherkin::Feature) -> String {

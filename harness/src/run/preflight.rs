@@ -39,13 +39,15 @@ pub fn check(i: &Inputs<'_>) -> Result<Checked, String> {
             continue;
         }
         match clauses::load(&clauses::registry_path(&dir), c) {
-            Ok(reg) => match clauses::check(&reg, &dir, c) {
-                Ok(()) => registries.push((c, reg)),
-                Err(p) => problems.push(format!(
-                    "the {c} clause registry is out of step with its features:\n  {}",
-                    p.join("\n  ")
-                )),
-            },
+            Ok(reg) => {
+                match clauses::check(&reg, &dir, c).and_then(|()| clauses::check_parts(&dir, c)) {
+                    Ok(()) => registries.push((c, reg)),
+                    Err(p) => problems.push(format!(
+                        "the {c} clause registry is out of step with its features:\n  {}",
+                        p.join("\n  ")
+                    )),
+                }
+            }
             Err(e) => problems.push(e),
         }
         let errors = error_codes::table_path(&dir);

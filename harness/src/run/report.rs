@@ -1,4 +1,4 @@
-//! The reports of one run, built once from typed outcomes: `report.json` (shape fixed
+//! The report of one run, built once from typed outcomes: `report.json`'s model (shape fixed
 //! by surface.md, plus `contract` on rows, scenarios and clauses), JUnit XML, the
 //! Markdown matrix (a section per contract) and the HTML page (`html.rs`).
 
@@ -42,6 +42,13 @@ pub struct RunJson {
     pub duration_ms: u128,
     pub result: &'static str,
     pub problems: Vec<String>,
+    /// The parts certified, per contract that has parts.
+    pub parts: BTreeMap<&'static str, Vec<&'static str>>,
+    /// Kinds of valid input the implementation never accepted in this run (its
+    /// refusals of that kind prove nothing).
+    pub liveness: Vec<String>,
+    /// How many scenarios got each verdict.
+    pub counts: BTreeMap<&'static str, usize>,
 }
 
 #[derive(Serialize)]
@@ -74,6 +81,8 @@ pub struct ScenarioJson {
     pub expected_failure: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unexpected_pass: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<super::evidence_json::EvidenceJson>,
 }
 
 #[derive(Serialize)]
@@ -99,7 +108,7 @@ pub struct Report {
 }
 
 impl ScenarioJson {
-    fn display_name(&self) -> String {
+    pub(super) fn display_name(&self) -> String {
         match &self.example {
             Some(e) => format!("{} [{e}]", self.name),
             None => self.name.clone(),
@@ -151,8 +160,9 @@ pub fn build(i: Inputs<'_>) -> Report {
             verdict: o.verdict,
             duration_ms: o.duration_ms,
             message: o.message.clone(),
-            unexpected_pass: expected.is_some() && o.verdict == Verdict::Pass,
+            unexpected_pass: expected.is_some() && o.verdict.held(),
             expected_failure: expected,
+            evidence: super::evidence_json::of(o, i.registries),
         };
         let example = s
             .example
@@ -208,10 +218,9 @@ pub fn build(i: Inputs<'_>) -> Report {
             .map(|s| s.name.clone())
             .collect();
         // Every scenario that did not pass is a declared expected failure.
-        r.accepted = ss.iter().all(|s| {
-            matches!(s.verdict, Verdict::Pass | Verdict::UnsupportedOptional)
-                || s.expected_failure.is_some()
-        });
+        r.accepted = ss
+            .iter()
+            .all(|s| !s.verdict.fails_run() || s.expected_failure.is_some());
     }
 
     let mut clauses = Vec::new();
@@ -249,6 +258,21 @@ pub fn build(i: Inputs<'_>) -> Report {
         }
     }
 
+    let liveness: Vec<String> = crate::evidence::liveness_table()
+        .into_iter()
+        .filter(|(_, (accepted, _))| *accepted == 0)
+        .map(|(kind, (_, refused))| {
+            format!(
+                "{kind}: the implementation refused all {refused} valid inputs of this kind the suite gave it; every refusal row of this kind is inconclusive"
+            )
+        })
+        .collect();
+    let parts = i
+        .registries
+        .iter()
+        .filter(|(c, _)| !c.parts().is_empty())
+        .map(|(c, _)| (c.name(), i.profile.claimed_parts(*c)))
+        .collect();
     let ok = problems.is_empty() && !i.outcomes.is_empty();
     let contracts: Vec<&'static str> = i.registries.iter().map(|(c, _)| c.name()).collect();
     let json = ReportJson {
@@ -263,6 +287,9 @@ pub fn build(i: Inputs<'_>) -> Report {
             duration_ms: i.duration_ms,
             result: if ok { "pass" } else { "fail" },
             problems,
+            parts,
+            liveness,
+            counts: counts(scenarios.iter().map(|s| s.verdict)),
         },
         rows,
         scenarios,
@@ -271,150 +298,11 @@ pub fn build(i: Inputs<'_>) -> Report {
     Report { json, ok }
 }
 
-fn xml(s: &str) -> String {
-    s.chars()
-        .filter(|c| !c.is_control() || *c == '\n' || *c == '\t')
-        .collect::<String>()
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-fn junit(r: &ReportJson) -> String {
-    let mut by_row: BTreeMap<(&str, &str), Vec<&ScenarioJson>> = BTreeMap::new();
-    for s in &r.scenarios {
-        by_row.entry((s.contract, &s.row)).or_default().push(s);
-    }
-    let mut out =
-        String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"vxcert\">\n");
-    for ((contract, row), ss) in by_row {
-        let undeclared = |s: &&&ScenarioJson| s.expected_failure.is_none();
-        let failures = ss
-            .iter()
-            .filter(undeclared)
-            .filter(|s| s.verdict == Verdict::Fail)
-            .count();
-        let errors = ss
-            .iter()
-            .filter(undeclared)
-            .filter(|s| matches!(s.verdict, Verdict::Timeout | Verdict::HarnessError))
-            .count();
-        // Recovery's suites keep the names they always had; other contracts' rows
-        // carry the contract, so two contracts' rows of one name stay apart.
-        let suite = if contract == Contract::Recovery.name() {
-            row.to_string()
-        } else {
-            format!("{contract}: {row}")
-        };
-        out += &format!(
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\">\n",
-            xml(&suite),
-            ss.len()
-        );
-        for s in ss {
-            let secs = s.duration_ms as f64 / 1000.0;
-            out += &format!(
-                "    <testcase classname=\"{}\" name=\"{} (line {})\" time=\"{secs:.3}\">",
-                xml(&suite),
-                xml(&s.display_name()),
-                s.line
-            );
-            let msg = xml(s.message.as_deref().unwrap_or(""));
-            if s.unexpected_pass {
-                out += "<failure message=\"expected failure passed: remove it from the profile\"/>";
-            } else if let (Some(reason), true) = (&s.expected_failure, s.verdict != Verdict::Pass) {
-                out += &format!(
-                    "<skipped message=\"expected failure: {}\">{msg}</skipped>",
-                    xml(reason)
-                );
-            } else {
-                match s.verdict {
-                    Verdict::Pass => {}
-                    Verdict::UnsupportedOptional => out += &format!("<skipped message=\"{msg}\"/>"),
-                    Verdict::Fail => out += &format!("<failure message=\"fail\">{msg}</failure>"),
-                    v @ (Verdict::Timeout | Verdict::HarnessError) => {
-                        out += &format!("<error message=\"{v}\">{msg}</error>")
-                    }
-                }
-            }
-            out += "</testcase>\n";
-        }
-        out += "  </testsuite>\n";
-    }
-    out += "</testsuites>\n";
-    out
-}
-
-fn markdown(r: &ReportJson) -> String {
-    let run = &r.run;
-    let mut out = format!(
-        "# vxcert report\n\nProfile `{}`, implementation {}, started {}, {} ms: **{}**\n",
-        run.profile, run.implementation, run.started_at, run.duration_ms, run.result
-    );
-    for contract in &run.contracts {
-        let source = Contract::from_name(contract).map_or("", Contract::source);
-        out += &format!("\n## Contract `{contract}`\n\n{source}\n\n");
-        out += "| case | verdict | pass | fail | timeout | harness-error | unsupported-optional | expected failures |\n|---|---|---|---|---|---|---|---|\n";
-        for row in r.rows.iter().filter(|row| row.contract == *contract) {
-            let n = |v: Verdict| row.counts.get(v.as_str()).copied().unwrap_or(0);
-            let verdict = match (row.verdict, row.accepted) {
-                (Verdict::Pass, _) => "pass".to_string(),
-                (v, true) => format!("{v} (declared)"),
-                (v, false) => format!("**{v}**"),
-            };
-            out += &format!(
-                "| {} | {verdict} | {} | {} | {} | {} | {} | {} |\n",
-                row.row,
-                n(Verdict::Pass),
-                n(Verdict::Fail),
-                n(Verdict::Timeout),
-                n(Verdict::HarnessError),
-                n(Verdict::UnsupportedOptional),
-                row.expected_failures.len()
-            );
-        }
-    }
-    if !run.problems.is_empty() {
-        out += "\n## Problems\n\n";
-        for p in &run.problems {
-            out += &format!("- {p}\n");
-        }
-    }
-    out += "\n## Scenarios\n\n| contract | case | scenario | clauses | verdict | note |\n|---|---|---|---|---|---|\n";
-    for s in &r.scenarios {
-        let note = match (&s.expected_failure, &s.message) {
-            (Some(e), _) if s.verdict != Verdict::Pass => format!("expected failure: {e}"),
-            (_, Some(m)) => m.chars().take(160).collect(),
-            _ => String::new(),
-        };
-        out += &format!(
-            "| {} | {} | {} | {} | {} | {} |\n",
-            s.contract,
-            s.row,
-            s.display_name().replace('|', "\\|"),
-            s.clauses.join(" "),
-            s.verdict,
-            note.replace('|', "\\|").replace('\n', " ")
-        );
-    }
-    out
-}
-
-pub fn write(dir: &Path, r: &Report) -> Result<(), String> {
-    let w = |name: &str, body: &str| {
-        std::fs::write(dir.join(name), body).map_err(|e| format!("cannot write {name}: {e}"))
-    };
-    let json = serde_json::to_string_pretty(&r.json).map_err(|e| e.to_string())?;
-    w("report.json", &(json + "\n"))?;
-    w("report.xml", &junit(&r.json))?;
-    w("report.md", &markdown(&r.json))?;
-    let steps = super::html::transcripts(dir, &r.json.run.contracts);
-    w("report.html", &super::html::html(&r.json, &steps))
-}
-
 pub fn summary(r: &Report) -> String {
     let mut out = String::new();
+    for l in &r.json.run.liveness {
+        out += &format!("LIVENESS: {l}\n");
+    }
     let multi = r.json.run.contracts.len() > 1;
     let names: Vec<String> = r
         .json
@@ -441,9 +329,18 @@ pub fn summary(r: &Report) -> String {
     for p in &r.json.run.problems {
         out += &format!("PROBLEM: {p}\n");
     }
+    for (contract, parts) in &r.json.run.parts {
+        out += &format!("{contract}: parts certified: {}\n", parts.join(", "));
+    }
+    let counts: Vec<String> = Verdict::ALL
+        .iter()
+        .filter_map(|v| Some(format!("{} {v}", r.json.run.counts.get(v.as_str())?)))
+        .collect();
     out += &format!(
-        "vxcert run: {} in {} ms",
-        r.json.run.result, r.json.run.duration_ms
+        "vxcert run: {} in {} ms ({})",
+        r.json.run.result,
+        r.json.run.duration_ms,
+        counts.join(", ")
     );
     out
 }

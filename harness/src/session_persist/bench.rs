@@ -12,21 +12,29 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-/// The `[persist]` profile table: command templates and the stores to judge.
-#[derive(Debug, Clone, Deserialize)]
+/// The `[persist]` profile table: command templates and the stores to judge. Every
+/// key may be absent; [`Templates::of`] requires the keys of each part the profile
+/// claims ([`PART_KEYS`]).
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Templates {
     /// One blob's verdict (`{file}`), the pinned file verdict line.
+    #[serde(default)]
     pub blob_check: Vec<String>,
     /// Packs `{id}` of `{backend}` from `{root}` into `{file}`.
+    #[serde(default)]
     pub pack: Vec<String>,
     /// Unpacks `{file}` as `{id}` of `{backend}` into `{root}`.
+    #[serde(default)]
     pub unpack: Vec<String>,
     /// Prints `true` or `false`: whether `{root}` holds session `{id}` of `{backend}`.
+    #[serde(default)]
     pub has_session: Vec<String>,
     /// The store adapter (docs/spec/persist-store-adapter.md) over `{store}`.
+    #[serde(default)]
     pub store_adapter: Vec<String>,
     /// The filesystem store's spec, e.g. `fs:{state_home}/persist`.
+    #[serde(default)]
     pub store: String,
     /// The S3 twins the store rows also run on; each one's spec is
     /// `s3:` + `$VXPERSIST_S3_<NAME>` (an endpoint URL with the bucket as its path).
@@ -39,21 +47,68 @@ pub struct Templates {
     /// `{state_home}` is its state directory.
     #[serde(default)]
     pub drive: Vec<String>,
+    /// The implementation's own layouts document (the schema of
+    /// `persist/layouts.toml`), relative to the profile's directory: the sessions the
+    /// kit plants, the blobs it writes and the files it expects then follow it.
+    /// Default: the kit's.
+    #[serde(default)]
+    pub layouts: String,
 }
 
 fn default_header_member() -> String {
     ".session-header.json".into()
 }
 
+/// The keys each part of the contract needs (`parts = [...]` in `[persist]`).
+pub const PART_KEYS: [(&str, &[&str]); 4] = [
+    ("packer", &["pack", "unpack", "has_session"]),
+    ("checker", &["blob_check"]),
+    ("store", &["store_adapter", "store"]),
+    ("runtime", &["drive"]),
+];
+
 impl Templates {
     pub fn of(profile: &Profile) -> Result<Templates, String> {
+        use crate::contract::Contract;
         let table = profile
             .persist
             .clone()
             .ok_or("the profile has no [persist] table")?;
-        toml::Value::Table(table)
+        let t: Templates = toml::Value::Table(table.clone())
             .try_into()
-            .map_err(|e| format!("the profile's [persist] table: {e}"))
+            .map_err(|e| format!("the profile's [persist] table: {e}"))?;
+        let mut missing = Vec::new();
+        for (part, keys) in PART_KEYS {
+            if !profile.claims_part(Contract::SessionPersist, part) {
+                continue;
+            }
+            for key in keys.iter().filter(|k| !table.contains_key(**k)) {
+                missing.push(format!("`{key}` (part {part})"));
+            }
+        }
+        if !t.layouts.is_empty() {
+            let text = std::fs::read_to_string(&t.layouts)
+                .map_err(|e| format!("the profile's [persist] layouts {}: {e}", t.layouts))?;
+            super::layout::parse(&text)
+                .map_err(|e| format!("the profile's [persist] layouts {}: {e}", t.layouts))?;
+        }
+        if missing.is_empty() {
+            Ok(t)
+        } else {
+            Err(format!(
+                "the profile's [persist] table lacks {}: give each, or leave its part out of \
+                 `parts = [...]` (claimed: {})",
+                missing.join(", "),
+                profile.claimed_parts(Contract::SessionPersist).join(", ")
+            ))
+        }
+    }
+
+    /// Whether the profile claims `part` of session-persist.
+    pub fn claims(part: &str) -> bool {
+        context()
+            .profile
+            .claims_part(crate::contract::Contract::SessionPersist, part)
     }
 }
 
@@ -119,6 +174,25 @@ pub struct Persist {
     pub kept: BTreeMap<String, String>,
     /// The checkpoint a fork wrote.
     pub forked: Option<serde_json::Value>,
+    /// What the scenario did to each pod's planted session (a defect, files over a
+    /// cap), with the session's files before: a pack's valid twin is planted with those.
+    pub variations: BTreeMap<String, Variation>,
+    /// HasSession asked of a pod before a defect, kept as the control of a later
+    /// "has no session".
+    pub before_defect: BTreeMap<String, crate::evidence::Control>,
+    /// What the offline blob checker said of the scenario's blob.
+    pub checked: Option<crate::drivers::checker::Said>,
+    /// A fault plan the next commands run under (the crash and fault sweeps), through
+    /// the profile's `fault_backend`.
+    pub injection: Option<crate::drivers::fault::Injection>,
+}
+
+/// What a scenario changed in a pod's planted session.
+#[derive(Debug, Clone)]
+pub struct Variation {
+    pub what: Vec<String>,
+    /// The planted session's files before the first change.
+    pub base: BTreeMap<String, Vec<u8>>,
 }
 
 impl Persist {
@@ -135,6 +209,7 @@ impl Persist {
             blob: None,
             blobs: 0,
             last: None,
+            injection: None,
             before: None,
             store: None,
             store_run: None,
@@ -143,6 +218,9 @@ impl Persist {
             drive: None,
             kept: BTreeMap::new(),
             forked: None,
+            variations: BTreeMap::new(),
+            before_defect: BTreeMap::new(),
+            checked: None,
         }
     }
 
@@ -182,10 +260,11 @@ impl Persist {
                     .fold(w.clone(), |w, (k, v)| w.replace(&format!("{{{k}}}"), v))
             })
             .collect();
-        let out = sandbox::command(&self.ph, &words, env, self.dir.path())
-            .stdin(Stdio::null())
-            .output()
-            .or_harness("running the implementation's command");
+        let mut cmd = sandbox::command(&self.ph, &words, env, self.dir.path());
+        let sup = self.injection.as_ref().and_then(|i| i.apply(&mut cmd));
+        let out = crate::evidence::output(cmd.stdin(Stdio::null()));
+        crate::drivers::fault::spawned_and_done(sup);
+        let out = out.or_harness("running the implementation's command");
         self.last = Some(Ran {
             exit: out.status.code(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -201,6 +280,18 @@ impl Persist {
 
     /// Asks the implementation whether `pod` holds session `id` of `backend`.
     pub fn has_session(&mut self, pod: &str, backend: &str, id: &str) -> bool {
+        self.ask_has_session(pod, backend, id)
+            .unwrap_or_else(|said| {
+                crate::evidence::fail(
+                    Some("sp-hassession-root"),
+                    "has-session to print true or false and exit 0",
+                    said,
+                )
+            })
+    }
+
+    /// HasSession's answer, or what it said instead of `true` or `false` with exit 0.
+    pub fn ask_has_session(&mut self, pod: &str, backend: &str, id: &str) -> Result<bool, String> {
         let root = self.pod(pod).to_string_lossy().into_owned();
         let t = self.t.has_session.clone();
         let said = self.run(
@@ -209,13 +300,48 @@ impl Persist {
             &[],
         );
         match (said.exit, said.stdout.trim()) {
-            (Some(0), "true") => true,
-            (Some(0), "false") => false,
-            _ => panic!(
-                "has-session must print true or false and exit 0, exited {:?}",
-                said.exit
-            ),
+            (Some(0), "true") => Ok(true),
+            (Some(0), "false") => Ok(false),
+            (exit, out) => Err(format!("exit {exit:?} with stdout {out:?}")),
         }
+    }
+
+    /// Records that the scenario changed pod's planted session (`what`), keeping its
+    /// files from before the first change.
+    pub fn vary(&mut self, pod: &str, what: String) {
+        let base = self.planted(pod).files.clone();
+        self.variations
+            .entry(pod.to_string())
+            .or_insert_with(|| Variation {
+                what: Vec::new(),
+                base,
+            })
+            .what
+            .push(what);
+    }
+
+    /// Asks HasSession of a planted pod before a defect, kept for a later refusal.
+    pub fn keep_has_session_before_defect(&mut self, pod: &str) {
+        let Some(p) = self.planted.get(pod).cloned() else {
+            return;
+        };
+        let said = self.ask_has_session(pod, &p.backend, &p.id);
+        let commands = crate::evidence::last_command().into_iter().collect();
+        self.before_defect.insert(
+            pod.to_string(),
+            crate::evidence::Control {
+                what: format!(
+                    "HasSession of pod {pod}'s {} session {:?} before the defect",
+                    p.backend, p.id
+                ),
+                accepted: said == Ok(true),
+                observed: match said {
+                    Ok(b) => format!("HasSession {b}"),
+                    Err(e) => format!("has-session {e}"),
+                },
+                commands,
+            },
+        );
     }
 
     /// Keeps the pod's tree and everything else in the sandbox, before a command.
@@ -269,14 +395,64 @@ impl Persist {
             .or_harness("the scenario kept no ref of that name")
     }
 
-    /// The injector library the profile names (or the kit's), which must exist.
-    pub fn fault_library(&self) -> String {
-        crate::drivers::fault::library(&self.ph)
+    /// The next commands run `template`'s program under `plan` (traced into `trace`),
+    /// through the profile's `fault_backend`, until [`Persist::injection`] is cleared.
+    pub fn inject(&mut self, template: &[String], plan: &str, trace: Option<&Path>) {
+        let i = crate::drivers::fault::Injection::plan(&self.ph, template, plan, trace);
+        self.injection = Some(i);
     }
 
     pub fn before(&self) -> &Before {
         self.before
             .as_ref()
             .or_harness("no command was watched in this scenario")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Templates;
+
+    fn profile(persist: &str) -> crate::profile::Profile {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("p.toml");
+        std::fs::write(
+            &p,
+            format!("name = \"x\"\ncontracts = [\"session-persist\"]\n[persist]\n{persist}"),
+        )
+        .unwrap();
+        crate::profile::Profile::load(&p).unwrap()
+    }
+
+    /// A key is required only when its part is claimed, and a missing one is named
+    /// with its part.
+    #[test]
+    fn a_key_is_required_only_for_a_claimed_part() {
+        let packer = "pack = [\"p\"]\nunpack = [\"u\"]\nhas_session = [\"h\"]\n";
+        let t = Templates::of(&profile(&format!("parts = [\"packer\"]\n{packer}"))).unwrap();
+        assert!(t.blob_check.is_empty() && t.drive.is_empty() && t.store.is_empty());
+        assert_eq!(t.header_member, ".session-header.json");
+        let e = Templates::of(&profile(
+            "parts = [\"packer\", \"checker\"]\npack = [\"p\"]\n",
+        ))
+        .unwrap_err();
+        for named in [
+            "`unpack` (part packer)",
+            "`has_session` (part packer)",
+            "`blob_check` (part checker)",
+        ] {
+            assert!(e.contains(named), "{e}");
+        }
+        assert!(!e.contains("drive"), "{e}");
+        // No parts: every part is claimed, so every part's keys are required.
+        let e = Templates::of(&profile(packer)).unwrap_err();
+        for named in [
+            "`blob_check` (part checker)",
+            "`store_adapter` (part store)",
+            "`store` (part store)",
+            "`drive` (part runtime)",
+        ] {
+            assert!(e.contains(named), "{e}");
+        }
     }
 }

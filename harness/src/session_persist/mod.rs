@@ -4,7 +4,10 @@
 //! profile table, and judges trees, blobs and replies itself.
 
 mod bench;
+mod blobs;
+mod bounded;
 mod drive;
+mod layout;
 mod pods;
 mod steps;
 mod store_adapter;

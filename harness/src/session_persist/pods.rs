@@ -8,43 +8,16 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
-/// The directory a backend keys a project by (claude's `-work-demo`).
-const PROJECT_DIR: &str = "-work-demo";
-
-/// One session's files under a backend root, the key file (the transcript) first.
+/// One session's files under a backend root, the key file (the transcript) first,
+/// from the run's layouts (the profile's document, else the kit's).
 pub fn session_files(backend: &str, id: &str) -> Vec<(String, Vec<u8>)> {
-    let line = |n: u32| format!("{{\"turn\":{n},\"session\":\"{id}\"}}\n").into_bytes();
-    match backend {
-        "claude_code" => vec![
-            (format!("projects/{PROJECT_DIR}/{id}.jsonl"), line(1)),
-            (
-                format!("projects/{PROJECT_DIR}/{id}/subagents/agent-a1.jsonl"),
-                line(2),
-            ),
-            (
-                format!("projects/{PROJECT_DIR}/{id}/tool-results/t1.txt"),
-                b"tool output\n".to_vec(),
-            ),
-        ],
-        "codex" => vec![(
-            format!("sessions/2026/11/30/rollout-2026-11-30T09-15-02-{id}.jsonl"),
-            line(1),
-        )],
-        "pi" => vec![(
-            format!("sessions/--work-demo--/2026-11-30T09-15-02-000Z_{id}.jsonl"),
-            line(1),
-        )],
-        other => crate::harness_error!("the kit plants no sessions for backend {other:?}"),
-    }
+    super::layout::planted(backend, id)
 }
 
 /// Where the kit puts more files of a session (caps scenarios): beside the
 /// transcript, inside what the backend's layout lists as the session's.
 pub fn extra_file(backend: &str, id: &str, n: usize) -> String {
-    match backend {
-        "claude_code" => format!("projects/{PROJECT_DIR}/{id}/extra/f{n:03}.txt"),
-        other => crate::harness_error!("backend {other:?} has one file per session"),
-    }
+    super::layout::extra_file(backend, id, n)
 }
 
 /// The credential files a backend root may hold; never packed, never unpacked.

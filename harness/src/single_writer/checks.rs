@@ -1,155 +1,89 @@
 //! One single-writer scenario's state: the profile's offline checkers and what the
 //! last one said.
 
-use crate::drivers::checker::{CheckerScenario, Said};
-use crate::profile::{context, Profile};
+pub use super::templates::{corpus_dir, templates, Templates};
+use crate::contract::Contract;
+use crate::drivers::checker::{self, Judging, Said};
+use crate::drivers::sandbox::{self, Placeholders};
+use crate::profile::context;
 use crate::verdict::OrHarness;
-use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
-/// The `[single_writer]` profile table: command templates.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Templates {
-    /// One session key's verdict (`{key}`), as an existing session.
-    pub key_check: Vec<String>,
-    /// The same for a new session (placeholder ids allowed), e.g. with `--new`.
-    #[serde(default)]
-    pub key_check_new: Vec<String>,
-    /// The resume plan; the suite appends `--have N --gen G --total T --ring-len L
-    /// --master-gen M`, leaving out `--have`/`--gen` when absent.
-    pub resume_plan: Vec<String>,
-    /// One alias sidecar's or owner file's verdict (`{file}`).
-    pub sidecar_check: Vec<String>,
-    /// The broker (`{socket}`, `{runtime_dir}`, `{lock_dir}`, `{engines}`, …): the
-    /// live rows start it in their sandbox.
-    #[serde(default)]
-    pub broker: Vec<String>,
-    /// The same broker with take-over across instances on (the seed's `--takeover`):
-    /// the `@optional-takeover` rows start two of them on one runtime directory.
-    #[serde(default)]
-    pub broker_takeover: Vec<String>,
-    /// The same broker running each LAUNCH in a transient scope through
-    /// `{scope_wrapper}` (the seed's `systemd-run`; the suite gives a stand-in that
-    /// logs its arguments): the `@optional-scopes` rows.
-    #[serde(default)]
-    pub broker_scopes: Vec<String>,
-    /// The variable the broker reads its per-scope properties from (the seed's
-    /// `AGENT_SESSIONS_SCOPE_PROPERTIES`).
-    #[serde(default)]
-    pub scope_properties_env: String,
-    /// The format of the engines file the suite writes for `{engines}`; only
-    /// `"vxbroker"` (docs/spec/single-writer.md "Engines") today.
-    #[serde(default = "vxbroker")]
-    pub engines_format: String,
-    /// The terminal route (`{engine}`, `{id}`); the suite appends the query.
-    #[serde(default = "ws_path")]
-    pub ws_path: String,
-    /// The session list route.
-    #[serde(default = "sessions_path")]
-    pub sessions_path: String,
-    /// The retire route (the seed's "archive"; `{key}`).
-    #[serde(default = "archive_path")]
-    pub archive_path: String,
-    /// Where a session's master socket is (`{runtime_dir}`, `{physical}`).
-    #[serde(default = "session_socket")]
-    pub session_socket: String,
-    /// A create-only master on `{socket}` (dtach `-n`, `vxbroker master --create`),
-    /// program included: sw-mode-explicit.
-    #[serde(default)]
-    pub master_create: Vec<String>,
-    /// An attach-only master on `{socket}` (dtach `-a`, `vxbroker master --attach`).
-    #[serde(default)]
-    pub master_attach: Vec<String>,
-    /// The implementation's viewer (the seed's browser client as a command) on one
-    /// session (`{address}` host:port, `{key}`, `{engine}`, `{id}`, `{fp}`, `{tab}`):
-    /// it streams and reconnects by itself after a drop. sw-client-no-force.
-    #[serde(default)]
-    pub client: Vec<String>,
-    /// The same viewer whose user asked for one explicit take-over.
-    #[serde(default)]
-    pub client_take_over: Vec<String>,
-}
-
-fn vxbroker() -> String {
-    "vxbroker".into()
-}
-fn ws_path() -> String {
-    "/ws/term/{engine}/{id}".into()
-}
-fn sessions_path() -> String {
-    "/api/sessions".into()
-}
-fn archive_path() -> String {
-    "/api/sessions/{key}/archive".into()
-}
-fn session_socket() -> String {
-    "{runtime_dir}/{physical}.sock".into()
-}
-
-impl Templates {
-    pub fn of(profile: &Profile) -> Result<Templates, String> {
-        let table = profile
-            .single_writer
-            .clone()
-            .ok_or("the profile has no [single_writer] table")?;
-        let t: Templates = toml::Value::Table(table)
-            .try_into()
-            .map_err(|e| format!("the profile's [single_writer] table: {e}"))?;
-        if t.engines_format != "vxbroker" {
-            return Err(format!(
-                "the profile's [single_writer].engines_format {:?}: the suite writes only \"vxbroker\"",
-                t.engines_format
-            ));
-        }
-        Ok(t)
-    }
-}
-
-pub fn templates() -> Templates {
-    Templates::of(&context().profile).or_harness("the profile's [single_writer] table")
-}
-
-/// The kit's corpus of this contract (verdicts from an independent generator).
-pub fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/broker")
+/// What the scenario's checker read, for its twin.
+#[derive(Debug, Clone, Default)]
+pub enum Input {
+    #[default]
+    None,
+    Key(String, bool),
+    Sidecar(String),
+    Plan([Option<String>; 5]),
 }
 
 /// One single-writer scenario: the offline checkers' sandbox.
 pub struct Checks {
-    pub bench: CheckerScenario,
+    /// What the last offline checker read.
+    pub input: Input,
+    dir: tempfile::TempDir,
+    ph: Placeholders,
+    last: Option<Said>,
     /// The live rows' brokers, viewers and probes; built by the first live step.
     live: Option<super::live::Live>,
 }
 
+/// How this contract judges its checkers (the pin clause, `verdict_only`).
+pub fn judging() -> Judging {
+    Judging::of(Contract::SingleWriter)
+}
+
 impl Checks {
     pub fn new() -> Checks {
+        let (dir, ph) = sandbox::create(context().bin_dir.clone());
         Checks {
-            bench: CheckerScenario::new(context().bin_dir.clone()),
+            input: Input::None,
+            dir,
+            ph,
+            last: None,
             live: None,
         }
     }
 
     fn run(&mut self, words: Vec<String>) -> &Said {
-        self.bench.run(words)
+        self.last = Some(checker::run_judged(
+            &self.ph,
+            &words,
+            self.dir.path(),
+            &judging(),
+        ));
+        self.last()
     }
 
-    /// Judges one session key; the line must be about that key.
-    pub fn check_key(&mut self, key: &str, new: bool) {
+    fn key_words(key: &str, new: bool) -> Vec<String> {
         let t = templates();
         let template = if new { t.key_check_new } else { t.key_check };
-        let words = template.iter().map(|w| w.replace("{key}", key)).collect();
-        let said = self.run(words);
-        assert_eq!(
-            said.line["key"].as_str(),
-            Some(key),
-            "the verdict names the key it judged: {}",
-            said.line
-        );
+        template.iter().map(|w| w.replace("{key}", key)).collect()
     }
 
-    /// Asks for a resume plan; `None` counters are absent.
-    pub fn plan(&mut self, have: Option<&str>, gen: Option<&str>, rest: [&str; 3]) {
+    /// Judges one session key; the line must be about that key (the kit's line shape:
+    /// a pin).
+    pub fn check_key(&mut self, key: &str, new: bool) {
+        let said = self.run(Self::key_words(key, new));
+        if !judging().verdict_only && said.line["key"].as_str() != Some(key) {
+            crate::evidence::pin(
+                &judging().pin_clause,
+                format!("a line naming the key {key:?}"),
+                said.line.to_string(),
+            );
+        }
+    }
+
+    /// Runs the key checker on `key`, the valid twin of a refused one, as the
+    /// scenario's control.
+    pub fn control_key(&mut self, key: &str, new: bool) {
+        let what = format!("the key checker on the valid key {key:?}");
+        self.control(Self::key_words(key, new), &what);
+    }
+
+    fn plan_words(have: Option<&str>, gen: Option<&str>, rest: [&str; 3]) -> Vec<String> {
         let mut words = templates().resume_plan;
         for (flag, v) in [("--have", have), ("--gen", gen)] {
             if let Some(v) = v {
@@ -159,13 +93,88 @@ impl Checks {
         for (flag, v) in ["--total", "--ring-len", "--master-gen"].iter().zip(rest) {
             words.extend([flag.to_string(), v.to_string()]);
         }
-        self.run(words);
+        words
     }
 
-    /// Judges one sidecar file (the pinned file verdict).
+    /// Asks for a resume plan; `None` counters are absent.
+    pub fn plan(&mut self, have: Option<&str>, gen: Option<&str>, rest: [&str; 3]) {
+        self.run(Self::plan_words(have, gen, rest));
+    }
+
+    /// Asks for the plan of a valid twin as the scenario's control: accepted when the
+    /// planner exits 0 with a plan.
+    pub fn control_plan(&mut self, have: Option<&str>, gen: Option<&str>, rest: [&str; 3]) {
+        let words = Self::plan_words(have, gen, rest);
+        let said = checker::run_judged(&self.ph, &words, self.dir.path(), &judging());
+        crate::evidence::control(
+            "single-writer.resume_plan",
+            crate::evidence::Control {
+                what: format!(
+                    "the resume planner on the valid twin have={have:?} gen={gen:?} total/ring_len/master_gen={rest:?}"
+                ),
+                accepted: said.exit == 0 && said.line["plan"].is_string(),
+                observed: checker::said_words(&said),
+                commands: crate::evidence::commands_of_step(),
+            },
+        );
+    }
+
+    fn sidecar_words(file: &Path) -> Vec<String> {
+        templates()
+            .sidecar_check
+            .iter()
+            .map(|w| w.replace("{file}", &file.to_string_lossy()))
+            .collect()
+    }
+
+    /// Judges one sidecar file; the kit's line (`{file, result, rule, reason}` about
+    /// that file) is a pin.
     pub fn check_sidecar(&mut self, file: &Path) {
-        let template = templates().sidecar_check;
-        self.bench.check_file(&template, file);
+        let said = self.run(Self::sidecar_words(file));
+        let j = judging();
+        if j.verdict_only {
+            return;
+        }
+        let shape = checker::keys(&said.line) == ["file", "reason", "result", "rule"]
+            && said.line["file"].as_str() == Some(file.to_string_lossy().as_ref());
+        if !shape {
+            crate::evidence::pin(
+                &j.pin_clause,
+                format!(
+                    "exactly {{file, result, rule, reason}} about {}",
+                    file.display()
+                ),
+                said.line.to_string(),
+            );
+        }
+    }
+
+    /// Runs the sidecar checker on `file`, the valid twin of a refused one, as the
+    /// scenario's control.
+    pub fn control_sidecar(&mut self, file: &Path) {
+        let what = format!("the sidecar checker on the valid file {}", file.display());
+        self.control(Self::sidecar_words(file), &what);
+    }
+
+    fn control(&mut self, words: Vec<String>, what: &str) {
+        checker::control(
+            &self.ph,
+            &words,
+            self.dir.path(),
+            &judging(),
+            "single-writer.checker",
+            what,
+        );
+    }
+
+    /// A file in the scenario's sandbox (an input the suite generates).
+    pub fn write_input(&self, rel: &str, bytes: &[u8]) -> PathBuf {
+        let p = self.dir.path().join(rel);
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d).or_harness("creating the input's directory");
+        }
+        std::fs::write(&p, bytes).or_harness("writing the scenario's input");
+        p
     }
 
     /// The live rows' state, built on first use.
@@ -174,6 +183,8 @@ impl Checks {
     }
 
     pub fn last(&self) -> &Said {
-        self.bench.last()
+        self.last
+            .as_ref()
+            .or_harness("no checker ran in this scenario")
     }
 }

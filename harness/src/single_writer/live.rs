@@ -9,7 +9,7 @@ use std::time::Duration;
 use nix::fcntl::Flock;
 use serde_json::Value;
 
-use super::checks::{templates, Templates};
+use super::templates::{templates, Templates};
 use crate::drivers::broker::BrokerSandbox;
 use crate::drivers::broker_ws::{Refused, Viewer};
 use crate::drivers::scaled;
@@ -94,6 +94,8 @@ pub struct Live {
     pub noted_path: Option<Option<(u64, Option<Vec<u8>>)>>,
     /// The suite's stand-in terminal route for a client under test.
     pub route_stand_in: Option<super::steps::DroppingRoute>,
+    /// The agents running once a refusal's valid twin (its control) had opened.
+    pub agents_after_control: Option<Vec<i32>>,
 }
 
 impl Live {
@@ -122,9 +124,18 @@ impl Drop for KillOnDrop {
     }
 }
 
-/// `engine:id` → `engine@id`, the physical name the kit pins.
+/// `engine:id` → its physical name: the kit's `engine@id`, or the spelling the
+/// profile declares (`[single_writer.pins] physical_key`).
 pub fn physical(key: &str) -> String {
-    key.replacen(':', "@", 1)
+    super::pins::physical_of(key)
+}
+
+/// How the suite's stand-in agent (`vxstub agent`) names the session of
+/// `engine:id` in its command line and history files (`engine@id`): the fixture's
+/// own name, whatever physical key the broker uses.
+pub fn stub_name(key: &str) -> String {
+    let (engine, id) = key.split_once(':').unwrap_or((key, ""));
+    format!("{engine}@{id}")
 }
 
 /// The query of a feature, with one-letter `fp`/`tab` values widened to the seed's
@@ -152,7 +163,15 @@ impl Live {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         Live {
-            sb: BrokerSandbox::new(context().bin_dir.clone(), t.broker.clone(), env),
+            sb: BrokerSandbox::new(
+                context().bin_dir.clone(),
+                t.broker.clone(),
+                env,
+                crate::drivers::broker::Hooks {
+                    setup: t.setup.clone(),
+                    teardown: t.teardown.clone(),
+                },
+            ),
             t,
             brokers: BTreeMap::new(),
             viewers: BTreeMap::new(),
@@ -168,6 +187,7 @@ impl Live {
             running: None,
             noted_path: None,
             route_stand_in: None,
+            agents_after_control: None,
         }
     }
 
@@ -221,11 +241,35 @@ impl Live {
             .get(&role)
             .or_harness("that broker never started");
         let runtime = self.sb.instance(at).runtime_dir.clone();
+        PathBuf::from(super::templates::session_path(
+            &self.t.session_socket,
+            key,
+            &physical(key),
+            &[("runtime_dir", &runtime.to_string_lossy())],
+        ))
+    }
+
+    /// The lock file of `key` (the profile's `lock_path`).
+    pub fn lock_file(&self, key: &str) -> PathBuf {
+        PathBuf::from(super::templates::session_path(
+            &self.t.lock_path,
+            key,
+            &physical(key),
+            &[("lock_dir", &self.sb.lock_dir.to_string_lossy())],
+        ))
+    }
+
+    /// The broker's alias sidecar (the profile's `alias_sidecar`).
+    pub fn alias_sidecar(&mut self, role: usize) -> PathBuf {
+        let at = *self
+            .brokers
+            .get(&role)
+            .or_harness("that broker never started");
+        let runtime = self.sb.instance(at).runtime_dir.clone();
         PathBuf::from(
             self.t
-                .session_socket
-                .replace("{runtime_dir}", &runtime.to_string_lossy())
-                .replace("{physical}", &physical(key)),
+                .alias_sidecar
+                .replace("{runtime_dir}", &runtime.to_string_lossy()),
         )
     }
 
@@ -236,7 +280,14 @@ impl Live {
             .ws_path
             .replace("{engine}", engine)
             .replace("{id}", id);
-        let q = widen(query);
+        let mut q = widen(query);
+        if !self.t.ws_query.is_empty() {
+            q = [q, self.t.ws_query.clone()]
+                .into_iter()
+                .filter(|p| !p.is_empty())
+                .collect::<Vec<_>>()
+                .join("&");
+        }
         if q.is_empty() {
             path
         } else {
@@ -335,12 +386,17 @@ impl Live {
         let (status, body) = crate::drivers::broker_ws::http(&socket, "GET", &path)
             .or_harness("the session list request");
         assert_eq!(status, 200, "the session list answered {status}: {body}");
-        body["sessions"]
-            .as_array()
-            .unwrap_or_else(|| panic!("the session list has no sessions array: {body}"))
-            .iter()
+        let shape = &self.t.list;
+        shape
+            .rows(&body)
+            .unwrap_or_else(|| {
+                panic!(
+                    "the session list has no array of rows at {:?} (the profile's [single_writer.list] rows): {body}",
+                    shape.rows
+                )
+            })
+            .into_iter()
             .filter(|r| r["key"] == key || r.get("alias").is_some_and(|a| a == key))
-            .cloned()
             .collect()
     }
 

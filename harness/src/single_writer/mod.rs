@@ -6,7 +6,9 @@
 
 pub(crate) mod checks;
 pub(crate) mod live;
+pub(crate) mod pins;
 mod steps;
+pub(crate) mod templates;
 
 use checks::Checks;
 
@@ -28,6 +30,50 @@ pub fn check_profile(profile: &crate::profile::Profile) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
+    /// Whitespace runs as one space.
+    fn normalized(s: &str) -> String {
+        s.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// Every clause of the registry quotes its seed sentence verbatim (whitespace
+    /// normalized), from the copy of the seed kept beside the suite; where the shared
+    /// seed is checked out next to the repository, the copy is byte-for-byte it.
+    #[test]
+    fn every_clause_quotes_the_seed_verbatim() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let dir = root.join("features/single-writer");
+        let seed = std::fs::read_to_string(dir.join("seed.txt")).unwrap();
+        let shared = root
+            .join("../shared/seeds")
+            .join(crate::contract::Contract::SingleWriter.seed());
+        if let Ok(original) = std::fs::read_to_string(&shared) {
+            assert_eq!(
+                seed, original,
+                "features/single-writer/seed.txt is not {shared:?}"
+            );
+        }
+        let seed = normalized(&seed);
+        let clauses = crate::run::clauses::load(
+            &crate::run::clauses::registry_path(&dir),
+            crate::contract::Contract::SingleWriter,
+        )
+        .unwrap();
+        assert!(clauses.len() >= 40, "{}", clauses.len());
+        for c in &clauses {
+            let quote = c
+                .quote
+                .as_deref()
+                .unwrap_or_else(|| panic!("clause {} has no quote", c.id));
+            assert!(
+                seed.contains(&normalized(quote)),
+                "clause {}: its quote is not in the seed: {quote:?}",
+                c.id
+            );
+        }
+    }
+
     /// Every step of the shipped suite matches exactly one definition; none is unused.
     #[test]
     fn every_step_matches_exactly_one_definition() {

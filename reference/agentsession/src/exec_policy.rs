@@ -10,7 +10,7 @@
 use crate::limits::PLUGIN_ROOT_PLACEHOLDER;
 
 /// Shells: valid only with `argv[1]` a fixed plugin-owned script.
-const SHELLS: &[&str] = &[
+pub const SHELLS: &[&str] = &[
     "sh",
     "bash",
     "dash",
@@ -38,7 +38,7 @@ const SHELLS: &[&str] = &[
 
 /// Interpreters and program runners: an argument of theirs can be code or the
 /// program to run, so they never launch a natively restorable template.
-const RUNNERS: &[&str] = &[
+pub const RUNNERS: &[&str] = &[
     // Interpreters (the peer's list, then the kit's additions).
     "python",
     "node",

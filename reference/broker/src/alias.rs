@@ -14,9 +14,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use vx_format::json::Kind;
 
 use crate::error::{BrokerError, Result, Rule};
-use crate::files::object_cursor;
 use crate::key::SessionKey;
 use crate::limits::SIDECAR_VERSION;
+use crate::small_file::object_cursor;
 
 /// Placeholder key → real key, both checked; the inverse is unique.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -175,17 +175,17 @@ pub fn encode(map: &AliasMap) -> Vec<u8> {
 
 /// Publishes `map` as `<runtime>/aliases.json` (atomic replace).
 pub fn publish(runtime: &std::path::Path, map: &AliasMap) -> Result<()> {
-    crate::files::publish(runtime, crate::files::ALIAS_FILE_NAME, &encode(map))
+    crate::small_file::publish(runtime, crate::small_file::ALIAS_FILE_NAME, &encode(map))
 }
 
 /// Reads `<runtime>/aliases.json`; an absent file is an empty map.
 pub fn load(runtime: &std::path::Path) -> Result<AliasMap> {
-    let path = runtime.join(crate::files::ALIAS_FILE_NAME);
+    let path = runtime.join(crate::small_file::ALIAS_FILE_NAME);
     // Only a missing name is "no aliases": a dangling symlink or an unreadable
     // file is refused by the bounded read, never taken as empty.
     match std::fs::symlink_metadata(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(AliasMap::new()),
-        _ => decode(&crate::files::read_capped(&path)?),
+        _ => decode(&crate::small_file::read_capped(&path)?),
     }
 }
 

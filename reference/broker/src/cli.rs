@@ -178,7 +178,12 @@ fn verdict(
         }
         Err(e) => {
             line.insert("result".into(), e.code.as_str().into());
-            line.insert("rule".into(), e.rule.id().into());
+            let rule = if crate::variant::on() {
+                Value::Null
+            } else {
+                e.rule.id().into()
+            };
+            line.insert("rule".into(), rule);
             line.insert("reason".into(), e.reason().into());
         }
     }
@@ -210,6 +215,9 @@ fn usage_error(out: &mut dyn Write, json_mode: bool, e: BrokerError) -> i32 {
     let mut error = json!({"code": e.code.as_str(), "message": e.reason(), "rule": e.rule.id()});
     if let Some(p) = e.code.param() {
         error["data"] = json!({ "param": p });
+    }
+    if crate::variant::on() {
+        error.as_object_mut().map(|o| o.remove("rule"));
     }
     if json_mode {
         let _ = writeln!(out, "{}", json!({ "error": error }));

@@ -111,7 +111,7 @@ impl Engines {
 
 /// Reads an engines file (bounded like every broker file).
 pub fn load(path: &Path) -> Result<Engines> {
-    let bytes = crate::files::read_capped(path)?;
+    let bytes = crate::small_file::read_capped(path)?;
     let text = std::str::from_utf8(&bytes).map_err(|_| BrokerError::new(Rule::EnginesSyntax))?;
     parse(text)
 }

@@ -77,6 +77,11 @@ impl EngineTable {
     pub fn get(&self, name: &str) -> Option<EngineSpec> {
         self.0.get(name).copied()
     }
+
+    /// The engines' names, in order (the fuzz dictionary is made from them).
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
 }
 
 /// Whether an id is the engine's own or a launch placeholder `new-<uuid>`.
@@ -137,7 +142,7 @@ impl fmt::Display for SessionKey {
     }
 }
 
-const PLACEHOLDER_PREFIX: &str = "new-";
+pub const PLACEHOLDER_PREFIX: &str = "new-";
 
 /// Checks a key against the engines the broker runs. `new` is the request's `new=1`:
 /// the only context in which a placeholder id is a key at all.

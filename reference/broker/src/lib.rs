@@ -35,5 +35,7 @@ pub mod resume;
 pub mod scope;
 #[cfg(feature = "server")]
 pub mod serve;
+pub mod small_file;
+pub mod variant;
 
 pub use error::{BrokerError, Code, Param, Rule};

@@ -10,8 +10,8 @@ use vx_format::json::Kind;
 
 use crate::claims::{Claim, ClaimKey};
 use crate::error::{BrokerError, Result, Rule};
-use crate::files::object_cursor;
 use crate::limits::{MAX_LABEL_BYTES, MAX_SAFE_INTEGER};
+use crate::small_file::object_cursor;
 
 /// One owner record.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,10 +70,13 @@ pub fn decode(bytes: &[u8]) -> Result<OwnerRecord> {
     let mut c = object_cursor(bytes)?;
     let mut values: [Option<Value<'_>>; 5] = Default::default();
     while let Some(key) = c.next_key() {
-        let slot = FIELDS
-            .iter()
-            .position(|f| *f == key)
-            .ok_or(BrokerError::new(Rule::UnknownField))?;
+        let Some(slot) = FIELDS.iter().position(|f| *f == key) else {
+            if crate::variant::on() {
+                c.skip();
+                continue;
+            }
+            return Err(Rule::UnknownField.into());
+        };
         let want_text = slot < 3;
         values[slot] = Some(match c.kind() {
             Kind::String if want_text => Value::Text(c.string()),
@@ -119,8 +122,13 @@ pub fn encode(rec: &OwnerRecord) -> Result<Vec<u8>> {
         return Err(Rule::OwnerHeartbeatBeforeSince.into());
     }
     let label = serde_json::to_string(&rec.label).expect("a string always serializes");
+    let extra = if crate::variant::on() {
+        "\"instance\":\"variant\","
+    } else {
+        ""
+    };
     Ok(format!(
-        "{{\"fp\":\"{}\",\"tab\":\"{}\",\"label\":{label},\"since\":{},\"heartbeat\":{}}}\n",
+        "{{{extra}\"fp\":\"{}\",\"tab\":\"{}\",\"label\":{label},\"since\":{},\"heartbeat\":{}}}\n",
         rec.key.fp(),
         rec.key.tab(),
         rec.since_ms,

@@ -232,3 +232,52 @@ fn key_check_reads_an_engines_file() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(json_line(&out)["error"]["code"], "invalid_params.engines");
 }
+
+/// `vxbroker serve` refusing to start names the flag and the value it could not use.
+#[test]
+fn serve_setup_errors_name_the_flag_and_its_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let engines = dir.path().join("E.toml");
+    std::fs::write(
+        &engines,
+        "[engine.kimi]\npin = \"none\"\nid = \"ses\"\nlaunch = [\"a\"]\nresume = [\"a\", \"{id}\"]\nindex = \"{history}/i\"\n",
+    )
+    .unwrap();
+    let runtime = dir.path().join("run");
+    let locks = dir.path().join("locks");
+    let serve = |listen: &str, engines: &str| {
+        let out = vxbroker(&[
+            "serve",
+            "--listen",
+            listen,
+            "--runtime-dir",
+            runtime.to_str().unwrap(),
+            "--lock-dir",
+            locks.to_str().unwrap(),
+            "--engines",
+            engines,
+        ]);
+        assert_ne!(out.status.code(), Some(0));
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let missing = dir.path().join("absent.toml");
+    let e = serve("127.0.0.1:0", missing.to_str().unwrap());
+    assert!(
+        e.contains(&format!("--engines {}: ", missing.display())),
+        "{e}"
+    );
+    let e = serve("10.0.0.1:80", engines.to_str().unwrap());
+    assert!(
+        e.contains("--listen 10.0.0.1:80: invalid_params.listen"),
+        "{e}"
+    );
+    let sock = dir.path().join("no-such-dir/b.sock");
+    let e = serve(
+        &format!("unix:{}", sock.display()),
+        engines.to_str().unwrap(),
+    );
+    assert!(
+        e.contains(&format!("--listen unix:{}: ", sock.display())),
+        "{e}"
+    );
+}

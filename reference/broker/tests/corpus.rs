@@ -156,3 +156,135 @@ fn frame_cases() {
         }
     }
 }
+
+/// The broker readers' dictionary (`corpus/broker/broker.dict`), from the kit's own
+/// tables: key syntax with every seed engine and the id forms, the limits, JSON's
+/// tokens, and every key and short value the sidecar, owner-file and client-frame
+/// writers put in the corpus's accepted cases.
+fn broker_dictionary() -> String {
+    use std::collections::BTreeSet;
+    use vx_broker::key::{EngineTable, PLACEHOLDER_PREFIX};
+    use vx_broker::limits::{MAX_CLIENT_TEXT_BYTES, MAX_KEY_BYTES, MAX_SIDECAR_BYTES};
+    use vx_broker::{alias, frames, owner};
+    fn walk(v: &Value, out: &mut BTreeSet<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    out.insert(format!("\"{k}\""));
+                    walk(v, out);
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|v| walk(v, out)),
+            Value::String(s) if s.len() <= 40 => {
+                out.insert(format!("\"{s}\""));
+            }
+            _ => {}
+        }
+    }
+    let mut tokens: Vec<String> = [":", "@", "/", "..", "-", " ", "0", "{", "}", "[", "]"]
+        .iter()
+        .chain(&[
+            ",", "\"", "\\u0040", "\\ud800", "1.5", "1e3", "-1", "null", "true",
+        ])
+        .chain(&["\u{feff}", "ses_", "9007199254740991", "9007199254740992"])
+        .map(|t| t.to_string())
+        .collect();
+    tokens.push(u64::MAX.to_string());
+    for n in [
+        MAX_KEY_BYTES as u64,
+        MAX_SIDECAR_BYTES,
+        MAX_CLIENT_TEXT_BYTES as u64,
+    ] {
+        tokens.push(n.to_string());
+    }
+    tokens.push(PLACEHOLDER_PREFIX.to_owned());
+    let engines = EngineTable::seed();
+    for e in engines.names() {
+        tokens.extend([e.to_owned(), format!("{e}@")]);
+    }
+    tokens.push(format!(
+        "\"version\":{}",
+        vx_broker::limits::SIDECAR_VERSION
+    ));
+    // Every key of the corpus the key reader accepts, whole.
+    let mut keys: Vec<PathBuf> = std::fs::read_dir(corpus().join("keys"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    keys.sort();
+    for path in keys {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        if vx_broker::key::parse_key(&text, &engines, true).is_ok() && text.len() <= 64 {
+            tokens.push(text);
+        }
+    }
+    let mut written = BTreeSet::new();
+    let mut files: Vec<PathBuf> = Vec::new();
+    for dir in ["sidecar", "frames"] {
+        let mut stack = vec![corpus().join(dir)];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    files.push(p);
+                }
+            }
+        }
+    }
+    files.sort();
+    for path in files {
+        let bytes = std::fs::read(&path).unwrap();
+        let out = if let Ok(map) = alias::decode(&bytes) {
+            Some(alias::encode(&map))
+        } else if let Ok(rec) = owner::decode(&bytes) {
+            owner::encode(&rec).ok()
+        } else {
+            std::str::from_utf8(&bytes)
+                .ok()
+                .and_then(|t| frames::decode_client(t).ok())
+                .map(|f| frames::encode_client(&f).into_bytes())
+        };
+        if let Some(Ok(v)) = out.map(|o| serde_json::from_slice::<Value>(&o)) {
+            walk(&v, &mut written);
+        }
+    }
+    tokens.extend(written);
+    let mut seen = BTreeSet::new();
+    let mut text = String::from(
+        "# libFuzzer dictionary for the broker readers, generated from the kit's tables by\n\
+         # reference/broker/tests/corpus.rs (VX_UPDATE_FUZZ_DICTS=1 cargo test -p vx-broker\n\
+         # --test corpus fuzz_dictionary). Do not edit by hand.\n",
+    );
+    for t in tokens.into_iter().filter(|t| !t.is_empty()) {
+        if seen.insert(t.clone()) {
+            let body: String = t
+                .bytes()
+                .map(|b| match b {
+                    b'\\' => "\\\\".to_owned(),
+                    b'"' => "\\\"".to_owned(),
+                    b' '..=b'~' => char::from(b).to_string(),
+                    _ => format!("\\x{b:02X}"),
+                })
+                .collect();
+            text.push_str(&format!("\"{body}\"\n"));
+        }
+    }
+    text
+}
+
+#[test]
+fn fuzz_dictionary_is_current() {
+    let path = corpus().join("broker.dict");
+    let want = broker_dictionary();
+    if std::env::var_os("VX_UPDATE_FUZZ_DICTS").is_some() {
+        std::fs::write(&path, &want).unwrap();
+    }
+    let got = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        got == want,
+        "corpus/broker/broker.dict is not what the tables give: \
+         VX_UPDATE_FUZZ_DICTS=1 cargo test -p vx-broker --test corpus fuzz_dictionary"
+    );
+}

@@ -304,3 +304,92 @@ fn the_master_holds_the_inherited_lock_until_it_exits() {
         "the lock frees when the master exits"
     );
 }
+
+/// The mask of `Sig<field>` in `/proc/<pid>/status` text.
+fn sig_mask(status: &str, field: &str) -> u64 {
+    let line = status
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("Sig{field}:\t")))
+        .unwrap_or_else(|| panic!("no Sig{field} in {status}"));
+    u64::from_str_radix(line.trim(), 16).unwrap()
+}
+
+/// A broker started under `nohup` or as a background job inherits SIGHUP (and others)
+/// ignored and perhaps some signals blocked; the agent must not, or STOP's hangup
+/// leaves it running (retire and kill-relaunch rows failed that way).
+#[test]
+fn the_agent_starts_with_default_signals_whatever_the_master_inherited() {
+    use nix::sys::signal::{signal, sigprocmask, SigHandler, SigSet, SigmaskHow, Signal};
+    let tmp = tempfile::tempdir().unwrap();
+    let report = tmp.path().join("agent-status");
+    // `exec`: the status read is the agent's own, not a forked child's of the shell.
+    let script = format!("exec cat /proc/self/status > {}", report.display());
+    let hostile = |cmd: &mut Command| {
+        // SAFETY: only signal() with SIG_IGN and sigprocmask run between fork and exec;
+        // both are async-signal-safe and install no Rust handler.
+        unsafe {
+            cmd.pre_exec(|| {
+                for s in [
+                    Signal::SIGHUP,
+                    Signal::SIGINT,
+                    Signal::SIGQUIT,
+                    Signal::SIGTERM,
+                    Signal::SIGPIPE,
+                ] {
+                    signal(s, SigHandler::SigIgn).map_err(std::io::Error::from)?;
+                }
+                let mut blocked = SigSet::empty();
+                blocked.add(Signal::SIGUSR1);
+                sigprocmask(SigmaskHow::SIG_BLOCK, Some(&blocked), None)
+                    .map_err(std::io::Error::from)
+            });
+        }
+    };
+    let five: u64 = [1u32, 2, 3, 13, 15].iter().map(|n| 1u64 << (n - 1)).sum();
+
+    // The control: the same inheritance without the master reaches the program, so the
+    // check below can see it.
+    let mut direct = Command::new("/bin/sh");
+    direct.args(["-c", &script]);
+    hostile(&mut direct);
+    assert!(direct.status().unwrap().success());
+    let status = std::fs::read_to_string(&report).unwrap();
+    assert_eq!(
+        sig_mask(&status, "Ign") & five,
+        five,
+        "the control inherits SIG_IGN"
+    );
+    assert_ne!(
+        sig_mask(&status, "Blk"),
+        0,
+        "the control inherits a blocked signal"
+    );
+    std::fs::remove_file(&report).unwrap();
+
+    let s = sock(tmp.path());
+    let mut cmd = master_cmd(&s, "1024", "1", &["/bin/sh", "-c", &script]);
+    hostile(&mut cmd);
+    // The agent exits at once, and the master with it: no attach, only its report.
+    let _m = Master(cmd.spawn().unwrap());
+    let deadline = Instant::now() + WAIT;
+    let status = loop {
+        match std::fs::read_to_string(&report) {
+            Ok(s) if s.contains("SigBlk") => break s,
+            _ => assert!(
+                Instant::now() < deadline,
+                "the agent never wrote its status"
+            ),
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(
+        sig_mask(&status, "Ign") & five,
+        0,
+        "HUP INT QUIT PIPE TERM at default"
+    );
+    assert_eq!(
+        sig_mask(&status, "Blk"),
+        0,
+        "no signal blocked in the agent"
+    );
+}

@@ -225,6 +225,7 @@ pub fn main() -> i32 {
 }
 
 fn run_verb(verb: &Verb, args: &ArgMatches, socket_flag: Option<PathBuf>, json: bool) -> i32 {
+    let chosen = paths::select_socket(socket_flag.as_deref()).ok();
     let result = (|| {
         let params = client::params_from(verb, args).map_err(|e| e.to_json())?;
         let (socket, token) = client::target(socket_flag.as_deref()).map_err(|e| e.to_json())?;
@@ -239,7 +240,28 @@ fn run_verb(verb: &Verb, args: &ArgMatches, socket_flag: Option<PathBuf>, json: 
             }
             EXIT_OK
         }
-        Err(error) => report_error(&error, json),
+        Err(error) => {
+            let hint = chosen.and_then(|socket| local_hint(&error, &socket));
+            report_error(&error, json, hint.as_deref())
+        }
+    }
+}
+
+/// For the two errors the CLI makes itself about its socket, the path it used and
+/// what to do (printed after the message; `--json` keeps the wire's error object).
+fn local_hint(error: &Value, socket: &Path) -> Option<String> {
+    match error.get("code").and_then(Value::as_str)? {
+        "unavailable.daemon" => Some(format!(
+            "{}: start one with `vxref serve --socket {0}`, or name a running daemon's \
+             socket with --socket or VENOMX_SOCKET",
+            socket.display()
+        )),
+        "unavailable.owner_token" => Some(format!(
+            "{}: VENOMX_TOKEN=@owner reads the token the daemon wrote beside its socket; \
+             run as the daemon's user, or set VENOMX_TOKEN to a token",
+            paths::owner_path(socket).display()
+        )),
+        _ => None,
     }
 }
 
@@ -252,13 +274,14 @@ fn run_terminal(args: &ArgMatches, socket_flag: Option<&Path>, json: bool) -> i3
             eprintln!("vxref: {}", ended.reason);
             ended.code
         }
-        Err(error) => report_error(&error, json),
+        Err(error) => report_error(&error, json, None),
     }
 }
 
 /// Prints a wire error object as the CLI does (`{"error":…}` on stdout with
-/// `--json`, `vxref: <code>: <message>` on stderr without) and returns its exit code.
-fn report_error(error: &Value, json: bool) -> i32 {
+/// `--json`, `vxref: <code>: <message>[ (<hint>)]` on stderr without) and returns its exit
+/// code.
+fn report_error(error: &Value, json: bool, hint: Option<&str>) -> i32 {
     let code = error
         .get("code")
         .and_then(Value::as_str)
@@ -267,7 +290,10 @@ fn report_error(error: &Value, json: bool) -> i32 {
         println!("{}", serde_json::json!({"error": error}));
     } else {
         let message = error.get("message").and_then(Value::as_str).unwrap_or("");
-        eprintln!("vxref: {code}: {message}");
+        match hint {
+            Some(hint) => eprintln!("vxref: {code}: {message} ({hint})"),
+            None => eprintln!("vxref: {code}: {message}"),
+        }
     }
     exit_code_for(&code)
 }

@@ -114,6 +114,41 @@ fn usage_errors_exit_2_and_no_daemon_exits_6() {
 }
 
 #[test]
+fn no_daemon_and_no_owner_token_name_the_path_and_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("none.sock");
+    let run_with = |token: Option<&str>| {
+        let mut cmd = Command::new(BIN);
+        env_for(&mut cmd, dir.path());
+        if let Some(t) = token {
+            cmd.env("VENOMX_TOKEN", t);
+        }
+        cmd.arg("--socket")
+            .arg(&socket)
+            .args(["session", "list"])
+            .output()
+            .unwrap()
+    };
+    let out = run_with(None);
+    assert_eq!(out.status.code(), Some(6));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("vxref: unavailable.daemon: ")
+            && err.contains(&format!("vxref serve --socket {}", socket.display())),
+        "{err}"
+    );
+    let out = run_with(Some("@owner"));
+    assert_eq!(out.status.code(), Some(6));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("vxref: unavailable.owner_token: ")
+            && err.contains(&format!("{}.owner", socket.display()))
+            && err.contains("VENOMX_TOKEN"),
+        "{err}"
+    );
+}
+
+#[test]
 fn default_socket_comes_from_xdg_runtime_dir_and_venomx_socket() {
     let d = Daemon::start();
     // VENOMX_SOCKET selects the socket when --socket is absent.

@@ -10,8 +10,10 @@
 //! assert_eq!(verdict.unwrap_err().code().as_str(), "conflict.checkpoint_corrupt");
 //! ```
 
+mod context;
 mod encoded;
 pub mod error;
+mod escape;
 pub mod ids;
 pub mod json;
 pub mod limits;

@@ -253,3 +253,13 @@ impl Checkpoint {
         format!("{}.json", self.checkpoint)
     }
 }
+
+/// `SIG[A-Z0-9]+`.
+pub(crate) fn is_signal_name(name: &str) -> bool {
+    name.len() > 3
+        && name.starts_with("SIG")
+        && name
+            .bytes()
+            .skip(3)
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+}

@@ -1,6 +1,6 @@
 //! Limits of one strict scan beyond pins.md's fixed ones: nesting depth and how
 //! number tokens are judged ([`NumberPolicy`]). The defaults are pins.md's, so
-//! [`crate::json::check_document`] behaves as it always did; other contracts' readers
+//! the JSON layer's `check_document` behaves as it always did; other contracts' readers
 //! (the workspace archive's split ratios) pass their own.
 
 use crate::error::{Doc, FormatError, Rule};

@@ -3,11 +3,12 @@
 //! decoded; the writer runs them before it emits, so it never writes a file the
 //! reader would refuse.
 
+use crate::context::ReadContext;
 use crate::error::{Doc, FormatError, Result, Rule};
 use crate::ids::is_checkpoint_id;
 use crate::limits::*;
+use crate::model::is_signal_name;
 use crate::model::*;
-use crate::read::{is_signal_name, ReadContext};
 use crate::time::{MAX_TIMESTAMP, MIN_TIMESTAMP};
 
 fn err(rule: Rule) -> FormatError {

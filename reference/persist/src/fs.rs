@@ -25,6 +25,16 @@ const DIR_FLAGS: OFlag = OFlag::O_RDONLY
     .union(OFlag::O_NOFOLLOW)
     .union(OFlag::O_CLOEXEC);
 
+/// [`DIR_FLAGS`], or without `O_NOFOLLOW` under the negative control that follows
+/// destination links (never in the reference).
+fn dir_flags() -> OFlag {
+    if crate::negative::active(crate::negative::Defect::FollowDestinationSymlink) {
+        DIR_FLAGS.difference(OFlag::O_NOFOLLOW)
+    } else {
+        DIR_FLAGS
+    }
+}
+
 /// What an entry is, judged without following it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum EntryType {
@@ -76,7 +86,7 @@ impl Dir {
     /// Opens a root by path, its last component never followed. `create` makes a
     /// missing root (0700) whose parent exists. `None` when it is missing.
     pub(crate) fn open_root(path: &Path, create: bool) -> Result<Option<Dir>> {
-        match open(path, DIR_FLAGS, Mode::empty()) {
+        match open(path, dir_flags(), Mode::empty()) {
             Ok(fd) => Ok(Some(Dir { fd: owned(fd) })),
             Err(Errno::ENOENT) if create => {
                 match nix::unistd::mkdir(path, Mode::from_bits_truncate(DIR_MODE)) {
@@ -109,7 +119,7 @@ impl Dir {
     /// Opens an existing subdirectory without following it; a symlink or a
     /// non-directory in its place is `pack.unsafe`.
     pub(crate) fn open_child(&self, name: &str) -> Result<Option<Dir>> {
-        match openat(Some(self.raw()), name, DIR_FLAGS, Mode::empty()) {
+        match openat(Some(self.raw()), name, dir_flags(), Mode::empty()) {
             Ok(fd) => Ok(Some(Dir { fd: owned(fd) })),
             Err(Errno::ENOENT) => Ok(None),
             Err(Errno::ELOOP) => Err(unsafe_entry(

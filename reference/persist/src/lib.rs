@@ -27,6 +27,7 @@ pub mod store_suite;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod unpack;
+mod unpack_defects;
 
 pub use error::{BlobError, BlobRule, ErrorCode, PersistError, Result};
 pub use header::SessionHeader;

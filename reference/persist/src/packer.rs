@@ -100,6 +100,9 @@ impl<'a> SessionPacker<'a> {
         for pattern in self.layout.file_patterns() {
             walk.pattern(&root, &pattern.comps, &mut Vec::new())?;
         }
+        if crate::negative::active(crate::negative::Defect::CollectByFileName) {
+            walk.by_name(&root, &mut Vec::new())?;
+        }
         let keys = walk
             .files
             .keys()
@@ -151,9 +154,62 @@ impl<'a> SessionPacker<'a> {
             files: BTreeMap::new(),
             total: 0,
         };
-        walk.pattern(&root, &self.layout.key_pattern().comps, &mut Vec::new())
-            .is_ok()
-            && walk.files.len() == 1
+        let found = walk
+            .pattern(&root, &self.layout.key_pattern().comps, &mut Vec::new())
+            .is_ok();
+        if crate::negative::active(crate::negative::Defect::GuessAmbiguous) {
+            return found && !walk.files.is_empty();
+        }
+        found && walk.files.len() == 1
+    }
+
+    /// Every path under `root` that the key pattern names for `id`, whatever the
+    /// entry is (a link, a FIFO), symlinked directories not entered: what an unpack
+    /// looks at before it writes, so an unsafe entry is met later, where it is.
+    pub(crate) fn key_paths_lenient(&self, root: &Dir, id: &str) -> Result<Vec<String>> {
+        fn walk(
+            dir: &Dir,
+            comps: &[Comp],
+            id: &str,
+            rel: &mut Vec<String>,
+            out: &mut Vec<String>,
+        ) -> Result<()> {
+            let Some(Comp::Template(parts)) = comps.first() else {
+                return Ok(());
+            };
+            let names = match template_literal(parts, id) {
+                Some(literal) => vec![literal],
+                None => dir
+                    .names()?
+                    .into_iter()
+                    .filter(|n| template_matches(parts, n, id))
+                    .collect(),
+            };
+            for name in names {
+                let Some(st) = dir.stat_entry(&name)? else {
+                    continue;
+                };
+                rel.push(name.clone());
+                if comps.len() == 1 {
+                    out.push(rel.join("/"));
+                } else if entry_type(&st) == EntryType::Directory {
+                    if let Ok(Some(child)) = dir.open_child(&name) {
+                        walk(&child, &comps[1..], id, rel, out)?;
+                    }
+                }
+                rel.pop();
+            }
+            Ok(())
+        }
+        let mut out = Vec::new();
+        walk(
+            root,
+            &self.layout.key_pattern().comps,
+            id,
+            &mut Vec::new(),
+            &mut out,
+        )?;
+        Ok(out)
     }
 
     /// The root this packer answers for.
@@ -216,6 +272,9 @@ impl Walk<'_> {
                 continue;
             };
             if last {
+                if self.skips(&st) {
+                    continue;
+                }
                 check_session_file(&st)?;
                 self.collect(dir, &name, rel)?;
                 continue;
@@ -263,10 +322,44 @@ impl Walk<'_> {
                     self.tail(&child, rel)?;
                     rel.pop();
                 }
+                _ if self.skips(&st) => {}
                 _ => {
                     check_session_file(&st)?;
                     self.collect(dir, &name, rel)?;
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// The skip-hard-link negative control: a file with more links left out.
+    fn skips(&self, st: &nix::sys::stat::FileStat) -> bool {
+        self.mode == Mode::Read
+            && matches!(entry_type(st), EntryType::Regular { links } if links > 1)
+            && crate::negative::active(crate::negative::Defect::SkipHardLink)
+    }
+
+    /// The collect-by-file-name negative control: every regular file below `dir`
+    /// whose name carries the session id.
+    fn by_name(&mut self, dir: &Dir, rel: &mut Vec<String>) -> Result<()> {
+        for name in dir.names()? {
+            let Some(st) = dir.stat_entry(&name)? else {
+                continue;
+            };
+            match entry_type(&st) {
+                EntryType::Directory => {
+                    if let Some(child) = dir.open_child(&name)? {
+                        rel.push(name);
+                        self.by_name(&child, rel)?;
+                        rel.pop();
+                    }
+                }
+                EntryType::Regular { links: 1 }
+                    if name.contains(self.id) && !self.layouts.is_auth_name(&name) =>
+                {
+                    self.collect(dir, &name, rel)?;
+                }
+                _ => {}
             }
         }
         Ok(())

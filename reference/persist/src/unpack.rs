@@ -49,12 +49,31 @@ impl SessionPacker<'_> {
         let mut order: Vec<&blob::Member<'_>> = parsed.members.iter().collect();
         order.sort_by_key(|m| m.kind == FileKind::Key);
         let key = order.last().expect("a valid blob has its key file");
+        // Another key file of the id elsewhere under the root (another project's
+        // copy) would make two: ambiguous, refused before anything is written (the
+        // kit's pin sp-pin-ambiguous-key).
+        if !crate::negative::active(crate::negative::Defect::GuessAmbiguous)
+            && self
+                .key_paths_lenient(&root, id)?
+                .iter()
+                .any(|p| *p != key.path)
+        {
+            return Err(crate::PersistError::new(
+                crate::ErrorCode::SessionAmbiguous,
+                "the root already holds a key file of the session elsewhere",
+            ));
+        }
+        if crate::negative::active(crate::negative::Defect::MergeInPlace) {
+            return crate::unpack_defects::merge_in_place(&root, &order);
+        }
         // First of all, an existing transcript goes: from here until the last rename
         // HasSession is false, whatever fails.
         if let Some((parent, name)) = existing_parent(&root, &key.path)? {
-            hook(UnpackStep::RemoveStaleKey)?;
-            parent.unlink(name, false)?;
-            parent.fsync()?;
+            if !crate::unpack_defects::keeps_stale_key(&parent, name)? {
+                hook(UnpackStep::RemoveStaleKey)?;
+                parent.unlink(name, false)?;
+                parent.fsync()?;
+            }
         }
         sweep_staging(&root)?;
         let stage_name = format!(
@@ -99,14 +118,14 @@ impl SessionPacker<'_> {
                 };
                 let name = m.path.rsplit('/').next().unwrap_or(&m.path);
                 hook(UnpackStep::Rename)?;
-                stage.rename_to(&format!("m{i}"), &parents[at].1, name)?;
+                place(&stage, i, &parents[at].1, name, m.body)?;
             }
             for (_, parent) in &parents {
                 parent.fsync()?;
             }
             let (parent, name) = parent_of(&root, &last.path)?;
             hook(UnpackStep::Rename)?;
-            stage.rename_to(&format!("m{}", others.len()), &parent, name)?;
+            place(&stage, others.len(), &parent, name, last.body)?;
             placed_key.insert(parent).fsync()?;
             hook(UnpackStep::Finish)?;
             root.unlink(&stage_name, true)?;
@@ -121,6 +140,16 @@ impl SessionPacker<'_> {
         }
         result
     }
+}
+
+/// Renames the staged member `m{i}` to `parent/name` (a negative control's defect
+/// may write it in place instead).
+fn place(stage: &Dir, i: usize, parent: &Dir, name: &str, body: &[u8]) -> Result<()> {
+    let staged = format!("m{i}");
+    if crate::unpack_defects::any() && crate::unpack_defects::place_instead(parent, name, body)? {
+        return stage.unlink(&staged, false);
+    }
+    stage.rename_to(&staged, parent, name)
 }
 
 /// Opens (creating 0700) every directory of `path` below the root, never following.

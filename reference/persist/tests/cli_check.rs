@@ -119,3 +119,44 @@ fn oversized_file_is_size_before_reading_and_odd_files_are_io() {
     }
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn an_unknown_backend_is_a_usage_error_naming_the_flag_before_any_verdict() {
+    let valid = corpus("valid-codex.tar");
+    for backend in ["no-such-backend", "kimi"] {
+        let out = check(
+            &["--json", "--backend", backend, "--session-id", "abc"],
+            &[&valid],
+        );
+        assert_eq!(out.status.code(), Some(2), "{backend}");
+        assert!(out.stdout.is_empty(), "a verdict was printed for {backend}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.starts_with("vxpersist: --backend: invalid_params.backend: "),
+            "{err}"
+        );
+        assert!(
+            err.contains("codex") && err.contains("claude"),
+            "no fix: {err}"
+        );
+        assert!(!err.contains("kimi,"), "kimi cannot pack: {err}");
+    }
+}
+
+#[test]
+fn a_layouts_file_that_cannot_be_read_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("layouts.toml");
+    let out = check(
+        &["--layouts", missing.to_str().unwrap()],
+        &[&corpus("valid-codex.tar")],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains(&format!("--layouts {}", missing.display()))
+            && err.contains("invalid_params.layouts")
+            && err.contains("does not exist"),
+        "{err}"
+    );
+}

@@ -48,9 +48,16 @@ fn pack_then_unpack_into_a_wiped_root() {
     assert_eq!(has(dst.path(), "abc"), "false");
     let out = run("unpack", "codex", dst.path(), "zq9", Some(&blob));
     assert_eq!(out.status.code(), Some(5), "header mismatch is a conflict");
-    let stderr = String::from_utf8(out.stderr).unwrap();
+    // The blob's path is named (the user gave it, and here it holds the id); the ids
+    // themselves never are.
+    let stderr = String::from_utf8(out.stderr)
+        .unwrap()
+        .replace(&blob.display().to_string(), "BLOB");
     assert!(
-        stderr.contains("blob.header") && !stderr.contains("abc") && !stderr.contains("zq9"),
+        stderr.contains("FILE BLOB")
+            && stderr.contains("blob.header")
+            && !stderr.contains("abc")
+            && !stderr.contains("zq9"),
         "{stderr}"
     );
     assert_eq!(
@@ -176,4 +183,71 @@ fn a_profile_layouts_file_replaces_the_builtin_whitelist() {
         .contains("blob.not_session_file"));
     std::fs::write(&layouts, "not toml [").unwrap();
     assert_eq!(with(&["blob", "check", blob_s]).status.code(), Some(2));
+}
+
+#[test]
+fn errors_name_the_flag_or_path_and_the_fix_but_never_the_session_id() {
+    let root = tempfile::tempdir().unwrap();
+    let stderr = |out: &Output| String::from_utf8_lossy(&out.stderr).into_owned();
+
+    let out = run("pack", "no-such-backend", root.path(), "abc", None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("vxpersist: --backend: invalid_params.backend") && err.contains("codex"),
+        "{err}"
+    );
+
+    let out = run("pack", "codex", root.path(), "zq9", None);
+    assert_eq!(out.status.code(), Some(3));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("--root {}", root.path().display()))
+            && err.contains("not_found.session")
+            && err.contains("has-session"),
+        "{err}"
+    );
+    assert!(!err.contains("zq9"), "the session id was echoed: {err}");
+
+    let missing = root.path().join("no-such.tar");
+    let out = run("unpack", "codex", root.path(), "abc", Some(&missing));
+    assert_eq!(out.status.code(), Some(6));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("FILE {}", missing.display())) && err.contains("regular file"),
+        "{err}"
+    );
+
+    let out = Command::new(env!("CARGO_BIN_EXE_vxpersist"))
+        .args([
+            "store",
+            "get",
+            "--store",
+            "nowhere:x",
+            "--run",
+            "r1",
+            "--ref",
+            "n/x",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("vxpersist: --store: invalid_params.store") && err.contains("fs:DIR"),
+        "{err}"
+    );
+
+    let absent = root.path().join("no-state-dir");
+    let out = Command::new(env!("CARGO_BIN_EXE_vxpersist"))
+        .args(["drive", "--state"])
+        .arg(&absent)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("--state {}: ", absent.display())) && err.contains("create it"),
+        "{err}"
+    );
 }

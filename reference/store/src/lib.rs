@@ -34,6 +34,7 @@ mod retention;
 pub mod safe_fs;
 mod scan;
 mod store;
+mod verdicts;
 
 pub use config::{checkpoint_age, text_available, Age, StoreConfig, TextMode};
 pub use error::{ErrorCode, Result, StoreError};
@@ -42,8 +43,9 @@ pub use location::{resolve_socket_path, socket_key, state_home, StoreLocation};
 pub use publish::{Allocation, Published};
 pub use retention::{prune_plan, Cleanup, CleanupError};
 pub use safe_fs::UnsafeReason;
-pub use scan::{Scan, ScannedEntry, Summary, Verdict};
+pub use scan::{Scan, ScannedEntry};
 pub use store::{Health, Store};
+pub use verdicts::{Summary, Verdict};
 
 /// The effective uid of this process: the owner every store object must have.
 pub fn current_uid() -> u64 {

@@ -11,8 +11,9 @@ use crate::config::{checkpoint_age, text_available, Age};
 use crate::error::{ErrorCode, Result, StoreError};
 use crate::names::final_name;
 use crate::safe_fs::Opened;
-use crate::scan::{Scan, Verdict};
+use crate::scan::Scan;
 use crate::store::Store;
+use crate::verdicts::Verdict;
 
 /// RFC §6's `recovery.list` status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -18,8 +18,8 @@ use crate::error::{ErrorCode, Result, StoreError};
 use crate::io::{retry_eintr, Io, Step};
 use crate::names::{final_name, new_checkpoint_id, new_temp_name};
 use crate::safe_fs::FILE_MODE;
-use crate::scan::Summary;
 use crate::store::Store;
+use crate::verdicts::Summary;
 
 /// What the store allocates for a new checkpoint.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -16,8 +16,9 @@ use crate::forget::same_object;
 use crate::io::{retry_eintr, Step};
 use crate::names::final_name;
 use crate::safe_fs::{check_file, Fingerprint, UnsafeReason};
-use crate::scan::{Scan, Verdict};
+use crate::scan::Scan;
 use crate::store::Store;
+use crate::verdicts::Verdict;
 
 /// What a cleanup deleted, and what it found but would not touch.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

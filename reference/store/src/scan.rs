@@ -7,42 +7,13 @@
 //! the cache.
 
 use nix::errno::Errno;
-use vx_format::{Code, ReadContext, Timestamp};
+use vx_format::ReadContext;
 
 use crate::error::{Result, StoreError};
 use crate::names::{classify, final_name, EntryName};
-use crate::safe_fs::{check_file, display_name, Fingerprint, Opened, UnsafeReason};
+use crate::safe_fs::{check_file, display_name, Fingerprint, Opened};
 use crate::store::Store;
-
-/// What a safely decoded checkpoint contributes to listing and retention.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Summary {
-    pub generation: u64,
-    pub captured_at: Timestamp,
-    /// At least one pane holds `plain` text.
-    pub has_text: bool,
-}
-
-/// The verdict on one final file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    /// An unsafe filesystem object: never opened or never read.
-    Unsafe(UnsafeReason),
-    /// Safe, but reading it failed with an OS error.
-    Unreadable(Errno),
-    /// Safe and read, but the reader refused it; `reason` is the rule, not content.
-    Failed {
-        code: Code,
-        reason: String,
-    },
-    Decoded(Summary),
-}
-
-pub(crate) struct CacheEntry {
-    fingerprint: Fingerprint,
-    max_bytes: u64,
-    verdict: Verdict,
-}
+use crate::verdicts::{CacheEntry, Summary, Verdict};
 
 /// One final file as scanned.
 #[derive(Clone, Debug)]

@@ -15,7 +15,7 @@ use crate::error::{ErrorCode, Result, StoreError};
 use crate::io::{Io, SysIo};
 use crate::location::{StoreLocation, STORE_SUBDIRS};
 use crate::safe_fs::{DirHandle, DirRule, DIR_MODE};
-use crate::scan::CacheEntry;
+use crate::verdicts::CacheEntry;
 
 /// What doctor reports about writes and cleanups (RFC §3, §6 "Doctor").
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

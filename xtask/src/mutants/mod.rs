@@ -11,6 +11,7 @@
 
 mod battery;
 mod probe;
+mod seed;
 mod tree;
 
 use battery::Mutant;
@@ -143,6 +144,10 @@ fn run(args: Vec<String>) -> Result<i32, String> {
     // each side take the other's fingerprints as its own: a later build of the
     // repository linked crates built from the scratch tree's older sources.
     let tree_target = work.join("target");
+    // Its registry crates are the repository's, built a moment ago: shared, not rebuilt.
+    let members = seed::workspace_packages(&root)?;
+    let seeded = seed::seed(&debug, &tree_target.join("debug"), &members)?;
+    eprintln!("mutants: scratch target seeded with {seeded} registry build entries");
 
     let mut rows = Vec::new();
     for (i, m) in chosen.iter().enumerate() {
@@ -190,7 +195,7 @@ fn run_one<'a>(
         std::fs::read_to_string(root.join(&m.file)).map_err(|e| format!("{}: {e}", m.file))?;
     tree.put(&m.file, &battery::apply(m, &clean_text))?;
     let build_started = Instant::now();
-    let built = cargo_build(tree.root(), tree_target, &["vxref"]);
+    let built = cargo_build_incremental(tree.root(), tree_target, &["vxref"]);
     // Revert at once: an interrupted battery leaves a clean scratch tree.
     tree.put(&m.file, &clean_text)?;
     let build_secs = build_started.elapsed().as_secs_f64();
@@ -250,6 +255,28 @@ fn cargo_build(dir: &Path, target: &Path, packages: &[&str]) -> Result<(), Strin
     for p in packages {
         cmd.args(["--package", p]);
     }
+    status(cmd)
+}
+
+/// A build of the scratch tree, whose target directory is the battery's own: with
+/// incremental compilation (whatever CARGO_INCREMENTAL the caller has, e.g. CI's 0
+/// for its shared target/), each mutant recompiles only the queries its edit touched
+/// in the crates it changed. Incremental state does not enter cargo's unit hashes,
+/// so the seeded registry units still fit.
+fn cargo_build_incremental(dir: &Path, target: &Path, packages: &[&str]) -> Result<(), String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args(["build", "--quiet"])
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target)
+        .env("CARGO_INCREMENTAL", "1");
+    for p in packages {
+        cmd.args(["--package", p]);
+    }
+    status(cmd)
+}
+
+fn status(mut cmd: Command) -> Result<(), String> {
     match cmd.status() {
         Ok(s) if s.success() => Ok(()),
         Ok(s) => Err(format!("cargo build failed ({s})")),

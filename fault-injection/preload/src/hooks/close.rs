@@ -10,9 +10,10 @@ use plan::Op;
 use vxfault_plan as plan;
 
 use crate::call::{run, Call, Target};
+use crate::gate::active;
 use crate::paths::{cache_clear, cache_clear_range, cache_on, cache_opened};
 use crate::real::{enosys, enosys_ptr, real};
-use crate::state::{active, Guard, TRACE_FD};
+use crate::state::{Guard, TRACE_FD};
 use crate::sys::{dirfd, errno, fileno, set_errno};
 
 /// Whether `fd` is the trace's own fd, which a program closing every fd (daemonising)

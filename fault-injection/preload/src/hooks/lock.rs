@@ -8,9 +8,10 @@ use plan::Op;
 use vxfault_plan as plan;
 
 use crate::call::{run, Call, Detail, Target};
+use crate::gate::active;
 use crate::paths::{cache_clear, cache_on};
 use crate::real::{enosys, real};
-use crate::state::{active, Guard};
+use crate::state::Guard;
 use crate::sys::{F_DUPFD, F_DUPFD_CLOEXEC, F_OFD_SETLK, F_OFD_SETLKW, F_SETLK, F_SETLKW};
 
 hook! {

@@ -33,7 +33,7 @@ macro_rules! hook {
             let Some($f) = $crate::real::real!($real) else {
                 return hook!(@missing $($missing)?);
             };
-            if !$crate::state::active($op) {
+            if !$crate::gate::active($op) {
                 // SAFETY: the caller's arguments, unchanged, to the original.
                 return unsafe { $f($($a),*) };
             }

@@ -7,11 +7,12 @@ use plan::Op;
 use vxfault_plan as plan;
 
 use crate::call::{iov_total, run, with_iov, Call, Detail, Target};
+use crate::gate::active;
 use crate::hooks::close::is_trace_fd;
 use crate::hooks::lock::is_lock_cmd;
 use crate::paths::{cache_clear, cache_opened};
 use crate::real::{enosys, real, ty};
-use crate::state::{active, Guard};
+use crate::state::Guard;
 use crate::sys::{nr, IoVec, AT_FDCWD, AT_REMOVEDIR, O_CREAT, O_TRUNC, O_WRONLY};
 
 /// A watched system call: its family, trace name and targets.

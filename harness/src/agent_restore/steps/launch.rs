@@ -4,6 +4,7 @@
 
 use crate::agent_restore::live::{record_text, Live, RECORD_KEY};
 use crate::agent_restore::World;
+use crate::agent_restore::{pins, twins};
 use crate::drivers::events;
 use crate::drivers::scaled;
 use crate::drivers::wire;
@@ -51,6 +52,45 @@ async fn launch_with_id(w: &mut World, c: &[String]) {
         .await;
 }
 
+/// A refused launch after its valid twin, in a window of its own: `twin` says how
+/// the twin differs (only in the defect): `with native id "<id>"` (a well-formed id),
+/// `without an id` (a plain launch), `whose program exists` (the same template with
+/// a program that starts).
+#[when(
+    regex = r#"^agent.launch starts "([a-z0-9-]+)" in a new window with native id "([^"]*)" as "(\w+)", after its twin (.+)$"#
+)]
+async fn launch_after_twin(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        let (integration, id, twin) = (c[1].to_string(), c[2].to_string(), c[4].to_string());
+        let (twin_integration, twin_id) = if twin == "without an id" {
+            (integration.clone(), None)
+        } else if twin == "whose program exists" {
+            let t = twins::integration_with_a_program(l, &integration);
+            (t, Some(id.clone()))
+        } else if let Some(rest) = twin.strip_prefix("with native id ") {
+            (integration.clone(), Some(rest.trim_matches('"').to_string()))
+        } else {
+            crate::harness_error!("no such twin: {twin}")
+        };
+        let window = l.new_window();
+        let mut params = json!({"window": window, "integration": twin_integration});
+        if let Some(id) = &twin_id {
+            params["native_id"] = json!(id);
+        }
+        l.control_call(
+            &format!(
+                "the same launch, {} (integration {twin_integration:?}, native id {twin_id:?}), in a window of its own",
+                twin.trim_start_matches("with ")
+            ),
+            "agent.launch",
+            params,
+        );
+        launch(l, &integration, Some(&id), &c[3]);
+    })
+    .await;
+}
+
 #[when(
     regex = r#"^the launch client starts "([a-z0-9-]+)" in a new window with native id "([^"]*)" as "(\w+)"$"#
 )]
@@ -61,17 +101,31 @@ async fn client_launch(w: &mut World, c: &[String]) {
         if t.is_empty() {
             crate::harness_error!("the profile's [agent_restore] table needs agent_launch");
         }
+        let words = |window: &str| -> Vec<String> {
+            t.iter()
+                .map(|w| {
+                    w.replace("{window}", window)
+                        .replace("{integration}", &c[1])
+                        .replace("{native_id}", &c[2])
+                })
+                .collect()
+        };
+        // Through a relay, the valid twin first: the same launch straight to the daemon.
+        if let Some(relay) = l.relay.take() {
+            let window = l.new_window();
+            let cmd = l.client_command(&words(&window), std::path::Path::new(""), None);
+            let reply = l.run_client(cmd);
+            l.relay = Some(relay);
+            twins::record(
+                "the same launch client straight to the daemon, without the relay, in a window of its own".into(),
+                &reply,
+                true,
+                |_| reply.exit == Some(0),
+            );
+        }
         l.forget_dump(&c[1]);
         let window = l.new_window();
-        let words: Vec<String> = t
-            .iter()
-            .map(|w| {
-                w.replace("{window}", &window)
-                    .replace("{integration}", &c[1])
-                    .replace("{native_id}", &c[2])
-            })
-            .collect();
-        let cmd = l.client_command(&words, std::path::Path::new(""), None);
+        let cmd = l.client_command(&words(&window), std::path::Path::new(""), None);
         let reply = l.run_client(cmd);
         l.s.last = Some(reply.clone());
         l.keep_pane(&c[3]);
@@ -97,10 +151,15 @@ async fn client_launch_succeeds(w: &mut World) {
 async fn client_launch_fails(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let l = s.live();
+        crate::evidence::require_accepted_control();
         let reply = l.client_reply.as_ref().or_harness("no launch client ran");
         match &reply.result {
-            Ok(v) => panic!("the launch client succeeded where it must fail: {v}"),
-            Err(e) => assert_eq!(e["code"], json!(c[1]), "the error: {e}"),
+            Ok(v) => crate::evidence::fail(
+                None,
+                "the launch client refused",
+                format!("it succeeded: {v}"),
+            ),
+            Err(e) => pins::judge_error(e, &c[1], None),
         }
         let want: i32 = c[2].parse().or_harness("an exit code");
         assert_eq!(reply.exit, Some(want), "the launch client's exit code");
@@ -114,8 +173,16 @@ async fn client_launch_fails(w: &mut World, c: &[String]) {
 async fn create_program_with_record(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let l = s.live();
-        let window = l.new_window();
         let record = record_text(&c[2], &c[3], &c[4]);
+        // Its valid twin: the same spawn of a program that starts.
+        let window = l.new_window();
+        let argv = l.sleeper();
+        l.control_call(
+            "the same pane.create with the same record, of a program that starts, in a window of its own",
+            "pane.create",
+            json!({"window": window, "argv": argv, "agent_session": record}),
+        );
+        let window = l.new_window();
         l.call(
             "pane.create",
             json!({"window": window, "argv": [c[1]], "agent_session": record}),

@@ -1,9 +1,9 @@
 //! Steps of the offline checkers: a workspace archive or an integration template,
 //! from the kit's corpus or written by the scenario, and the pinned verdict line.
 
-use crate::agent_restore::checks::{corpus_dir, templates};
+use crate::agent_restore::checks::corpus_dir;
+use crate::agent_restore::offline::Kind;
 use crate::agent_restore::World;
-use crate::drivers::checker;
 use crate::verdict::OrHarness;
 use cucumber::gherkin::Step;
 use cucumber::{then, when};
@@ -12,7 +12,7 @@ use cucumber::{then, when};
 async fn archive_checker_reads_corpus(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let file = corpus_dir().join("workspace").join(&c[1]);
-        s.offline.check_file(&templates().archive_check, &file);
+        s.offline.check(Kind::Archive, &file);
     })
     .await;
 }
@@ -28,7 +28,7 @@ async fn archive_checker_reads_sized(w: &mut World, c: &[String]) {
         }
         bytes.resize(n, b' ');
         let file = s.offline.write_input("sized.json", &bytes);
-        s.offline.check_file(&templates().archive_check, &file);
+        s.offline.check(Kind::Archive, &file);
     })
     .await;
 }
@@ -38,7 +38,7 @@ async fn archive_checker_reads_doc(w: &mut World, #[step] step: &Step) {
     w.run(&[], step.docstring.as_deref(), |s, c| {
         let doc = c.doc().or_harness("the step needs a docstring");
         let file = s.offline.write_input("archive.json", doc.as_bytes());
-        s.offline.check_file(&templates().archive_check, &file);
+        s.offline.check(Kind::Archive, &file);
     })
     .await;
 }
@@ -47,7 +47,7 @@ async fn archive_checker_reads_doc(w: &mut World, #[step] step: &Step) {
 async fn template_checker_reads_corpus(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let file = corpus_dir().join("integrations").join(&c[1]);
-        s.offline.check_file(&templates().template_check, &file);
+        s.offline.check(Kind::Template, &file);
     })
     .await;
 }
@@ -67,7 +67,7 @@ async fn template_checker_reads_padded(w: &mut World, c: &[String]) {
         }
         bytes.resize(n, b' ');
         let file = s.offline.write_input(&c[1], &bytes);
-        s.offline.check_file(&templates().template_check, &file);
+        s.offline.check(Kind::Template, &file);
     })
     .await;
 }
@@ -77,23 +77,20 @@ async fn template_checker_reads_doc(w: &mut World, c: &[String], #[step] step: &
     w.run(c, step.docstring.as_deref(), |s, c| {
         let doc = c.doc().or_harness("the step needs a docstring");
         let file = s.offline.write_input(&c[1], doc.as_bytes());
-        s.offline.check_file(&templates().template_check, &file);
+        s.offline.check(Kind::Template, &file);
     })
     .await;
 }
 
 #[then(regex = r"^the checker accepts it$")]
 async fn checker_accepts(w: &mut World) {
-    w.run(&[], None, |s, _| checker::assert_valid(s.offline.last()))
-        .await;
+    w.run(&[], None, |s, _| s.offline.assert_accepted()).await;
 }
 
 #[then(regex = r#"^the checker refuses it with "([a-z_.]+)" by rule "([a-z0-9_.]+)"$"#)]
 async fn checker_refuses(w: &mut World, c: &[String]) {
-    w.run(c, None, |s, c| {
-        checker::assert_refused(s.offline.last(), &c[1], &c[2])
-    })
-    .await;
+    w.run(c, None, |s, c| s.offline.assert_refused(&c[1], &c[2]))
+        .await;
 }
 
 #[then(regex = r#"^the verdict does not contain "([^"]+)"$"#)]

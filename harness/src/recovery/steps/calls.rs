@@ -59,6 +59,7 @@ async fn client_calls_verb(w: &mut World, c: &[String]) {
         };
         let verb = c[3].to_string();
         let params = parse_params(c.get(4).map(|m| m.as_str()));
+        w.before_request(&verb, &Value::Object(params.clone()).to_string());
         let r = w.wire(token.as_deref(), &verb, params);
         w.last = Some(r);
     })
@@ -172,6 +173,9 @@ async fn client_runs_cli(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let token = (&c[1] == "the owner").then(|| "@owner".to_string());
         let words: Vec<String> = c[2].split_whitespace().map(String::from).collect();
+        let verb = words.iter().take(2).cloned().collect::<Vec<_>>().join(".");
+        let text = w.subst(&c[2]);
+        w.before_request(&verb, &text);
         let r = w.cli(token.as_deref(), &words);
         w.last = Some(r);
     })

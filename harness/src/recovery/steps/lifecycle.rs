@@ -2,7 +2,7 @@
 
 use super::prelude::*;
 use crate::drivers::{clock, fault};
-use crate::recovery::scenario::{faketime_preload, fault_preload};
+use crate::recovery::scenario::faketime_preload;
 
 #[given(regex = r"^a daemon started with the default configuration$")]
 async fn daemon_started_with_default_configuration(w: &mut World) {
@@ -214,8 +214,7 @@ async fn on_demand_daemon_started_with_recovery_enabled(w: &mut World) {
 #[given(regex = r#"^a daemon started with recovery enabled under the fault plan "([^"]+)"$"#)]
 async fn daemon_started_with_recovery_enabled_under_fault(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
-        let lib = fault_preload(w);
-        w.extra_env.extend(fault::env(&lib, &c[1], None));
+        w.inject(&c[1], None);
         w.write_config(ENABLED);
         w.start();
     })
@@ -225,8 +224,7 @@ async fn daemon_started_with_recovery_enabled_under_fault(w: &mut World, c: &[St
 #[given(regex = r#"^the fault plan "([^"]+)" applies to the next start$"#)]
 async fn fault_plan_applies_next_start(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
-        let lib = fault_preload(w);
-        w.extra_env.extend(fault::env(&lib, &c[1], None));
+        w.inject(&c[1], None);
     })
     .await;
 }
@@ -252,12 +250,9 @@ async fn daemon_clock_runs(w: &mut World, c: &[String]) {
 #[given(regex = r"^a daemon started with recovery enabled and its file calls traced$")]
 async fn daemon_started_with_file_calls_traced(w: &mut World) {
     w.run(&[], None, |w, _| {
-        let lib = fault_preload(w);
         let trace = w.dir.path().join("trace.jsonl");
-        // An empty plan injects nothing: the library only traces.
-        w.extra_env.push(("LD_PRELOAD".into(), lib));
-        w.extra_env
-            .push(("VXFAULT_TRACE".into(), trace.to_string_lossy().into_owned()));
+        // An empty plan injects nothing: the backend only traces.
+        w.inject("", Some(&trace));
         w.vars
             .insert("trace".into(), trace.to_string_lossy().into_owned());
         w.write_config(ENABLED);

@@ -4,7 +4,7 @@
 
 use super::prelude::*;
 use crate::drivers::fault;
-use crate::recovery::scenario::{fault_preload, Scenario};
+use crate::recovery::scenario::Scenario;
 use std::path::Path;
 
 /// RFC §3's temporary-file prefix.
@@ -41,8 +41,7 @@ async fn daemon_started_under_fault_plan_with_configuration(
     #[step] step: &Step,
 ) {
     w.run(c, step.docstring.as_deref(), |w, c| {
-        let lib = fault_preload(w);
-        w.extra_env.extend(fault::env(&lib, &c[1], None));
+        w.inject(&c[1], None);
         w.write_config(c.doc().or_harness("step needs a docstring"));
         w.start();
     })

@@ -24,6 +24,7 @@ async fn checkpoint_is_planted_in_store(w: &mut World, c: &[String]) {
         let defect = c.get(6).map_or("intact", |m| m.as_str()).to_string();
         let f = w.fixture(format, gen, offset);
         w.plant(&name, &f, &defect);
+        w.twins.planted(&name, &f, &defect, offset);
     })
     .await;
 }
@@ -55,6 +56,12 @@ async fn store_file_chmod(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let path = w.vars[&format!("{}_file", &c[1])].clone();
         let mode = u32::from_str_radix(&c[2], 8).unwrap();
+        if mode != 0o600 {
+            w.twins.damaged_needs_twin(
+                &c[1],
+                format!("the same checkpoint with mode 0600, not {}", &c[2]),
+            );
+        }
         std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(mode))
             .or_harness("chmod");
     })
@@ -66,6 +73,10 @@ async fn store_file_owned_by_uid(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let path = w.vars[&format!("{}_file", &c[1])].clone();
         let uid: u32 = c[2].parse().or_harness("a number in the step");
+        w.twins.damaged_needs_twin(
+            &c[1],
+            format!("the same checkpoint owned by the daemon's uid, not {uid}"),
+        );
         std::os::unix::fs::lchown(&path, Some(uid), None).or_harness("chown needs root");
     })
     .await;
@@ -76,6 +87,8 @@ async fn store_file_gets_second_hard_link(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let path = w.vars[&format!("{}_file", &c[1])].clone();
         std::fs::hard_link(&path, w.dir.path().join("second-link")).or_harness("link");
+        w.twins
+            .damaged_needs_twin(&c[1], "the same checkpoint with one link".into());
     })
     .await;
 }
@@ -89,6 +102,8 @@ async fn store_file_gets_second_hard_link(w: &mut World, c: &[String]) {
 async fn store_file_replaced_by_symlink_valid_checkpoint(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         let path = w.vars[&format!("{}_file", &c[1])].clone();
+        w.twins
+            .damaged_needs_twin(&c[1], "the same checkpoint as a regular file".into());
         let outside = w.dir.path().join("outside.json");
         std::fs::copy(&path, &outside).or_harness("copy");
         std::fs::remove_file(&path).or_harness("unlink");

@@ -1,5 +1,8 @@
 //! The session-persist suite's steps.
 
+mod checker;
+mod decoys;
+mod hostile;
 mod packer;
 mod runtime_then;
 mod runtime_when;

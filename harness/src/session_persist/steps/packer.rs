@@ -2,6 +2,8 @@
 //! the blob it wrote read back by the kit (with the `tar` crate, not the
 //! implementation's reader).
 
+use crate::contract::Contract;
+use crate::drivers::checker;
 use crate::session_persist::bench::Planted;
 use crate::session_persist::pods::{self, AUTH_FILES};
 use crate::session_persist::World;
@@ -77,6 +79,8 @@ async fn session_file_replaced(w: &mut World, c: &[String]) {
         }
         .or_harness("the planted session has no such file")
         .clone();
+        s.keep_has_session_before_defect(&c[1]);
+        s.vary(&c[1], format!("its {} file {rel} is {}", &c[2], &c[3]));
         let path = root.join(&rel);
         let bytes = p.files[&rel].clone();
         std::fs::remove_file(&path).or_harness("removing a planted file");
@@ -121,6 +125,7 @@ async fn session_has_more_files(w: &mut World, c: &[String]) {
         let root = s.pod(&c[1]);
         let p = s.planted(&c[1]).clone();
         let start = p.files.len();
+        s.vary(&c[1], format!("{n} more files of {size} bytes"));
         let mut added = Vec::new();
         for i in 0..n {
             let rel = pods::extra_file(&p.backend, &p.id, start + i);
@@ -139,7 +144,50 @@ async fn session_has_more_files(w: &mut World, c: &[String]) {
 
 #[when(regex = r#"^pod "([A-Z])" packs its session$"#)]
 async fn pod_packs(w: &mut World, c: &[String]) {
-    w.run(c, None, |s, c| pack(s, &c[1])).await;
+    w.run(c, None, |s, c| {
+        if s.variations.contains_key(&c[1]) {
+            pack_twin(s, &c[1]);
+        }
+        pack(s, &c[1])
+    })
+    .await;
+}
+
+/// The control of a pack that the scenario's changes may make refused: the same
+/// session, planted without those changes in a twin pod, packed first.
+fn pack_twin(s: &mut crate::session_persist::bench::Persist, pod: &str) {
+    let v = s.variations[pod].clone();
+    let p = s.planted(pod).clone();
+    let twin = format!("{pod}-twin");
+    let root = s.pod(&twin);
+    for (rel, bytes) in &v.base {
+        pods::plant(&root, rel, bytes);
+    }
+    s.planted.insert(
+        twin.clone(),
+        Planted {
+            files: v.base.clone(),
+            ..p.clone()
+        },
+    );
+    pack(s, &twin);
+    let exit = s.last().exit;
+    let len = std::fs::metadata(s.blob()).map_or(0, |m| m.len());
+    crate::evidence::control(
+        "persist.pack",
+        crate::evidence::Control {
+            what: format!(
+                "packed pod {pod}'s {} session {:?} planted in a twin pod without: {}",
+                p.backend,
+                p.id,
+                v.what.join("; ")
+            ),
+            accepted: exit == Some(0) && len > 0,
+            observed: format!("pack exit {exit:?}, a blob of {len} bytes"),
+            commands: crate::evidence::commands_of_step(),
+        },
+    );
+    s.blob = None;
 }
 
 fn pack(s: &mut crate::session_persist::bench::Persist, pod: &str) {
@@ -173,6 +221,7 @@ async fn pack_succeeds(w: &mut World) {
 #[then(regex = r"^the pack is refused and no blob is left$")]
 async fn pack_refused(w: &mut World) {
     w.run(&[], None, |s, _| {
+        crate::evidence::require_accepted_control();
         let exit = s.last().exit;
         assert!(
             exit.is_some_and(|e| e != 0),
@@ -194,10 +243,24 @@ async fn blob_holds_exactly(w: &mut World, c: &[String]) {
         let blob = std::fs::read(s.blob()).or_harness("reading the blob");
         let members = pods::members(&blob);
         let (header, rest) = members.split_first().expect("the blob has no members");
-        assert_eq!(
-            header.path, s.t.header_member,
-            "the first member is the header"
-        );
+        if header.path != s.t.header_member {
+            let named = crate::profile::context()
+                .profile
+                .persist
+                .as_ref()
+                .is_some_and(|t| t.contains_key("header_member"));
+            let (want, got) = (
+                format!(
+                    "the first member, the header, named {:?}",
+                    s.t.header_member
+                ),
+                format!("a first member named {:?}", header.path),
+            );
+            if named {
+                crate::evidence::fail(Some("sp-header"), want, got);
+            }
+            crate::evidence::pin("sp-pin-header-member", want, got);
+        }
         let h: serde_json::Value =
             serde_json::from_slice(&header.bytes).expect("the header is not JSON");
         assert_eq!(
@@ -247,13 +310,27 @@ async fn packing_again_same_bytes(w: &mut World, c: &[String]) {
 #[then(regex = r"^the blob checker accepts the blob$")]
 async fn checker_accepts_blob(w: &mut World) {
     w.run(&[], None, |s, _| {
+        if !crate::session_persist::bench::Templates::claims("checker") {
+            crate::evidence::frame(
+                "note: skipped \"the blob checker accepts the blob\": the profile does not \
+                 claim the checker part of session-persist",
+            );
+            return;
+        }
         let file = s.blob().to_string_lossy().into_owned();
-        let t = s.t.blob_check.clone();
-        let said = s.run(&t, &[("file", &file)], &[]);
-        let line: serde_json::Value =
-            serde_json::from_str(said.stdout.trim()).expect("the blob checker's line is not JSON");
-        assert_eq!(line["result"], "valid", "the checker said {line}");
-        assert_eq!(said.exit, Some(0), "exit status of a valid blob");
+        let words: Vec<String> =
+            s.t.blob_check
+                .iter()
+                .map(|w| w.replace("{file}", &file))
+                .collect();
+        let judging = checker::Judging::of(Contract::SessionPersist);
+        let said = checker::run_judged(&s.ph, &words, s.sandbox(), &judging);
+        crate::evidence::ensure(checker::accepted(&said, &judging), None, || {
+            (
+                "the blob checker to accept the blob the packer wrote (exit 0)".into(),
+                checker::said_words(&said),
+            )
+        });
     })
     .await;
 }

@@ -3,20 +3,13 @@
 //! and the unpack crashed at each of its renames in turn.
 
 use crate::session_persist::bench::{Persist, SweepPoint};
-use crate::session_persist::pods;
 use crate::session_persist::World;
+use crate::session_persist::{blobs, pods};
 use crate::verdict::OrHarness;
 use cucumber::{given, then, when};
-use std::path::Path;
 
 /// The most renames a sweep tries before it calls the unpack unbounded.
 const MAX_SWEEP: usize = 200;
-
-fn corpus_blob(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../corpus/persist/blobs")
-        .join(name)
-}
 
 fn unpack_into(s: &mut Persist, pod: &str, backend: &str, id: &str, env: &[(String, String)]) {
     let root = s.pod(pod).to_string_lossy().into_owned();
@@ -43,16 +36,76 @@ async fn pod_unpacks(w: &mut World, c: &[String]) {
     .await;
 }
 
-#[when(
-    regex = r#"^pod "([A-Z])" unpacks the corpus blob "([a-z0-9-]+\.tar)" as (\w+) session "([A-Za-z0-9-]+)"$"#
+/// The kit's blob for `backend`/`id` (valid, or with one defect), written from the
+/// profile's header member and the backend's layout.
+pub(super) fn kit_blob(
+    s: &mut Persist,
+    backend: &str,
+    id: &str,
+    defect: Option<&str>,
+) -> std::path::PathBuf {
+    let spec = blobs::Spec {
+        header_member: &s.t.header_member.clone(),
+        backend,
+        id,
+    };
+    let bytes = match defect {
+        None => blobs::valid(&spec),
+        Some(d) => blobs::with_defect(&spec, d).unwrap_or_else(|e| crate::harness_error!("{e}")),
+    };
+    let file = s.new_blob_path();
+    std::fs::write(&file, bytes).or_harness("writing the kit's blob");
+    file
+}
+
+/// The control of an unpack refusal: the kit's valid blob of the same backend and
+/// id, unpacked into a fresh pod, which must then have the session.
+#[given(
+    regex = r#"^the control: the kit's valid (\w+) blob of session "([A-Za-z0-9-]+)" is unpacked into a fresh pod$"#
 )]
-async fn pod_unpacks_corpus(w: &mut World, c: &[String]) {
+async fn control_unpack(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
-        let file = s.new_blob_path();
-        std::fs::copy(corpus_blob(&c[2]), &file).or_harness("copying the corpus blob");
-        s.blob = Some(file);
+        let kept = s.blob.take();
+        s.blob = Some(kit_blob(s, &c[1], &c[2], None));
+        let pod = format!("control-{}", s.planted.len() + s.variations.len());
+        unpack_into(s, &pod, &c[1], &c[2], &[]);
+        let exit = s.last().exit;
+        let has = if exit == Some(0) {
+            s.ask_has_session(&pod, &c[1], &c[2])
+        } else {
+            Err("not asked: the unpack failed".into())
+        };
+        crate::evidence::control(
+            "persist.unpack",
+            crate::evidence::Control {
+                what: format!(
+                    "unpacked the kit's valid {} blob of session {:?} (header member {:?}) into a fresh pod",
+                    &c[1], &c[2], s.t.header_member
+                ),
+                accepted: exit == Some(0) && has == Ok(true),
+                observed: format!(
+                    "unpack exit {exit:?}; {}",
+                    match &has {
+                        Ok(b) => format!("HasSession {b}"),
+                        Err(e) => format!("has-session {e}"),
+                    }
+                ),
+                commands: crate::evidence::commands_of_step(),
+            },
+        );
+        s.blob = kept;
+    })
+    .await;
+}
+
+#[when(
+    regex = r#"^pod "([A-Z])" unpacks a (\w+) blob of session "([A-Za-z0-9-]+)" with the defect "([a-z0-9-]+)"$"#
+)]
+async fn pod_unpacks_defect(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        s.blob = Some(kit_blob(s, &c[2], &c[3], Some(&c[4])));
         s.keep_before(&c[1]);
-        unpack_into(s, &c[1], &c[3], &c[4], &[]);
+        unpack_into(s, &c[1], &c[2], &c[3], &[]);
     })
     .await;
 }
@@ -68,6 +121,7 @@ async fn unpack_succeeds(w: &mut World) {
 #[then(regex = r"^the unpack is refused$")]
 async fn unpack_refused(w: &mut World) {
     w.run(&[], None, |s, _| {
+        crate::evidence::require_accepted_control();
         let exit = s.last().exit;
         assert!(
             exit.is_some_and(|e| e != 0),
@@ -103,6 +157,12 @@ async fn pod_unchanged(w: &mut World, c: &[String]) {
         let before = s.before();
         assert_eq!(before.pod, c[1], "the scenario watched another pod");
         let now = pods::snapshot(&s.pod(&c[1]));
+        crate::evidence::files(crate::evidence::diff(&before.inside, &now).into_iter().map(
+            |mut f| {
+                f.path = format!("pods/{}/{}", &c[1], f.path);
+                f
+            },
+        ));
         let changed: Vec<&String> = now
             .keys()
             .chain(before.inside.keys())
@@ -118,6 +178,7 @@ async fn nothing_outside_changed(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let now = s.outside(&c[1]);
         let before = &s.before().outside;
+        crate::evidence::files(crate::evidence::diff(before, &now));
         let changed: Vec<&String> = now
             .keys()
             .chain(before.keys())
@@ -134,8 +195,33 @@ async fn nothing_outside_changed(w: &mut World, c: &[String]) {
 #[then(regex = r#"^pod "([A-Z])" (has|has no) (\w+) session "([A-Za-z0-9-]+)"$"#)]
 async fn pod_has_session(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
+        let want = &c[2] == "has";
+        if !want {
+            // A "no": proven only by a HasSession true in this scenario (before the
+            // defect, or the twin's).
+            if let Some(control) = s.before_defect.remove(&c[1]) {
+                crate::evidence::control("persist.has_session", control);
+            }
+            crate::evidence::require_accepted_control();
+        }
         let has = s.has_session(&c[1], &c[3], &c[4]);
-        assert_eq!(has, &c[2] == "has", "HasSession of the pod");
+        crate::evidence::ensure(has == want, Some("sp-hassession-root"), || {
+            (
+                format!("HasSession {want} for pod {}", &c[1]),
+                format!("HasSession {has}"),
+            )
+        });
+        if has && crate::evidence::scenario_control().is_none() {
+            crate::evidence::control(
+                "persist.has_session",
+                crate::evidence::Control {
+                    what: format!("HasSession of pod {} for session {:?}", &c[1], &c[4]),
+                    accepted: true,
+                    observed: "HasSession true".into(),
+                    commands: crate::evidence::commands_of_step(),
+                },
+            );
+        }
     })
     .await;
 }
@@ -143,6 +229,7 @@ async fn pod_has_session(w: &mut World, c: &[String]) {
 #[given(regex = r#"^pod "([A-Z])" is wiped$"#)]
 async fn pod_wiped(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
+        s.keep_has_session_before_defect(&c[1]);
         std::fs::remove_dir_all(s.pod(&c[1])).or_harness("wiping the pod");
         s.pod(&c[1]);
     })
@@ -154,7 +241,6 @@ async fn pod_wiped(w: &mut World, c: &[String]) {
 )]
 async fn crash_sweep(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
-        let library = s.fault_library();
         let want = s.planted(&source_pod(s, &c[3])).files.clone();
         for k in 1..=MAX_SWEEP {
             let pod = format!("{}-crash-{k}", &c[1]);
@@ -164,8 +250,10 @@ async fn crash_sweep(w: &mut World, c: &[String]) {
                 crate::harness_error!("the pod's path would not read as a plain glob");
             }
             let plan = format!("rename@{root_text}/*#{k}=crash");
-            let env = crate::drivers::fault::env(&library, &plan, None);
-            unpack_into(s, &pod, &c[2], &c[3], &env);
+            let unpack = s.t.unpack.clone();
+            s.inject(&unpack, &plan, None);
+            unpack_into(s, &pod, &c[2], &c[3], &[]);
+            s.injection = None;
             let exit = s.last().exit;
             let has_session = s.has_session(&pod, &c[2], &c[3]);
             let got = pods::files(&pods::snapshot(&root));

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use cucumber::{then, when};
 
-use crate::drivers::{poll, scaled};
-use crate::single_writer::live::{physical, WAIT_MS};
+use crate::drivers::{scaled, wait_until};
+use crate::single_writer::live::{physical, stub_name, WAIT_MS};
 use crate::single_writer::World;
 use crate::verdict::OrHarness;
 
@@ -62,10 +62,15 @@ async fn seconds_pass(w: &mut World, c: &[String]) {
 async fn listed_as(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let live = s.live();
-        let rows = poll("the listed state", scaled(WAIT_MS), || {
+        let rows = wait_until(scaled(WAIT_MS), || {
             let rows = live.rows_of(&c[1]);
-            (rows.len() == 1 && rows[0]["state"] == c[2]).then_some(rows)
+            (rows.len() == 1 && rows[0]["state"] == c[2], rows)
         });
+        assert!(
+            rows.len() == 1 && rows[0]["state"] == c[2],
+            "the session list's rows for {}: {rows:?}",
+            &c[1]
+        );
         assert_eq!(rows[0]["physical_key"], physical(&c[1]));
         assert_eq!(rows[0]["alive"], true, "an {} session is alive", &c[2]);
     })
@@ -76,10 +81,18 @@ async fn listed_as(w: &mut World, c: &[String]) {
 async fn listed_exited(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let live = s.live();
-        poll("the listed state", scaled(WAIT_MS), || {
+        let rows = wait_until(scaled(WAIT_MS), || {
             let rows = live.rows_of(&c[1]);
-            (rows.is_empty() || rows.len() == 1 && rows[0]["state"] == "exited").then_some(())
+            (
+                rows.is_empty() || rows.len() == 1 && rows[0]["state"] == "exited",
+                rows,
+            )
         });
+        assert!(
+            rows.is_empty() || rows.len() == 1 && rows[0]["state"] == "exited",
+            "the session list's rows for {}: {rows:?}",
+            &c[1]
+        );
     })
     .await;
 }
@@ -88,8 +101,8 @@ async fn listed_exited(w: &mut World, c: &[String]) {
 async fn copy_history(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let live = s.live();
-        let bytes =
-            std::fs::read(live.sb.history_file(&physical(&c[1]))).or_harness("the agent's history");
+        let bytes = std::fs::read(live.sb.history_file(&stub_name(&c[1])))
+            .or_harness("the agent's history");
         live.history_copy = Some(bytes);
     })
     .await;
@@ -100,7 +113,7 @@ async fn history_unchanged(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let live = s.live();
         let copy = live.history_copy.clone().or_harness("no copy was kept");
-        let now = std::fs::read(live.sb.history_file(&physical(&c[1])))
+        let now = std::fs::read(live.sb.history_file(&stub_name(&c[1])))
             .unwrap_or_else(|_| panic!("the history was removed"));
         assert_eq!(now, copy, "the history changed");
     })

@@ -14,7 +14,7 @@ use cucumber::{given, then, when};
 
 use crate::drivers::broker_ws::Viewer;
 use crate::drivers::{poll, scaled};
-use crate::single_writer::live::{physical, Live, WAIT_MS};
+use crate::single_writer::live::{Live, WAIT_MS};
 use crate::single_writer::World;
 use crate::verdict::OrHarness;
 
@@ -98,7 +98,7 @@ async fn starts_opening(w: &mut World, c: &[String]) {
 async fn listener_in_the_gap(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let live = s.live();
-        let lock = live.sb.lock_file(&physical(&c[1]));
+        let lock = live.lock_file(&c[1]);
         // The lock file exists once the broker opened it; its flock is delayed by
         // the fault plan, so its probe is behind it and its acquire not done.
         poll("the broker to open the lock file", scaled(WAIT_MS), || {
@@ -261,18 +261,35 @@ async fn fails_loud(w: &mut World) {
     .await;
 }
 
+/// How long a foreground master must keep running once its socket accepts.
+const FOREGROUND_MS: u64 = 300;
+
 #[then(regex = r"^it serves on the master path$")]
 async fn serves(w: &mut World) {
     w.run(&[], None, |s, _| {
         let live = s.live();
         let path = master_path(live);
+        let daemonizes = live.t.master_daemonizes;
         let running = live.running.as_mut().or_harness("no master command ran");
         poll("the master to accept", scaled(WAIT_MS), || {
             if let Ok(Some(status)) = running.0.try_wait() {
-                panic!("the create-only master exited on a free path: {status}");
+                // A daemonizing master's foreground part leaves with 0 once it serves.
+                if !(daemonizes && status.success()) {
+                    panic!("the create-only master exited on a free path: {status}");
+                }
             }
             UnixStream::connect(&path).is_ok().then_some(())
         });
+        if !daemonizes {
+            // A master in the foreground serves for as long as its command runs.
+            std::thread::sleep(Duration::from_millis(FOREGROUND_MS));
+            if let Ok(Some(status)) = running.0.try_wait() {
+                panic!(
+                    "the create-only master's command exited ({status}) while its socket \
+                     serves: it daemonizes (the profile's master_daemonizes says it does not)"
+                );
+            }
+        }
     })
     .await;
 }

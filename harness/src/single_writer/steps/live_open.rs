@@ -8,9 +8,8 @@ use cucumber::{given, then, when};
 use nix::sys::signal::Signal;
 
 use crate::drivers::broker::LockState;
-use crate::drivers::broker_ws::Refused;
-use crate::drivers::{poll, scaled};
-use crate::single_writer::live::{physical, WAIT_MS};
+use crate::drivers::{poll, scaled, wait_until};
+use crate::single_writer::live::{stub_name, WAIT_MS};
 use crate::single_writer::World;
 use crate::verdict::OrHarness;
 
@@ -127,7 +126,8 @@ async fn crowd_streams(w: &mut World, c: &[String]) {
 async fn suite_holds_lock(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let live = s.live();
-        live.held = Some(live.sb.hold_lock(&physical(&c[1])));
+        let file = live.lock_file(&c[1]);
+        live.held = Some(live.sb.hold_lock(&file));
     })
     .await;
 }
@@ -150,7 +150,6 @@ async fn sees_ready(w: &mut World, c: &[String]) {
     .await;
 }
 
-#[when(regex = r"^viewer (\w+) is closed with code (\d+)$")]
 #[then(regex = r"^viewer (\w+) is closed with code (\d+)$")]
 async fn closed_with(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
@@ -162,31 +161,11 @@ async fn closed_with(w: &mut World, c: &[String]) {
     .await;
 }
 
-#[then(regex = r#"^viewer (\w+) is refused with HTTP (\d+) and "([a-z_.]+)"$"#)]
-async fn refused_with(w: &mut World, c: &[String]) {
-    w.run(c, None, |s, c| {
-        let live = s.live();
-        match live.refused.get(&c[1]) {
-            Some(Refused::Http(status, body)) => {
-                assert_eq!(status.to_string(), c[2], "HTTP status: {body}");
-                assert_eq!(
-                    body["error"]["code"].as_str(),
-                    Some(&c[3]),
-                    "error code: {body}"
-                );
-            }
-            Some(other) => panic!("viewer {} failed otherwise: {other:?}", &c[1]),
-            None => panic!("viewer {} was not refused before the upgrade", &c[1]),
-        }
-    })
-    .await;
-}
-
 #[when(regex = r#"^the suite notes the agent of "([^"]+)"$"#)]
 async fn note_agent(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let live = s.live();
-        let p = physical(&c[1]);
+        let p = stub_name(&c[1]);
         let pids = poll("the session's agent", scaled(WAIT_MS), || {
             let pids = live.sb.agents_of(&p);
             (!pids.is_empty()).then_some(pids)
@@ -202,7 +181,7 @@ async fn served_by(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let live = s.live();
         let noted = *live.noted.get(&c[1]).or_harness("no agent was noted");
-        let pids = live.sb.agents_of(&physical(&c[1]));
+        let pids = live.sb.agents_of(&stub_name(&c[1]));
         if &c[2] == "the noted" {
             assert_eq!(pids, vec![noted], "the agent was relaunched or duplicated");
         } else {
@@ -218,23 +197,13 @@ async fn agent_count(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let want = usize::from(&c[2] == "exactly one");
         let live = s.live();
-        let p = physical(&c[1]);
+        let p = stub_name(&c[1]);
         poll("the session's agent count", scaled(WAIT_MS), || {
             (live.sb.agents_of(&p).len() == want).then_some(())
         });
         std::thread::sleep(Duration::from_millis(STABLE_MS));
         let pids = live.sb.agents_of(&p);
         assert_eq!(pids.len(), want, "agents of {}: {pids:?}", &c[1]);
-    })
-    .await;
-}
-
-#[then(regex = r"^no agent is running$")]
-async fn no_agent(w: &mut World) {
-    w.run(&[], None, |s, _| {
-        std::thread::sleep(Duration::from_millis(STABLE_MS));
-        let agents = s.live().sb.agents();
-        assert!(agents.is_empty(), "agents: {agents:?}");
     })
     .await;
 }
@@ -257,12 +226,12 @@ async fn lock_is(w: &mut World, c: &[String]) {
             LockState::Free
         };
         let live = s.live();
-        let p = physical(&c[1]);
+        let p = live.lock_file(&c[1]);
         // A lock frees when the last holder's descriptor closes, a moment after its
         // process exits: wait for it, bounded.
-        let got = poll("the lock's state", scaled(WAIT_MS), || {
+        let got = wait_until(scaled(WAIT_MS), || {
             let st = live.sb.lock_state(&p);
-            (st == want || want == LockState::Held).then_some(st)
+            (st == want || want == LockState::Held, st)
         });
         assert_eq!(got, want, "the lock of {}", &c[1]);
     })
@@ -273,7 +242,7 @@ async fn lock_is(w: &mut World, c: &[String]) {
 async fn started_by(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let live = s.live();
-        let p = physical(&c[1]);
+        let p = stub_name(&c[1]);
         let mode = poll("the agent's start turn", scaled(WAIT_MS), || {
             let turns = live.sb.turns(&p);
             let pids = live.sb.agents_of(&p);
@@ -294,7 +263,13 @@ async fn broker_running_under_plan(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let live = s.live();
         let lib = crate::drivers::fault::library(&live.sb.ph);
-        live.sb.next_env = crate::drivers::fault::env(&lib, &c[1], None);
+        // `{alias_sidecar}`: the profile's alias sidecar of this broker.
+        let sidecar = live
+            .t
+            .alias_sidecar
+            .replace("{runtime_dir}", &live.sb.ph.runtime_dir.to_string_lossy());
+        let plan = c[1].replace("{alias_sidecar}", &sidecar);
+        live.sb.next_env = crate::drivers::fault::env(&lib, &plan, None);
         live.start_broker(0);
     })
     .await;

@@ -8,8 +8,8 @@ use std::time::Duration;
 use cucumber::{given, then, when};
 
 use crate::drivers::probe::contains;
-use crate::drivers::{poll, scaled};
-use crate::single_writer::live::{physical, WAIT_MS};
+use crate::drivers::{poll, scaled, wait_until};
+use crate::single_writer::live::{stub_name, WAIT_MS};
 use crate::single_writer::World;
 use crate::verdict::OrHarness;
 
@@ -198,7 +198,7 @@ fn lines_of(turns: &[serde_json::Value]) -> Vec<&str> {
 async fn agent_got(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let sb = &s.live().sb;
-        let p = physical(&c[1]);
+        let p = stub_name(&c[1]);
         if &c[2] == "got" {
             poll("the agent's input", scaled(WAIT_MS), || {
                 lines_of(&sb.turns(&p)).contains(&&c[3]).then_some(())
@@ -233,7 +233,7 @@ fn sizes(turns: &[serde_json::Value]) -> Vec<(u64, u64)> {
 async fn agent_size(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let sb = &s.live().sb;
-        let p = physical(&c[1]);
+        let p = stub_name(&c[1]);
         let size = (
             c[3].parse().or_harness("cols"),
             c[4].parse().or_harness("rows"),
@@ -255,7 +255,7 @@ async fn agent_size(w: &mut World, c: &[String]) {
 async fn nudged(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let sb = &s.live().sb;
-        let p = physical(&c[1]);
+        let p = stub_name(&c[1]);
         poll("the redraw nudge (SIGWINCH)", scaled(WAIT_MS), || {
             (!sizes(&sb.turns(&p)).is_empty()).then_some(())
         });
@@ -327,9 +327,11 @@ async fn socket_is(w: &mut World, c: &[String]) {
                 "no master accepts on the session's socket"
             );
         } else {
-            poll("the session's socket to go", scaled(WAIT_MS), || {
-                std::fs::symlink_metadata(&path).is_err().then_some(())
+            let gone = wait_until(scaled(WAIT_MS), || {
+                let gone = std::fs::symlink_metadata(&path).is_err();
+                (gone, gone)
             });
+            assert!(gone, "the session's socket is still there");
         }
     })
     .await;

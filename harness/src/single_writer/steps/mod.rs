@@ -5,6 +5,7 @@ mod live_claims;
 mod live_client;
 mod live_master;
 mod live_open;
+mod live_refusals;
 mod live_scopes;
 mod live_stream;
 mod live_takeover;

@@ -1,8 +1,12 @@
 //! Steps of the offline checkers: session keys, resume plans and sidecars from the
-//! kit's corpus, and the verdict each checker prints.
+//! kit's corpus, and the verdict each checker prints. Valid or invalid is judged
+//! strictly; every refusal first runs its valid twin (the control); the kit's codes,
+//! rule ids, line shape, physical-key spelling, length caps and owner-file shape are
+//! pins (`crate::single_writer::pins`).
 
 use crate::drivers::checker;
-use crate::single_writer::checks::corpus_dir;
+use crate::single_writer::checks::{corpus_dir, judging, Input};
+use crate::single_writer::pins;
 use crate::single_writer::World;
 use crate::verdict::OrHarness;
 use cucumber::{then, when};
@@ -11,42 +15,187 @@ fn corpus_text(rel: &str) -> String {
     std::fs::read_to_string(corpus_dir().join(rel)).or_harness("reading the corpus case")
 }
 
+/// The valid twins the refusal rows' controls run.
+const VALID_KEY: &str = "keys/claude-uuid.key";
+const VALID_NEW_KEY: &str = "keys/opencode-placeholder-new.key";
+const VALID_ALIAS: &str = "sidecar/alias-one/aliases.json";
+const VALID_OWNER: &str = "sidecar/owner-valid/opencode@ses_Ab1.owner";
+
 #[when(
     regex = r#"^the key checker reads the corpus key "([a-z0-9_-]+\.key)" for (an existing|a new) session$"#
 )]
 async fn key_checker_reads(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let key = corpus_text(&format!("keys/{}", &c[1]));
-        s.check_key(key.trim_end_matches('\n'), &c[2] == "a new");
+        let key = key.trim_end_matches('\n');
+        let new = &c[2] == "a new";
+        s.input = Input::Key(key.to_string(), new);
+        s.check_key(key, new);
     })
     .await;
+}
+
+/// Runs the valid twin of the scenario's input as its control.
+fn control(s: &mut crate::single_writer::checks::Checks) {
+    match s.input.clone() {
+        Input::Key(_, new) => {
+            let twin = corpus_text(if new { VALID_NEW_KEY } else { VALID_KEY });
+            s.control_key(twin.trim_end_matches('\n'), new);
+        }
+        Input::Sidecar(rel) => {
+            let twin = if rel.starts_with("sidecar/owner-") {
+                VALID_OWNER
+            } else {
+                VALID_ALIAS
+            };
+            s.control_sidecar(&corpus_dir().join(twin));
+        }
+        Input::Plan(words) => {
+            let [have, gen, total, ring, master] = repaired(&words);
+            let word = |w: &Option<String>| w.clone().unwrap_or_default();
+            let (total, ring, master) = (word(&total), word(&ring), word(&master));
+            s.control_plan(
+                have.as_deref(),
+                gen.as_deref(),
+                [total.as_str(), ring.as_str(), master.as_str()],
+            );
+        }
+        Input::None => crate::harness_error!("no checker input to twin"),
+    }
+}
+
+/// A resume case with every malformed counter made well-formed (0) and the ring cut
+/// to the total: the same case without its defect.
+fn repaired(words: &[Option<String>; 5]) -> [Option<String>; 5] {
+    let ok = |w: &str| {
+        (w == "0" || (!w.starts_with('0') && w.bytes().all(|b| b.is_ascii_digit())))
+            && w.parse::<u64>().is_ok_and(|n| n <= 9_007_199_254_740_991)
+    };
+    let mut out = words
+        .clone()
+        .map(|w| w.map(|w| if ok(&w) { w } else { "0".into() }));
+    let num = |w: &Option<String>| w.as_deref().and_then(|w| w.parse::<u64>().ok());
+    if let (Some(total), Some(ring)) = (num(&out[2]), num(&out[3])) {
+        if ring > total {
+            out[3] = Some(total.to_string());
+        }
+    }
+    out
 }
 
 #[then(regex = r#"^the checker accepts it as the physical key "([^"]+)"$"#)]
 async fn checker_accepts_as(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
-        let said = s.last();
-        checker::assert_valid(said);
-        assert_eq!(
-            said.line["physical_key"].as_str(),
-            Some(&c[1]),
-            "physical key of {}",
-            said.line
+        let said = s.last().clone();
+        crate::evidence::ensure(
+            checker::accepted(&said, &judging()),
+            Some("sw-key-identity"),
+            || {
+                (
+                    "the checker to accept the key (exit 0)".into(),
+                    checker::said_words(&said),
+                )
+            },
         );
+        let Input::Key(key, _) = &s.input else {
+            crate::harness_error!("no key was checked");
+        };
+        let got = said.line["physical_key"].as_str().unwrap_or("none");
+        let own = pins::declared("physical_key").map(|_| pins::physical_of(key));
+        pins::judge("physical_key", "physical key", &c[1], own.as_deref(), got);
     })
     .await;
 }
 
 #[then(regex = r"^the checker accepts it$")]
 async fn checker_accepts(w: &mut World) {
-    w.run(&[], None, |s, _| checker::assert_valid(s.last()))
-        .await;
+    w.run(&[], None, |s, _| {
+        let said = s.last();
+        crate::evidence::ensure(
+            checker::accepted(said, &judging()),
+            Some("sw-durable-formats"),
+            || {
+                (
+                    "the checker to accept the input (exit 0)".into(),
+                    checker::said_words(said),
+                )
+            },
+        );
+        if !judging().verdict_only && !said.line["rule"].is_null() {
+            crate::evidence::pin(
+                &judging().pin_clause,
+                "no rule on a valid input",
+                said.line.to_string(),
+            );
+        }
+    })
+    .await;
 }
 
 #[then(regex = r#"^the checker refuses it with "([a-z_.]+)" by rule "([a-z0-9_.]+)"$"#)]
 async fn checker_refuses(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
-        checker::assert_refused(s.last(), &c[1], &c[2])
+        control(s);
+        checker::assert_refused_judged(s.last(), &c[1], &c[2], &judging());
+    })
+    .await;
+}
+
+/// A key over the kit's caps (96-byte key, 64-byte ses_ tail): a refusal the kit
+/// pins, or, under caps the profile declares, judged strictly by them.
+#[then(
+    regex = r#"^the checker refuses it as over the kit's length caps with "([a-z_.]+)" by rule "([a-z0-9_.]+)"$"#
+)]
+async fn checker_refuses_over_caps(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let Input::Key(key, _) = s.input.clone() else {
+            crate::harness_error!("no key was checked");
+        };
+        let tail = key.split_once(":ses_").map_or(0, |(_, t)| t.len() as i64);
+        let caps = [
+            ("key_max_bytes", key.len() as i64),
+            ("ses_id_max_bytes", tail),
+        ];
+        let over: Vec<(&str, i64, bool)> = caps
+            .iter()
+            .filter(|(k, len)| *len > pins::int(k))
+            .map(|(k, len)| (*k, *len, pins::declared(k).is_some()))
+            .collect();
+        let said = s.last().clone();
+        let accepted = checker::accepted(&said, &judging());
+        if over.is_empty() {
+            // Within every cap the profile declares: a key like any other.
+            crate::evidence::ensure(accepted, Some(pins::LENGTH_CAPS), || {
+                (
+                    format!("the checker to accept {key:?}, within the caps the profile declares"),
+                    checker::said_words(&said),
+                )
+            });
+            return;
+        }
+        control(s);
+        crate::evidence::require_accepted_control();
+        if accepted {
+            let words = over
+                .iter()
+                .map(|(k, len, _)| format!("{len} bytes over {k} = {}", pins::int(k)))
+                .collect::<Vec<_>>()
+                .join(", ");
+            if over.iter().any(|(_, _, declared)| *declared) {
+                crate::evidence::fail(
+                    Some(pins::LENGTH_CAPS),
+                    format!("a refusal: {words}, a cap the profile declares"),
+                    checker::said_words(&said),
+                );
+            }
+            crate::evidence::pin(
+                pins::LENGTH_CAPS,
+                format!("a refusal: {words} (the kit's caps)"),
+                checker::said_words(&said),
+            );
+            return;
+        }
+        checker::assert_refused_judged(&said, &c[1], &c[2], &judging());
     })
     .await;
 }
@@ -58,19 +207,38 @@ async fn physical_keys_differ(w: &mut World, c: &[String]) {
         for key in [&c[1], &c[2]] {
             s.check_key(key, false);
             let said = s.last();
-            checker::assert_valid(said);
-            let p = said.line["physical_key"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            assert!(
-                !p.is_empty() && !p.contains('/') && p != "." && p != "..",
-                "a physical key is one safe file name: {}",
-                said.line
+            crate::evidence::ensure(
+                checker::accepted(said, &judging()),
+                Some("sw-key-injective"),
+                || {
+                    (
+                        format!("the checker to accept {key:?}"),
+                        checker::said_words(said),
+                    )
+                },
             );
-            physical.push(p);
+            let Some(p) = said.line["physical_key"].as_str() else {
+                crate::harness_error!(
+                    "the key checker printed no physical_key for {key:?}: the suite cannot compare physical keys"
+                );
+            };
+            crate::evidence::ensure(
+                !p.is_empty() && !p.contains('/') && p != "." && p != "..",
+                Some("sw-key-injective"),
+                || ("a physical key that is one safe file name".into(), p.into()),
+            );
+            physical.push(p.to_string());
         }
-        assert_ne!(physical[0], physical[1], "two keys share one lock");
+        crate::evidence::ensure(
+            physical[0] != physical[1],
+            Some("sw-key-injective"),
+            || {
+                (
+                    "two physical keys, one lock each".into(),
+                    format!("both {:?}", physical[0]),
+                )
+            },
+        );
     })
     .await;
 }
@@ -86,6 +254,13 @@ async fn planner_reads(w: &mut World, c: &[String]) {
             );
         };
         let (have, gen) = (absent_owned(have), absent_owned(gen));
+        s.input = Input::Plan([
+            have.clone(),
+            gen.clone(),
+            Some(total.into()),
+            Some(ring.into()),
+            Some(master.into()),
+        ]);
         s.plan(have.as_deref(), gen.as_deref(), [total, ring, master]);
     })
     .await;
@@ -124,18 +299,50 @@ async fn plan_is(w: &mut World, c: &[String]) {
     .await;
 }
 
+/// A malformed counter is refused (exit non-zero, no plan: strict); exit 2 and the
+/// kit's code and rule are pins.
 #[then(regex = r#"^the planner refuses it with "([a-z_.]+)" by rule "([a-z0-9_.]+)"$"#)]
 async fn planner_refuses(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
+        control(s);
+        crate::evidence::require_accepted_control();
         let said = s.last();
-        assert_eq!(
-            said.exit, 2,
-            "a malformed counter is a usage error: {}",
-            said.line
+        crate::evidence::ensure(
+            said.exit != 0 && said.line.get("plan").is_none(),
+            Some("sw-delta"),
+            || {
+                (
+                    "the planner to refuse the malformed counter (exit non-zero, no plan)".into(),
+                    checker::said_words(said),
+                )
+            },
         );
+        let j = judging();
+        if j.verdict_only {
+            return;
+        }
         let e = &said.line["error"];
-        assert_eq!(e["code"].as_str(), Some(&c[1]), "code of {}", said.line);
-        assert_eq!(e["rule"].as_str(), Some(&c[2]), "rule of {}", said.line);
+        for (what, got, want) in [
+            ("exit", Some(said.exit.to_string()), "2".to_string()),
+            (
+                "error.code",
+                e["code"].as_str().map(str::to_string),
+                c[1].to_string(),
+            ),
+            (
+                "error.rule",
+                e["rule"].as_str().map(str::to_string),
+                c[2].to_string(),
+            ),
+        ] {
+            if got.as_deref() != Some(want.as_str()) {
+                crate::evidence::pin(
+                    &j.pin_clause,
+                    format!("{what} {want}"),
+                    format!("{what} {got:?}"),
+                );
+            }
+        }
     })
     .await;
 }
@@ -146,7 +353,77 @@ async fn sidecar_checker_reads(w: &mut World, c: &[String]) {
         if c[1].contains("..") {
             crate::harness_error!("a corpus path may not leave the corpus");
         }
+        s.input = Input::Sidecar(c[1].to_string());
         s.check_sidecar(&corpus_dir().join(&c[1]));
+    })
+    .await;
+}
+
+/// The corpus file with one member more, generated in the scenario's sandbox under
+/// the same file name.
+#[when(
+    regex = r#"^the sidecar checker reads the corpus file "(sidecar/[A-Za-z0-9@:._/-]+)" with the extra member "([a-z_]+)"$"#
+)]
+async fn sidecar_checker_reads_extra(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        if c[1].contains("..") {
+            crate::harness_error!("a corpus path may not leave the corpus");
+        }
+        let text = corpus_text(&c[1]);
+        let body = text
+            .strip_prefix('{')
+            .or_harness("the corpus file is an object");
+        let name = std::path::Path::new(&c[1])
+            .file_name()
+            .or_harness("a file name");
+        let file = s.write_input(
+            &format!("extra/{}", name.to_string_lossy()),
+            format!("{{\"{}\":\"default\",{body}", &c[2]).as_bytes(),
+        );
+        s.input = Input::Sidecar(c[1].to_string());
+        s.check_sidecar(&file);
+    })
+    .await;
+}
+
+/// An owner file with a member beyond the kit's five: refused by the kit's closed
+/// shape (a pin), or judged by the shape the profile declares (`owner_shape`).
+#[then(regex = r"^the checker reads it by the owner file's shape$")]
+async fn checker_reads_by_owner_shape(w: &mut World) {
+    w.run(&[], None, |s, _| {
+        let said = s.last().clone();
+        let accepted = checker::accepted(&said, &judging());
+        let declared = pins::declared("owner_shape").and_then(|v| v.as_str().map(str::to_string));
+        if declared.as_deref() == Some("open") {
+            crate::evidence::ensure(accepted, Some(pins::OWNER_SHAPE), || {
+                (
+                    "the checker to accept the extra member (the profile's owner_shape \"open\")"
+                        .into(),
+                    checker::said_words(&said),
+                )
+            });
+            return;
+        }
+        control(s);
+        crate::evidence::require_accepted_control();
+        match (accepted, declared) {
+            (true, Some(_)) => crate::evidence::fail(
+                Some(pins::OWNER_SHAPE),
+                "a refusal of the extra member (the profile's owner_shape \"closed\")",
+                checker::said_words(&said),
+            ),
+            (true, None) => crate::evidence::pin(
+                pins::OWNER_SHAPE,
+                "a refusal of the extra member (the kit's closed owner file)",
+                checker::said_words(&said),
+            ),
+            (false, _) => checker::assert_refused_judged(
+                &said,
+                "conflict.sidecar_corrupt",
+                "schema.unknown_field",
+                &judging(),
+            ),
+        }
     })
     .await;
 }

@@ -156,10 +156,11 @@ fn create(a: &MasterArgs, sock: PathBuf) -> Result<i32> {
     let spawned = (|| {
         let (pty, pts) = pty_process::blocking::open().ok()?;
         pty.resize(pty_process::Size::new(a.rows, a.cols)).ok()?;
-        let child = pty_process::blocking::Command::new(program)
-            .args(args)
-            .spawn(pts)
-            .ok()?;
+        let command = pty_process::blocking::Command::new(program).args(args);
+        // SAFETY: the hook runs in the forked child before exec and calls only
+        // sigaction and sigprocmask, which are async-signal-safe.
+        let command = unsafe { command.pre_exec(default_signals) };
+        let child = command.spawn(pts).ok()?;
         Some((pty, child))
     })();
     let Some((pty, mut child)) = spawned else {
@@ -292,4 +293,23 @@ pub(crate) fn nudge(shared: &Shared) {
     let fd = unsafe { BorrowedFd::borrow_raw(shared.pty.as_raw_fd()) };
     let group = nix::unistd::tcgetpgrp(fd).unwrap_or(nix::unistd::Pid::from_raw(shared.child_pid));
     let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGWINCH);
+}
+
+/// The agent starts with the default disposition of the signals its master stops it
+/// with, and none blocked: a broker started with SIGHUP ignored (under `nohup`, or as
+/// a shell's background job, which ignores SIGINT and SIGQUIT) hands SIG_IGN down
+/// through exec, and STOP's hangup would then leave the agent running.
+fn default_signals() -> std::io::Result<()> {
+    use nix::sys::signal::{signal, sigprocmask, SigHandler, SigSet, SigmaskHow, Signal};
+    for s in [
+        Signal::SIGHUP,
+        Signal::SIGINT,
+        Signal::SIGQUIT,
+        Signal::SIGTERM,
+        Signal::SIGPIPE,
+    ] {
+        // SAFETY: SigDfl installs no handler, so no Rust code runs in signal context.
+        unsafe { signal(s, SigHandler::SigDfl) }.map_err(std::io::Error::from)?;
+    }
+    sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None).map_err(std::io::Error::from)
 }

@@ -104,28 +104,50 @@ fn parse_listen(text: &str) -> Result<Listen> {
     }
 }
 
-fn build(a: &ServeArgs) -> Result<(Arc<App>, Listen)> {
-    let listen = parse_listen(&a.listen)?;
-    let ring = parse_counter(&a.ring, Param::Ring)?;
+/// A setup failure and the input it is about (the flag and its value), so the message
+/// names what to fix; the error itself carries the spec's code and rule.
+struct SetupFailure {
+    input: String,
+    error: BrokerError,
+}
+
+fn at(flag: &str, value: impl std::fmt::Display) -> impl FnOnce(BrokerError) -> SetupFailure {
+    let input = format!("{flag} {value}");
+    move |error| SetupFailure { input, error }
+}
+
+fn build(a: &ServeArgs) -> std::result::Result<(Arc<App>, Listen), SetupFailure> {
+    let listen = parse_listen(&a.listen).map_err(at("--listen", &a.listen))?;
+    let ring = parse_counter(&a.ring, Param::Ring).map_err(at("--ring", &a.ring))?;
     if ring == 0 {
-        return Err(Rule::RingZero.into());
+        return Err(at("--ring", &a.ring)(Rule::RingZero.into()));
     }
-    let engines = engines::load(&a.engines)?;
+    let engines = engines::load(&a.engines).map_err(at("--engines", a.engines.display()))?;
     let uid = u64::from(nix::unistd::geteuid().as_raw());
-    let locks = LockDir::open(&lock_dir_from_env(a.lock_dir.as_deref())?, uid)?;
+    let lock_dir = lock_dir_from_env(a.lock_dir.as_deref()).map_err(at(
+        "--lock-dir",
+        a.lock_dir
+            .as_deref()
+            .map_or("(unset)".into(), |d| d.display().to_string()),
+    ))?;
+    let locks = LockDir::open(&lock_dir, uid).map_err(at("--lock-dir", lock_dir.display()))?;
     let history = a
         .history_dir
         .clone()
         .unwrap_or_else(|| a.runtime_dir.join("history"));
-    for dir in [&a.runtime_dir, &history] {
+    for (flag, dir) in [
+        ("--runtime-dir", &a.runtime_dir),
+        ("--history-dir", &history),
+    ] {
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(dir)
-            .map_err(|_| BrokerError::new(Rule::RuntimeDir))?;
-        check_private_dir(dir, uid)?;
+            .map_err(|_| at(flag, dir.display())(BrokerError::new(Rule::RuntimeDir)))?;
+        check_private_dir(dir, uid).map_err(at(flag, dir.display()))?;
     }
-    let bin = std::env::current_exe().map_err(|_| BrokerError::new(Rule::RuntimeDir))?;
+    let bin = std::env::current_exe()
+        .map_err(|_| at("the broker's own executable", "")(Rule::RuntimeDir.into()))?;
     let bin_dir = bin.parent().map(PathBuf::from).unwrap_or_default();
     let app = App {
         opener: Opener::new(a.runtime_dir.clone(), locks),
@@ -167,9 +189,9 @@ fn check_private_dir(dir: &std::path::Path, uid: u64) -> Result<()> {
 pub fn run(a: &ServeArgs) -> i32 {
     let (app, listen) = match build(a) {
         Ok(v) => v,
-        Err(e) => {
-            eprintln!("vxbroker serve: {e}");
-            return e.code.exit_code();
+        Err(SetupFailure { input, error }) => {
+            eprintln!("vxbroker serve: {input}: {error}");
+            return error.code.exit_code();
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -179,6 +201,7 @@ pub fn run(a: &ServeArgs) -> i32 {
         Ok(r) => r,
         Err(_) => return 1,
     };
+    let listen_text = a.listen.clone();
     runtime.block_on(async move {
         let router = router(app);
         let result = match listen {
@@ -198,7 +221,7 @@ pub fn run(a: &ServeArgs) -> i32 {
                 // A broker socket nobody accepts on is a dead broker's; a live one is
                 // another broker, which this one must not displace.
                 match probe(&path) {
-                    Liveness::Live | Liveness::NotSocket => return listen_error(),
+                    Liveness::Live | Liveness::NotSocket => return listen_error(&listen_text),
                     Liveness::Stale => {
                         let _ = std::fs::remove_file(&path);
                     }
@@ -219,14 +242,14 @@ pub fn run(a: &ServeArgs) -> i32 {
         };
         match result {
             Ok(()) => 0,
-            Err(()) => listen_error(),
+            Err(()) => listen_error(&listen_text),
         }
     })
 }
 
-fn listen_error() -> i32 {
+fn listen_error(listen: &str) -> i32 {
     let e = BrokerError::new(Rule::ListenBind);
-    eprintln!("vxbroker serve: {e}");
+    eprintln!("vxbroker serve: --listen {listen}: {e} (another broker or file is there, or the directory is missing)");
     e.code.exit_code()
 }
 

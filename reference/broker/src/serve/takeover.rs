@@ -43,7 +43,7 @@ fn read(runtime: &Path, physical: &str) -> (Prior, Option<OwnerRecord>) {
     let path = runtime.join(owner_name(physical));
     match std::fs::symlink_metadata(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Prior::None, None),
-        _ => match crate::files::read_capped(&path).and_then(|b| owner::decode(&b)) {
+        _ => match crate::small_file::read_capped(&path).and_then(|b| owner::decode(&b)) {
             Ok(rec) => (Prior::Held(rec.claim()), Some(rec)),
             Err(_) => (Prior::Unreadable, None),
         },
@@ -77,7 +77,7 @@ pub(crate) fn claim(
                     since_ms: since_ms.min(now_ms),
                     heartbeat_ms: now_ms,
                 };
-                crate::files::publish(runtime, &owner_name(physical), &owner::encode(&rec)?)?;
+                crate::small_file::publish(runtime, &owner_name(physical), &owner::encode(&rec)?)?;
                 Ok((decision, None))
             }
             // A secondary, the same browser's second tab included, never writes.
@@ -106,7 +106,7 @@ pub(crate) fn heartbeat(
     locked(runtime, physical, || match read(runtime, physical) {
         (_, Some(mut rec)) if rec.key == key => {
             rec.heartbeat_ms = now_ms.max(rec.since_ms);
-            crate::files::publish(runtime, &owner_name(physical), &owner::encode(&rec)?)?;
+            crate::small_file::publish(runtime, &owner_name(physical), &owner::encode(&rec)?)?;
             Ok(None)
         }
         (_, Some(holder)) => Ok(Some(holder)),

@@ -99,6 +99,9 @@ pub(crate) async fn handler(
 ) -> Response {
     match parse_request(&app, &engine, &id, &q) {
         Ok(req) => ws.on_upgrade(move |socket| session(app, req, socket)),
+        Err(e) if crate::variant::on() => {
+            ws.on_upgrade(move |socket| close(socket, close_refused(), e.code.as_str()))
+        }
         Err(e) => error_response(e),
     }
 }
@@ -142,6 +145,15 @@ fn spec(app: &App, req: &Request) -> MasterSpec {
     }
 }
 
+/// The close code of a refusal after the upgrade (the pin variant's own).
+fn close_refused() -> u16 {
+    if crate::variant::on() {
+        crate::variant::CLOSE_REFUSED
+    } else {
+        CLOSE_REFUSED
+    }
+}
+
 async fn close(mut socket: WebSocket, code: u16, reason: &str) {
     let frame = CloseFrame {
         code,
@@ -182,8 +194,8 @@ async fn session(app: Arc<App>, req: Request, socket: WebSocket) {
         Ok(Err(e)) if e.code == Code::Spawn => {
             return close(socket, CLOSE_SPAWN, e.code.as_str()).await
         }
-        Ok(Err(e)) => return close(socket, CLOSE_REFUSED, e.code.as_str()).await,
-        Err(_) => return close(socket, CLOSE_REFUSED, "internal.error").await,
+        Ok(Err(e)) => return close(socket, close_refused(), e.code.as_str()).await,
+        Err(_) => return close(socket, close_refused(), "internal.error").await,
     }
     let sock = app.opener.socket_path(&req.physical);
     let Ok(stream) = UnixStream::connect(&sock).await else {

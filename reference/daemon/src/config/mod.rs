@@ -2,6 +2,7 @@
 //! read with the ZON reader and checked against the schema. The daemon holds one
 //! effective [`Config`]; `config.reload` replaces it only when the file is valid.
 
+pub mod doc;
 pub mod schema;
 pub mod watch;
 pub mod zon;

@@ -8,7 +8,7 @@
 //! jobs carry the continuation the reactor built, and this module knows nothing of
 //! recovery.
 
-use crate::config::schema::set_path;
+use crate::config::doc::set_path;
 use crate::config::zon::Zon;
 use crate::config::{self, Config, LoadError};
 use crate::doctor::ConfigFile;

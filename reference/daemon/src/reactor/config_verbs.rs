@@ -6,7 +6,7 @@ use super::config_io::ConfigJob;
 use super::params::Params;
 use super::{Outcome, Reply, State};
 use crate::config;
-use crate::config::schema::{get_path, json_to_zon, split_key, zon_to_json};
+use crate::config::doc::{get_path, json_to_zon, split_key, zon_to_json};
 use crate::errors::{ApiError, ApiResult};
 use serde_json::{json, Value};
 

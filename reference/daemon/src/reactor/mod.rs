@@ -12,6 +12,7 @@ mod created_tests;
 mod dispatch;
 mod events;
 mod grants;
+mod pane_layout;
 mod pane_program;
 mod panes;
 pub mod params;

@@ -12,54 +12,13 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 
 use crate::error::{Doc, FormatError, Result, Rule};
+use crate::escape::{string_stop, zero_byte, ONES};
 use crate::limits::MAX_SAFE_INTEGER;
 use crate::scan_policy::is_unit_fraction;
 pub use crate::scan_policy::{NumberPolicy, NumberRefusal, ScanError, ScanOptions};
 
 mod cursor;
 pub use cursor::{Cursor, Kind, NumberToken};
-
-/// Byte classes inside a string: 0 plain, 1 ends the fast run (`"`, `\`, control).
-static STRING_STOP: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut i = 0;
-    while i < 0x20 {
-        t[i] = 1;
-        i += 1;
-    }
-    t[b'"' as usize] = 1;
-    t[b'\\' as usize] = 1;
-    t
-};
-
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGHS: u64 = 0x8080_8080_8080_8080;
-
-/// Nonzero when some byte of `x` is zero (the classic SWAR test).
-#[inline]
-fn zero_byte(x: u64) -> u64 {
-    x.wrapping_sub(ONES) & !x & HIGHS
-}
-
-/// Index of the first byte at or after `i` that is `"`, `\` or a control character,
-/// eight bytes at a time.
-#[inline]
-pub(crate) fn string_stop(b: &[u8], mut i: usize) -> usize {
-    while let Some(chunk) = b.get(i..i + 8) {
-        let x = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-        let hits = zero_byte(x ^ (ONES * u64::from(b'"')))
-            | zero_byte(x ^ (ONES * u64::from(b'\\')))
-            | (x.wrapping_sub(ONES * 0x20) & !x & HIGHS);
-        if hits != 0 {
-            break;
-        }
-        i += 8;
-    }
-    while i < b.len() && STRING_STOP[b[i] as usize] == 0 {
-        i += 1;
-    }
-    i
-}
 
 /// Index of the first backslash at or after `i`, or `b.len()`.
 #[inline]
@@ -341,12 +300,15 @@ impl<'a> Scanner<'a> {
                 let unit = hex4(b, i + 2).ok_or_else(|| self.err(Rule::Syntax))?;
                 match unit {
                     0xD800..=0xDBFF => {
-                        let low = (b.get(i + 6) == Some(&b'\\') && b.get(i + 7) == Some(&b'u'))
-                            .then(|| hex4(b, i + 8))
-                            .flatten();
-                        match low {
+                        if b.get(i + 6) != Some(&b'\\') || b.get(i + 7) != Some(&b'u') {
+                            return Err(self.err(Rule::LoneSurrogate));
+                        }
+                        // A `\u` that is no escape at all is a syntax error, as it is
+                        // anywhere else (and as serde_json reads it: fuzz/README.md).
+                        match hex4(b, i + 8) {
                             Some(0xDC00..=0xDFFF) => Ok(i + 12),
-                            _ => Err(self.err(Rule::LoneSurrogate)),
+                            Some(_) => Err(self.err(Rule::LoneSurrogate)),
+                            None => Err(self.err(Rule::Syntax)),
                         }
                     }
                     0xDC00..=0xDFFF => Err(self.err(Rule::LoneSurrogate)),
@@ -512,5 +474,5 @@ fn unescape(raw: &[u8]) -> Cow<'_, str> {
 /// characters only; Python's `json.dumps(s, ensure_ascii=False)`), for the kit's
 /// other canonical writers.
 pub fn push_string(out: &mut String, text: &str) {
-    crate::write::push_json_string(out, text);
+    crate::escape::push_json_string(out, text);
 }

@@ -5,40 +5,16 @@ use std::borrow::Cow;
 
 use sha2::{Digest, Sha256};
 
+pub use crate::context::ReadContext;
 use crate::error::{Doc, FormatError, Result, Rule};
 use crate::json::{check_document, check_text, Cursor, Kind};
-use crate::limits::{effective_max_bytes, DEFAULT_MAX_CHECKPOINT_BYTES};
+use crate::limits::effective_max_bytes;
 use crate::model::*;
 use crate::validate::{validate, validate_context};
 
 mod payload;
 
-pub(crate) use payload::is_signal_name;
 use payload::PayloadDecoder;
-
-/// What the caller knows about where the bytes came from.
-#[derive(Clone, Copy, Debug)]
-pub struct ReadContext<'a> {
-    /// The file's name; when given it must be the checkpoint id + `.json`.
-    pub file_name: Option<&'a str>,
-    /// The active store's socket; when given the payload's `socket` must equal it.
-    pub socket: Option<&'a str>,
-    /// The active store's uid; when given the payload's `uid` must equal it.
-    pub uid: Option<u64>,
-    /// Configured `max_checkpoint_bytes`; the reader applies `min(this, 64 MiB)`.
-    pub max_bytes: u64,
-}
-
-impl Default for ReadContext<'_> {
-    fn default() -> Self {
-        ReadContext {
-            file_name: None,
-            socket: None,
-            uid: None,
-            max_bytes: DEFAULT_MAX_CHECKPOINT_BYTES,
-        }
-    }
-}
 
 /// A checkpoint that passed every rule, with the format it was read under.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -577,16 +577,6 @@ struct PaneFields {
     text: Option<Text>,
 }
 
-/// `SIG[A-Z0-9]+`.
-pub(crate) fn is_signal_name(name: &str) -> bool {
-    name.len() > 3
-        && name.starts_with("SIG")
-        && name
-            .bytes()
-            .skip(3)
-            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
-}
-
 /// `"N"` (1–65535) or `"N%"` (1–100), no leading zero.
 fn parse_extent(text: &str) -> Option<Extent> {
     let (digits, percent) = match text.strip_suffix('%') {

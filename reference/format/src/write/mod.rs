@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use sha2::{Digest, Sha256};
 
 use crate::error::Result;
+use crate::escape::push_json_string;
 use crate::model::*;
 use crate::time::stamp;
 use crate::validate::validate;
@@ -79,48 +80,6 @@ fn push_hex(out: &mut Vec<u8>, digest: &[u8]) {
     }
 }
 
-/// Python's `json.dumps(s, ensure_ascii=False)` string encoding.
-pub(crate) fn push_json_string(out: &mut String, text: &str) {
-    sink_json_string(out, text);
-}
-
-fn sink_json_string<S: Sink>(out: &mut S, text: &str) {
-    out.quote();
-    let bytes = text.as_bytes();
-    let mut run_start = 0;
-    loop {
-        // Runs without `"`, `\` or control bytes are copied whole.
-        let i = crate::json::string_stop(bytes, run_start);
-        if i > run_start {
-            out.text(&text[run_start..i]);
-        }
-        let Some(&b) = bytes.get(i) else { break };
-        match b {
-            b'"' => out.escape("\\\""),
-            b'\\' => out.escape("\\\\"),
-            b'\n' => out.escape("\\n"),
-            b'\r' => out.escape("\\r"),
-            b'\t' => out.escape("\\t"),
-            0x08 => out.escape("\\b"),
-            0x0c => out.escape("\\f"),
-            _ => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                let seq = [
-                    b'\\',
-                    b'u',
-                    b'0',
-                    b'0',
-                    HEX[usize::from(b >> 4)],
-                    HEX[usize::from(b & 15)],
-                ];
-                out.escape(std::str::from_utf8(&seq).expect("ASCII"));
-            }
-        }
-        run_start = i + 1;
-    }
-    out.quote();
-}
-
 /// `"screen":[…],"history":[…]` as the payload holds them (for [`crate::EncodedRows`]).
 pub(crate) fn push_rows(out: &mut String, screen: &[String], history: &[String]) {
     let mut w = PayloadWriter {
@@ -165,7 +124,7 @@ impl<S: Sink> PayloadWriter<S> {
 
     fn str_field(&mut self, key: &str, value: &str) {
         self.key(key);
-        sink_json_string(&mut self.out, value);
+        crate::escape::escape_into(&mut self.out, value);
     }
 
     /// `"key":"p17"`: resource IDs written without building a string first.
@@ -456,7 +415,7 @@ impl<S: Sink> PayloadWriter<S> {
 
     /// `"screen":[…],"history":[…]`.
     fn rows(&mut self, screen: &[String], history: &[String]) {
-        let row = |w: &mut Self, line: &String| sink_json_string(&mut w.out, line);
+        let row = |w: &mut Self, line: &String| crate::escape::escape_into(&mut w.out, line);
         self.list("screen", screen, row);
         self.out.lit(",");
         self.list("history", history, row);
@@ -511,7 +470,7 @@ mod tests {
             let mut payload = String::new();
             push_json_string(&mut payload, &text);
             let mut sink = Split::default();
-            sink_json_string(&mut sink, &text);
+            crate::escape::escape_into(&mut sink, &text);
             assert_eq!(sink.payload, payload.as_bytes(), "{text:?}");
             let mut escaped = String::new();
             push_json_string(&mut escaped, &payload);

@@ -5,20 +5,17 @@
 
 use sha2::{Digest, Sha256};
 
+use crate::escape::JsonText;
 use crate::EncodedRows;
 
 /// Payload bytes hashed at a time: small enough to still be in cache when hashed.
 const HASH_CHUNK: usize = 16 * 1024;
 
-pub(super) trait Sink {
-    /// Text without `"`, `\` or control characters: the same in both encodings.
-    fn text(&mut self, text: &str);
+/// Text, quotes and escapes come through [`JsonText`] (`escape.rs`), which the
+/// string escaping writes to.
+pub(super) trait Sink: JsonText {
     /// The writer's own punctuation: may hold `"`, never `\` or a control.
     fn lit(&mut self, text: &'static str);
-    /// A `"` of the payload.
-    fn quote(&mut self);
-    /// One of the payload's escape sequences (`\"`, `\n`, `\u001f`, …).
-    fn escape(&mut self, seq: &str);
     /// `"key":` for one of the RFC's field names (nothing to escape).
     fn key(&mut self, key: &str) {
         self.quote();
@@ -36,17 +33,8 @@ pub(super) trait Sink {
 }
 
 impl Sink for String {
-    fn text(&mut self, text: &str) {
-        self.push_str(text);
-    }
     fn lit(&mut self, text: &'static str) {
         self.push_str(text);
-    }
-    fn quote(&mut self) {
-        self.push('"');
-    }
-    fn escape(&mut self, seq: &str) {
-        self.push_str(seq);
     }
     fn encoded(&mut self, rows: &EncodedRows) {
         self.push_str(rows.payload());
@@ -65,10 +53,6 @@ pub(super) struct Split {
 }
 
 impl Sink for Split {
-    fn text(&mut self, text: &str) {
-        self.payload.extend_from_slice(text.as_bytes());
-        self.envelope.extend_from_slice(text.as_bytes());
-    }
     fn lit(&mut self, text: &'static str) {
         let bytes = text.as_bytes();
         // Most literals are one byte (`,` `{` `}` `[` `]`): no copy call for them.
@@ -99,6 +83,20 @@ impl Sink for Split {
         self.envelope.extend_from_slice(key.as_bytes());
         self.envelope.extend_from_slice(b"\\\":");
     }
+    fn encoded(&mut self, rows: &EncodedRows) {
+        self.record(rows.payload().as_bytes(), rows.envelope());
+    }
+    fn record(&mut self, payload: &[u8], envelope: &[u8]) {
+        self.payload.extend_from_slice(payload);
+        self.envelope.extend_from_slice(envelope);
+    }
+}
+
+impl JsonText for Split {
+    fn text(&mut self, text: &str) {
+        self.payload.extend_from_slice(text.as_bytes());
+        self.envelope.extend_from_slice(text.as_bytes());
+    }
     fn quote(&mut self) {
         self.payload.push(b'"');
         self.envelope.extend_from_slice(b"\\\"");
@@ -114,13 +112,6 @@ impl Sink for Split {
                 _ => self.envelope.push(b),
             }
         }
-    }
-    fn encoded(&mut self, rows: &EncodedRows) {
-        self.record(rows.payload().as_bytes(), rows.envelope());
-    }
-    fn record(&mut self, payload: &[u8], envelope: &[u8]) {
-        self.payload.extend_from_slice(payload);
-        self.envelope.extend_from_slice(envelope);
     }
 }
 
@@ -151,20 +142,11 @@ impl EnvelopeSink {
 }
 
 impl Sink for EnvelopeSink {
-    fn text(&mut self, text: &str) {
-        self.split.text(text);
-    }
     fn lit(&mut self, text: &'static str) {
         self.split.lit(text);
     }
     fn key(&mut self, key: &str) {
         self.split.key(key);
-    }
-    fn quote(&mut self) {
-        self.split.quote();
-    }
-    fn escape(&mut self, seq: &str) {
-        self.split.escape(seq);
     }
     fn boundary(&mut self) {
         if self.split.payload.len() >= HASH_CHUNK {
@@ -182,5 +164,17 @@ impl Sink for EnvelopeSink {
     }
     fn record(&mut self, payload: &[u8], envelope: &[u8]) {
         self.split.record(payload, envelope);
+    }
+}
+
+impl JsonText for EnvelopeSink {
+    fn text(&mut self, text: &str) {
+        self.split.text(text);
+    }
+    fn quote(&mut self) {
+        self.split.quote();
+    }
+    fn escape(&mut self, seq: &str) {
+        self.split.escape(seq);
     }
 }

@@ -159,12 +159,124 @@ fn usage(message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// A failure traced to one command-line input: the library's typed error (whose
+/// reason never carries bytes, ids or paths), the input it came from (the flag, and
+/// the path when the user gave one; never a session id, which names a session), and
+/// what to do. Printed as `vxpersist: INPUT: CODE (RULE): REASON; FIX`, exit by class.
+struct InputError {
+    error: PersistError,
+    input: String,
+    fix: String,
+}
+
+impl InputError {
+    fn new(error: PersistError, input: impl Into<String>, fix: impl Into<String>) -> Self {
+        InputError {
+            error,
+            input: input.into(),
+            fix: fix.into(),
+        }
+    }
+
+    fn report(&self) -> ExitCode {
+        eprintln!("vxpersist: {}: {}; {}", self.input, self.error, self.fix);
+        ExitCode::from(u8::try_from(self.error.code.exit_code()).unwrap_or(1))
+    }
+}
+
+/// `--backend` names no backend of the layouts, or one without the persist
+/// capability: the fix lists those that have it.
+fn backend_error(layouts: &Layouts, error: PersistError) -> InputError {
+    let capable: Vec<&str> = layouts
+        .backend_names()
+        .filter(|n| layouts.lookup(n).is_some_and(|b| b.capability))
+        .collect();
+    InputError::new(
+        error,
+        "--backend",
+        format!(
+            "give a backend with the persist capability: {} (the layouts document, \
+             persist/layouts.toml or --layouts, lists them)",
+            capable.join(", ")
+        ),
+    )
+}
+
+/// A blob file the user named that could not be read or written.
+fn file_error(error: PersistError, path: &std::path::Path, writing: bool) -> InputError {
+    let fix = if writing {
+        "give a new file's path in a directory you can write (a symbolic link is refused)"
+    } else if error.code == ErrorCode::PersistIo {
+        "give an existing regular file you can read (a symbolic link is refused)"
+    } else {
+        "the blob is not valid: `vxpersist blob check FILE` names the rule it breaks"
+    };
+    InputError::new(error, format!("FILE {}", path.display()), fix)
+}
+
+/// What a pack, unpack or has-session error says about the inputs.
+fn session_error(error: PersistError, args: &SessionArgs) -> InputError {
+    let root = format!("--root {}", args.root.display());
+    match error.code {
+        ErrorCode::InvalidSessionId => InputError::new(
+            error,
+            "--session-id",
+            "give the session id as the backend writes it",
+        ),
+        ErrorCode::SessionNotFound | ErrorCode::SessionAmbiguous => InputError::new(
+            error,
+            format!("{root} with --session-id"),
+            "check the session id, and that --root is the backend's session directory \
+             (`vxpersist has-session` answers true for exactly one key file)",
+        ),
+        ErrorCode::PersistIo | ErrorCode::SessionUnsafe => InputError::new(
+            error,
+            root,
+            "--root must be an existing directory you own, and its session files \
+             plain regular files with one link",
+        ),
+        _ => {
+            let input = match &args.file {
+                Some(path) => format!("FILE {}", path.display()),
+                None => "the blob on stdin".to_string(),
+            };
+            InputError::new(
+                error,
+                input,
+                "`vxpersist blob check` names the rule a blob breaks; \
+                 docs/spec/persist-blob.md has the rules",
+            )
+        }
+    }
+}
+
+/// A `--store` that cannot be opened. Only an `fs:` store's directory is shown: an
+/// S3 location is named by its flag alone.
+fn store_error(error: PersistError, spec: &str) -> InputError {
+    let input = match spec.strip_prefix("fs:") {
+        Some(dir) => format!("--store fs:{dir}"),
+        None => "--store".to_string(),
+    };
+    InputError::new(
+        error,
+        input,
+        "give fs:DIR (an existing private directory) or s3:URL/BUCKET with the \
+         VXPERSIST_S3_* variables set (docs/spec/persist-store.md)",
+    )
+}
+
 fn run_check(layouts: &Layouts, args: &CheckArgs) -> ExitCode {
     if !valid_header_member(&args.header_member) {
         return usage("--header-member must be one path component of at most 100 bytes");
     }
     let mut opts = ReadOptions::new(layouts).header_member(&args.header_member);
     if let (Some(b), Some(id)) = (&args.backend, &args.session_id) {
+        // No blob names a backend that cannot pack: either way a usage error, before
+        // any file is judged.
+        if let Err(e) = layouts.capable(b) {
+            let e = PersistError::new(ErrorCode::InvalidBackend, e.reason);
+            return backend_error(layouts, e).report();
+        }
         opts = opts.expecting(b, id);
     }
     let mut all_valid = true;
@@ -194,34 +306,39 @@ fn run_check(layouts: &Layouts, args: &CheckArgs) -> ExitCode {
     ExitCode::from(if all_valid { 0 } else { 1 })
 }
 
-fn fail(e: &PersistError) -> ExitCode {
-    eprintln!("vxpersist: {e}");
-    ExitCode::from(u8::try_from(e.code.exit_code()).unwrap_or(1))
-}
-
 fn run_session(
     layouts: &Layouts,
     command: &Command,
     args: &SessionArgs,
-) -> Result<ExitCode, PersistError> {
-    let packer = SessionPacker::new(layouts, &args.backend, &args.root)?
-        .with_header_member(&args.header_member)?;
+) -> Result<ExitCode, InputError> {
+    let packer = SessionPacker::new(layouts, &args.backend, &args.root)
+        .map_err(|e| backend_error(layouts, e))?
+        .with_header_member(&args.header_member)
+        .map_err(|e| {
+            InputError::new(
+                e,
+                "--header-member",
+                "give one path component of at most 100 bytes",
+            )
+        })?;
+    let session = |e| session_error(e, args);
     match command {
         Command::Pack(_) => {
-            let blob = packer.pack(&args.session_id)?;
+            let blob = packer.pack(&args.session_id).map_err(session)?;
             match &args.file {
-                Some(path) => write_new_file(path, &blob)?,
+                Some(path) => write_new_file(path, &blob).map_err(|e| file_error(e, path, true))?,
                 None => std::io::stdout().write_all(&blob).map_err(|_| {
-                    PersistError::new(ErrorCode::PersistIo, "write of the blob to stdout")
+                    let e = PersistError::new(ErrorCode::PersistIo, "write of the blob to stdout");
+                    InputError::new(e, "stdout", "give FILE to write the blob to a file")
                 })?,
             }
         }
         Command::Unpack(_) => {
             let blob = match &args.file {
-                Some(path) => read_blob_file(path)?,
-                None => read_stdin()?,
+                Some(path) => read_blob_file(path).map_err(|e| file_error(e, path, false))?,
+                None => read_stdin().map_err(session)?,
             };
-            packer.unpack(&args.session_id, &blob)?;
+            packer.unpack(&args.session_id, &blob).map_err(session)?;
         }
         Command::HasSession(_) => println!("{}", packer.has_session(&args.session_id)),
         Command::Blob { .. }
@@ -266,7 +383,11 @@ fn run_store_suite(args: &StoreSuiteArgs) -> ExitCode {
     let store = match open_store(&args.store) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("vxpersist: the store cannot be judged: {e}");
+            let e = store_error(e, &args.store);
+            eprintln!(
+                "vxpersist: the store cannot be judged: {}: {}; {}",
+                e.input, e.error, e.fix
+            );
             return ExitCode::from(2);
         }
     };
@@ -313,7 +434,7 @@ fn unix_millis() -> u128 {
         .unwrap_or(0)
 }
 
-fn run_store_op(command: &StoreCommand) -> Result<ExitCode, PersistError> {
+fn run_store_op(command: &StoreCommand) -> Result<ExitCode, InputError> {
     let (StoreCommand::Put(args)
     | StoreCommand::Get(args)
     | StoreCommand::Delete(args)
@@ -321,7 +442,7 @@ fn run_store_op(command: &StoreCommand) -> Result<ExitCode, PersistError> {
     else {
         unreachable!("serve is dispatched in main")
     };
-    let store = open_store(&args.store)?;
+    let store = open_store(&args.store).map_err(|e| store_error(e, &args.store))?;
     let state_ref = || match &args.state_ref {
         Some(text) => StateRef::parse(text),
         None => Err(PersistError::new(
@@ -329,22 +450,50 @@ fn run_store_op(command: &StoreCommand) -> Result<ExitCode, PersistError> {
             "--ref is required",
         )),
     };
+    // A store operation's error names the flag it came from, else the store.
+    let op = |e: PersistError| {
+        let (input, fix) = match e.code {
+            ErrorCode::InvalidRun => ("--run", "give the run's id"),
+            ErrorCode::InvalidRef => ("--ref", "give the ref as the store listed it"),
+            ErrorCode::Exists => ("--ref", "a put never replaces a blob: delete the ref first"),
+            ErrorCode::BlobNotFound => ("--ref", "the store has no blob under this ref"),
+            _ => return store_error(e, &args.store),
+        };
+        InputError::new(e, input, fix)
+    };
     match command {
         StoreCommand::Put(_) => {
             let blob = match &args.file {
-                Some(path) => read_blob_file(path)?,
-                None => read_stdin()?,
+                Some(path) => read_blob_file(path).map_err(|e| file_error(e, path, false))?,
+                None => read_stdin().map_err(|e| {
+                    InputError::new(
+                        e,
+                        "the blob on stdin",
+                        "give FILE, or pipe one whole blob to stdin",
+                    )
+                })?,
             };
-            store.put(&args.run, &state_ref()?, &blob)?;
+            store
+                .put(&args.run, &state_ref().map_err(op)?, &blob)
+                .map_err(op)?;
         }
         StoreCommand::Get(_) => {
-            let blob = store.get(&args.run, &state_ref()?)?;
+            let blob = store
+                .get(&args.run, &state_ref().map_err(op)?)
+                .map_err(op)?;
             std::io::stdout().write_all(&blob).map_err(|_| {
-                PersistError::new(ErrorCode::PersistIo, "write of the blob to stdout")
+                let e = PersistError::new(ErrorCode::PersistIo, "write of the blob to stdout");
+                InputError::new(
+                    e,
+                    "stdout",
+                    "redirect stdout to a file or a pipe that reads it",
+                )
             })?;
         }
-        StoreCommand::Delete(_) => store.delete(&args.run, &state_ref()?)?,
-        StoreCommand::DeleteRun(_) => store.delete_run(&args.run)?,
+        StoreCommand::Delete(_) => store
+            .delete(&args.run, &state_ref().map_err(op)?)
+            .map_err(op)?,
+        StoreCommand::DeleteRun(_) => store.delete_run(&args.run).map_err(op)?,
         StoreCommand::Serve(_) => unreachable!("serve is dispatched in main"),
     }
     Ok(ExitCode::SUCCESS)
@@ -353,7 +502,7 @@ fn run_store_op(command: &StoreCommand) -> Result<ExitCode, PersistError> {
 fn serve_store(args: &StoreServeArgs) -> ExitCode {
     let store = match open_store(&args.store) {
         Ok(s) => s,
-        Err(e) => return fail(&e),
+        Err(e) => return store_error(e, &args.store).report(),
     };
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
@@ -365,14 +514,28 @@ fn serve_store(args: &StoreServeArgs) -> ExitCode {
 
 /// The builtin layouts, or the document `--layouts` names (an invalid one is a usage
 /// error: nothing runs against a whitelist that did not parse).
-fn load_layouts(path: Option<&std::path::Path>) -> Result<Layouts, PersistError> {
+fn load_layouts(path: Option<&std::path::Path>) -> Result<Layouts, InputError> {
     match path {
         None => Ok(Layouts::builtin().clone()),
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|_| {
-                PersistError::new(ErrorCode::InvalidLayouts, "layouts file cannot be read")
+            let input = format!("--layouts {}", p.display());
+            let text = std::fs::read_to_string(p).map_err(|e| {
+                let reason = match e.kind() {
+                    std::io::ErrorKind::NotFound => "layouts file does not exist",
+                    std::io::ErrorKind::PermissionDenied => "layouts file is not readable",
+                    _ => "layouts file cannot be read as UTF-8 text",
+                };
+                let e = PersistError::new(ErrorCode::InvalidLayouts, reason);
+                InputError::new(e, input.clone(), "give a readable layouts document")
             })?;
-            Layouts::parse(&text)
+            Layouts::parse(&text).map_err(|e| {
+                InputError::new(
+                    e,
+                    input,
+                    "fix the document: persist/layouts.toml is the format, \
+                     docs/spec/persist-blob.md its rules",
+                )
+            })
         }
     }
 }
@@ -381,7 +544,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let layouts = match load_layouts(cli.layouts.as_deref()) {
         Ok(l) => l,
-        Err(e) => return fail(&e),
+        Err(e) => return e.report(),
     };
     let layouts = &layouts;
     match &cli.command {
@@ -393,9 +556,9 @@ fn main() -> ExitCode {
         Command::Store {
             command: StoreCommand::Serve(args),
         } => serve_store(args),
-        Command::Store { command } => run_store_op(command).unwrap_or_else(|e| fail(&e)),
+        Command::Store { command } => run_store_op(command).unwrap_or_else(|e| e.report()),
         Command::Pack(args) | Command::Unpack(args) | Command::HasSession(args) => {
-            run_session(layouts, &cli.command, args).unwrap_or_else(|e| fail(&e))
+            run_session(layouts, &cli.command, args).unwrap_or_else(|e| e.report())
         }
     }
 }

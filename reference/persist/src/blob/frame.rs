@@ -12,7 +12,7 @@ use crate::limits::{BLOCK, MAX_PAX_BYTES, USTAR_NAME_BYTES};
 use super::pax::parse_pax;
 
 /// One member as framed: nothing here has been judged by the later rules.
-pub(crate) struct RawMember {
+pub struct RawMember {
     pub path: Vec<u8>,
     pub entry_type: u8,
     pub mode: u32,
@@ -21,7 +21,7 @@ pub(crate) struct RawMember {
     pub body: Range<usize>,
 }
 
-pub(crate) struct Frames {
+pub struct Frames {
     pub members: Vec<RawMember>,
     /// The last member's size runs past the end of the blob (a `blob.caps` finding;
     /// the walk stopped there).
@@ -55,7 +55,7 @@ fn octal(field: &[u8], allow_empty: bool) -> Option<u64> {
     })
 }
 
-pub(crate) fn walk(blob: &[u8]) -> Result<Frames, BlobError> {
+pub fn walk(blob: &[u8]) -> Result<Frames, BlobError> {
     let mut archive = tar::Archive::new(Cursor::new(blob));
     let entries = archive
         .entries_with_seek()

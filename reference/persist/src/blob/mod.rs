@@ -6,7 +6,9 @@
 //! `blob.size`, `blob.framing`, `blob.type`, `blob.path`, `blob.not_session_file`,
 //! `blob.header`, `blob.caps`, `blob.mode`.
 
-mod frame;
+/// The framing rule alone (`blob.framing`), public for the differential fuzz target
+/// against the `tar` crate's reader (`fuzz/src/tar_diff.rs`).
+pub mod frame;
 mod path;
 mod pax;
 mod write;

@@ -51,7 +51,11 @@ pub fn main(args: &DriveArgs) -> u8 {
     match std::fs::symlink_metadata(&args.state) {
         Ok(m) if m.is_dir() => {}
         _ => {
-            eprintln!("vxpersist drive: --state must be an existing directory, not a symlink");
+            eprintln!(
+                "vxpersist drive: --state {}: must be an existing directory, not a symlink \
+                 (create it first, or name the directory itself)",
+                args.state.display()
+            );
             return 2;
         }
     }

@@ -20,6 +20,12 @@ const RUN: &str = "fuzz";
 const POOL: [&str; 3] = ["sa", "sb", "sc"];
 const BACKENDS: [&str; 3] = ["pi", "codex", "kimi"];
 const LIE: &str = "fp-lie";
+/// Source node names and their fingerprints: fixed tables, not formatted per input
+/// (a case has at most four sources).
+const SOURCES: [&str; 4] = ["s0", "s1", "s2", "s3"];
+const OUT_FPS: [&str; 4] = ["fp-out-0", "fp-out-1", "fp-out-2", "fp-out-3"];
+const SLOT_FPS: [&str; 4] = ["fp-slot-0", "fp-slot-1", "fp-slot-2", "fp-slot-3"];
+const NODE_FPS: [&str; 4] = ["fp-s0", "fp-s1", "fp-s2", "fp-s3"];
 
 struct Bytes<'a>(&'a [u8], usize);
 
@@ -31,12 +37,14 @@ impl Bytes<'_> {
     }
 }
 
+/// `node/01J000…k` or `node/pause/01J000…k` (k < 10), built without `format!`.
 fn ref_text(node: &str, pause: bool, k: usize) -> String {
-    let ulid = format!("01J{k:023}");
-    match pause {
-        true => format!("{node}/pause/{ulid}"),
-        false => format!("{node}/{ulid}"),
-    }
+    let mut r = String::with_capacity(node.len() + 33);
+    r.push_str(node);
+    r.push_str(if pause { "/pause/01J" } else { "/01J" });
+    r.push_str("0000000000000000000000");
+    r.push(char::from(b'0' + k as u8));
+    r
 }
 
 /// One decoded case: the state resolution reads.
@@ -63,7 +71,7 @@ impl Case {
         };
         let other = |k: u8| ["pi", "codex"][k as usize].to_owned();
         for i in 0..1 + b.next(4) as usize {
-            let src = format!("s{i}");
+            let src = SOURCES[i].to_owned();
             if b.next(4) != 0 {
                 let mut out = Output::new();
                 if let k @ 1..=3 = b.next(4) {
@@ -75,7 +83,7 @@ impl Case {
                 };
                 out.insert("_backend".into(), json!(be));
                 if b.next(2) == 1 {
-                    out.insert("_session_fingerprint".into(), json!(format!("fp-out-{i}")));
+                    out.insert("_session_fingerprint".into(), json!(OUT_FPS[i]));
                 }
                 case.outputs.insert(src.clone(), out);
             }
@@ -118,7 +126,7 @@ impl Case {
                     NodeSessionSlot {
                         backend: be,
                         session_id: Some(POOL[b.next(3) as usize].to_owned()),
-                        fingerprint: Some(format!("fp-slot-{i}")),
+                        fingerprint: Some(SLOT_FPS[i].to_owned()),
                         state_ref: Some(r),
                         conversation_ref: None,
                     },
@@ -246,7 +254,8 @@ impl Case {
 }
 
 struct ModelExecutor<'a> {
-    case: &'a Case,
+    unpack_fails: bool,
+    has_session: &'a BTreeSet<String>,
     unpacked: Vec<String>,
 }
 
@@ -261,7 +270,7 @@ impl Executor for ModelExecutor<'_> {
         id: &str,
         _blob: &[u8],
     ) -> Result<(), PersistError> {
-        if self.case.unpack_fails {
+        if self.unpack_fails {
             return Err(PersistError::new(
                 ErrorCode::BlobCorrupt,
                 "oracle unpack failure",
@@ -272,23 +281,28 @@ impl Executor for ModelExecutor<'_> {
     }
 
     fn has_session(&mut self, _backend: &str, id: &str) -> bool {
-        self.case.has_session.contains(id)
+        self.has_session.contains(id)
     }
 }
 
 /// Plays `data` through the runtime and the model; `Err` describes a mismatch or
 /// a broken invariant (a SessionID without an unpack or HasSession; the inbound
 /// fingerprint lie reaching the task).
+///
+/// The model runs first, so the decoded state is moved into the runtime, not cloned
+/// (this runs once per fuzz input: only `resolve` is the code under test).
 pub fn check(data: &[u8]) -> Result<(), String> {
-    let case = Case::decode(data);
+    let mut case = Case::decode(data);
+    let want = case.expected();
     let mut nodes: Vec<NodeSpec> = case
         .sources
         .iter()
-        .map(|s| NodeSpec {
+        .enumerate()
+        .map(|(i, s)| NodeSpec {
             id: s.clone(),
             backend: "pi".into(),
             mode: SessionMode::Fresh,
-            fingerprint: format!("fp-{s}"),
+            fingerprint: NODE_FPS[i].to_owned(),
             fan_out: false,
             extra_output: Output::new(),
         })
@@ -305,7 +319,7 @@ pub fn check(data: &[u8]) -> Result<(), String> {
     let graph = Graph {
         run: RUN.into(),
         nodes,
-        edges: case.edges.clone(),
+        edges: std::mem::take(&mut case.edges),
     };
     let store = MemoryStore::default();
     for r in &case.blobs {
@@ -320,22 +334,18 @@ pub fn check(data: &[u8]) -> Result<(), String> {
         Box::new(MemoryRunStore::default()),
     )
     .map_err(|e| format!("graph refused: {}", e.reason()))?;
-    rt.rs.outputs = case.outputs.clone();
-    rt.rs.node_sessions = case.slots.clone();
-    rt.rs.pause = case.pause.clone();
+    rt.rs.outputs = std::mem::take(&mut case.outputs);
+    rt.rs.node_sessions = std::mem::take(&mut case.slots);
+    rt.rs.pause = case.pause.take();
+    let paused = rt.rs.pause.is_some();
     let (mut input, deliveries) = rt.graph.build_input("w", &rt.rs.outputs);
     strip_reserved(&mut input);
     let mut exec = ModelExecutor {
-        case: &case,
+        unpack_fails: case.unpack_fails,
+        has_session: &case.has_session,
         unpacked: Vec::new(),
     };
-    rt.resolve(
-        &spec,
-        &mut input,
-        &deliveries,
-        case.pause.is_some(),
-        &mut exec,
-    );
+    rt.resolve(&spec, &mut input, &deliveries, paused, &mut exec);
     let got = (
         input
             .get("_session_id")
@@ -357,8 +367,9 @@ pub fn check(data: &[u8]) -> Result<(), String> {
     if got.1.as_deref() == Some(LIE) {
         return Err("the inbound fingerprint reached the task".into());
     }
-    let want = case.expected();
     if got != want {
+        // Decoded again for the message: the first decoding moved into the runtime.
+        let case = Case::decode(data);
         return Err(format!("runtime {got:?} but model {want:?} for {case:?}"));
     }
     Ok(())

@@ -20,6 +20,7 @@ mod archive;
 mod bounds_tests;
 mod capture;
 mod durable;
+mod id_map;
 mod restore;
 mod text;
 mod worker;

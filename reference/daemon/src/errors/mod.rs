@@ -6,6 +6,8 @@
 //! [`ErrorCode::ALL`]. Messages are fixed descriptions: they never carry payload bytes,
 //! paths, terminal text, argv or credentials.
 
+mod text;
+
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 
@@ -322,130 +324,6 @@ impl ErrorCode {
 
     pub fn exit_code(self) -> i32 {
         self.class().exit()
-    }
-
-    /// The code's fixed message, for sites that have nothing more specific to say.
-    pub fn message(self) -> &'static str {
-        use ErrorCode as E;
-        match self {
-            E::Internal => "internal error",
-            E::Malformed => "frame is not a request",
-            E::FrameSize => "frame exceeds the size limit",
-            E::UnknownVerb => "unknown verb",
-            E::Param(_) => "invalid parameter",
-            E::UnknownParam => "unknown parameter",
-            E::SessionNotFound => "session not found",
-            E::WindowNotFound => "window not found",
-            E::PaneNotFound => "pane not found",
-            E::PrincipalNotFound => "principal not found",
-            E::CheckpointNotFound => "checkpoint not found",
-            E::DeniedRead => "read denied",
-            E::DeniedWrite => "write denied",
-            E::DeniedSpawn => "spawn denied",
-            E::DeniedAdmin => "admin denied",
-            E::DeniedDelegation => "asked grants exceed the caller's",
-            E::DeniedToken => "token is not valid",
-            E::NotEmpty => "not empty",
-            E::NotArchive => "pane is not a restored archive",
-            E::RecoveryBusy => "a checkpoint write is already in flight",
-            E::CheckpointCorrupt => "checkpoint corrupt",
-            E::CheckpointExpired => "checkpoint expired or future-dated",
-            E::Empty => "window has no tiled pane",
-            E::Layer => "not for a pane of this layer",
-            E::Exited => "pane has exited",
-            E::Revision => "window revision changed",
-            E::TagLimit => "tag limit reached",
-            E::InputFull => "input queue full",
-            E::Shutdown => "daemon is shutting down",
-            E::Spawn => "executable unavailable",
-            E::Daemon => "no daemon answers on the socket",
-            E::OwnerToken => "owner token file cannot be read",
-            E::Ids => "id counter exhausted",
-            E::ConfigIo => "config file could not be read or written",
-            E::RecoveryDisabled => "recovery is disabled",
-            E::RecoveryIo => "recovery store unavailable",
-            E::CheckpointFormat => "unsupported checkpoint format",
-            E::CheckpointSize => "checkpoint exceeds size bounds",
-            E::Locked => "another daemon holds the socket's lock",
-            E::ReservedKey => "metadata key is reserved for the server",
-            E::IntegrationNotFound => "integration not found",
-            E::MetaKeyLimit => "metadata limit reached",
-            E::IntegrationDisabled => "integration is disabled",
-            E::IntegrationAmbiguous => "more than one enabled plugin owns the integration",
-            E::IntegrationOwner => "integration owner changed",
-            E::Exists => "a session of that name exists",
-            E::AgentSessionUnconfirmed => "agent-session record could not be confirmed",
-            E::ArchiveCorrupt => "workspace archive corrupt",
-            E::NativeRestore => "native restore unsupported",
-            E::ArchiveSchema => "unsupported workspace archive schema",
-            E::FileIo => "a file could not be read or published",
-            E::Terminal => "standard input is not a terminal",
-        }
-    }
-
-    /// What the docs table says about the code.
-    pub fn meaning(self) -> &'static str {
-        use ErrorCode as E;
-        match self {
-            E::Internal => "unexpected internal failure",
-            E::Malformed => "frame is not strict JSON or not a request object; the connection stays open",
-            E::FrameSize => "frame longer than the frame limit; the daemon replies, then closes the connection",
-            E::UnknownVerb => "no such verb in the manifest",
-            E::Param("ack_orphans") => "pane.relaunch without ack_orphans=true",
-            E::Param("checkpoint") => "the checkpoint id is not `c` + lowercase UUID v4 (never used as a path)",
-            E::Param("config") => "a config document or key fails the schema; `data.field` is the path, `data.problem` the rule",
-            E::Param("agent_session") => "an `agent-session/v1` record (param or meta.set value) fails the record rules; `data.rule` names the rule",
-            E::Param("native_id") => "agent.launch: the native id fails its rules (`native.option_shaped` for `-x`)",
-            E::Param("fallback_argv") => "CLI only: workspace restore needs `--fallback-argv` for panes without a record",
-            E::Param(_) => "the named parameter is missing, of the wrong type, malformed or out of range",
-            E::UnknownParam => "a parameter the verb does not declare",
-            E::SessionNotFound => "no such session",
-            E::WindowNotFound => "no such window",
-            E::PaneNotFound => "no such pane",
-            E::PrincipalNotFound => "no such principal",
-            E::CheckpointNotFound => "an authorized, well-formed checkpoint id names no file",
-            E::DeniedRead => "caller lacks read on the resource",
-            E::DeniedWrite => "caller lacks write on the resource",
-            E::DeniedSpawn => "caller lacks spawn on the resource",
-            E::DeniedAdmin => "caller lacks admin on the resource",
-            E::DeniedDelegation => "asked grants exceed what the spawner or issuer holds",
-            E::DeniedToken => "the presented token is not valid for this daemon start; the connection closes",
-            E::NotEmpty => "the window already has a tiled pane; or recovery.restore: the daemon has a session, window or pane",
-            E::NotArchive => "pane.relaunch: the pane is not a restored archive",
-            E::RecoveryBusy => "an explicit checkpoint write is already in flight",
-            E::CheckpointCorrupt => "checksum, schema, topology or duplicate-generation failure",
-            E::CheckpointExpired => "the whole checkpoint is expired or future-dated",
-            E::Empty => "the window has no tiled pane to split or place against",
-            E::Layer => "the operation does not apply to a pane of this layer",
-            E::Exited => "the pane's process has exited",
-            E::Revision => "the window's revision changed since the caller read it",
-            E::TagLimit => "a pane holds at most 16 tags",
-            E::InputFull => "the pane's input queue is full",
-            E::Shutdown => "the daemon is shutting down and refuses mutations",
-            E::Spawn => "the program could not be started (for example, executable not found)",
-            E::Daemon => "CLI only: no daemon answers on the socket",
-            E::OwnerToken => "CLI only: `VENOMX_TOKEN=@owner` but `<socket>.owner` cannot be read",
-            E::Ids => "an ID counter reached 2^53-1",
-            E::ConfigIo => "the config file could not be read or written",
-            E::RecoveryDisabled => "recovery.checkpoint/restore need `.recovery.enabled = true`",
-            E::RecoveryIo => "the recovery store is unsafe, or an I/O or durability step failed",
-            E::CheckpointFormat => "the checkpoint's durable format is not 1, 2 or 3",
-            E::CheckpointSize => "whole-file, count, depth or tag-count bounds exceeded",
-            E::Locked => "`serve`: another daemon holds the socket's lock",
-            E::ReservedKey => "meta.set/delete on `session.created/v1/*`: the server's own namespace (ADR-0068 §6)",
-            E::IntegrationNotFound => "agent.launch or restore: no loaded plugin declares the integration",
-            E::MetaKeyLimit => "a pane holds at most 64 metadata keys",
-            E::IntegrationDisabled => "the integration exists only in disabled plugins",
-            E::IntegrationAmbiguous => "two enabled plugins (or two packages with one plugin id) declare it; nothing is guessed",
-            E::IntegrationOwner => "the enabled owner is not `expect_plugin_id` (the archived record's plugin)",
-            E::Exists => "session.create with `unique`: the name is taken (checked and created in one turn)",
-            E::AgentSessionUnconfirmed => "CLI only: the record read back is not the bytes written; the new pane was killed",
-            E::ArchiveCorrupt => "workspace archive refused by the strict reader; `data.rule` and `data.field` say where, never what",
-            E::NativeRestore => "the integration cannot restore natively, or the server lets clients write its reserved namespace",
-            E::ArchiveSchema => "the workspace archive's schema_version is not 1 or 2",
-            E::FileIo => "CLI only: `workspace save --output` could not publish (old archive intact), or an input file could not be read",
-            E::Terminal => "CLI only: `pane attach` needs a terminal on standard input, or its terminal could not be set up",
-        }
     }
 
     /// The code of a wire string, if it is one this daemon defines. A parameter code

@@ -1,0 +1,135 @@
+//! `evidence.reproduce`: a directory under the report holding a scenario's sandbox as
+//! it was when the scenario ended and a `repro.sh` that runs the failing step's
+//! commands again against the implementation alone (test262's saved failing tests).
+
+use crate::evidence::CommandRun;
+use std::path::{Path, PathBuf};
+
+/// The most bytes of sandbox a reproduction copies; larger files are left out (and
+/// named in `repro.sh`).
+const MAX_COPY: u64 = 64 << 20;
+
+/// Writes `<report>/repro/<name>/` for `commands` (the failing step's), returning the
+/// directory relative to the report; `None` when there is nothing to replay.
+pub fn write(report: &Path, name: &str, commands: &[CommandRun]) -> Option<String> {
+    let first = commands.first()?;
+    let rel = PathBuf::from("repro").join(name);
+    let dir = report.join(&rel);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).ok()?;
+    let mut skipped = Vec::new();
+    let sandbox = first.cwd.clone();
+    if let Some(src) = &sandbox {
+        let mut budget = MAX_COPY;
+        copy_tree(src, &dir.join("sandbox"), &mut budget, &mut skipped);
+    }
+    let mut script = String::from(
+        "#!/bin/sh\n# Replays the failing step's commands against the implementation alone.\n\
+         # ./sandbox is the scenario's directory as it was when the scenario ended.\n\
+         here=$(cd \"$(dirname \"$0\")\" && pwd)\ncd \"$here/sandbox\" 2>/dev/null || cd \"$here\"\n",
+    );
+    for s in &skipped {
+        script += &format!("# not copied (over the size budget or not a plain file): {s}\n");
+    }
+    let local = |w: &str| match &sandbox {
+        Some(sb) => {
+            let sb = sb.to_string_lossy();
+            if w.contains(sb.as_ref()) {
+                format!(
+                    "\"{}\"",
+                    w.replace(sb.as_ref(), "$here/sandbox").replace('"', "\\\"")
+                )
+            } else {
+                quote(w)
+            }
+        }
+        None => quote(w),
+    };
+    for c in commands {
+        script += &format!("# originally: {}\n(", c.exit_words());
+        for (k, v) in &c.env {
+            script += &format!("{k}={} ", local(v));
+        }
+        let argv: Vec<String> = c.argv.iter().map(|w| local(w)).collect();
+        script += &argv.join(" ");
+        script += " </dev/null)\necho \"exit $?\"\n";
+    }
+    let path = dir.join("repro.sh");
+    std::fs::write(&path, script).ok()?;
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755));
+    Some(rel.to_string_lossy().into_owned())
+}
+
+fn quote(w: &str) -> String {
+    if !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
+    {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
+}
+
+/// Copies plain files, directories and symlinks (as links) within the budget.
+fn copy_tree(src: &Path, dst: &Path, budget: &mut u64, skipped: &mut Vec<String>) {
+    let Ok(meta) = std::fs::symlink_metadata(src) else {
+        return;
+    };
+    let ft = meta.file_type();
+    if ft.is_symlink() {
+        if let Ok(target) = std::fs::read_link(src) {
+            let _ = std::os::unix::fs::symlink(target, dst);
+        }
+    } else if ft.is_dir() {
+        if std::fs::create_dir_all(dst).is_err() {
+            return;
+        }
+        let Ok(rd) = std::fs::read_dir(src) else {
+            return;
+        };
+        let mut entries: Vec<_> = rd.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            copy_tree(&e.path(), &dst.join(e.file_name()), budget, skipped);
+        }
+    } else if ft.is_file() && meta.len() <= *budget {
+        if std::fs::copy(src, dst).is_ok() {
+            *budget -= meta.len();
+        }
+    } else {
+        skipped.push(src.display().to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_script_replays_the_commands_in_a_copy_of_the_sandbox() {
+        let sandbox = tempfile::tempdir().unwrap();
+        std::fs::write(sandbox.path().join("in.txt"), "hello").unwrap();
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", "cat \"$1\"; exit 3", "x"])
+            .arg(sandbox.path().join("in.txt"))
+            .current_dir(sandbox.path());
+        let out = cmd.output().unwrap();
+        let run = CommandRun::of(
+            &cmd,
+            out.status,
+            Default::default(),
+            &out.stdout,
+            &out.stderr,
+        );
+        let report = tempfile::tempdir().unwrap();
+        let rel = write(report.path(), "c/f-L1", &[run]).unwrap();
+        drop(sandbox);
+        let replay = std::process::Command::new("sh")
+            .arg(report.path().join(&rel).join("repro.sh"))
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&replay.stdout), "helloexit 3\n");
+    }
+}

@@ -1,0 +1,248 @@
+//! The backends' session layouts (`persist/layouts.toml`, or the document the
+//! profile names with `[persist] layouts`) as the kit instantiates them: the concrete
+//! file names of one session, for the sessions the kit plants, the blobs it writes
+//! and its "exactly the session's files" judgements.
+
+use crate::verdict::OrHarness;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// The kit's layouts document, the one the reference reads.
+const KIT_LAYOUTS: &str = include_str!("../../../persist/layouts.toml");
+
+#[derive(Debug, Deserialize)]
+pub struct Layouts {
+    backend: BTreeMap<String, Backend>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Backend {
+    capability: bool,
+    #[serde(default)]
+    key: Option<String>,
+    #[serde(default)]
+    files: Vec<String>,
+}
+
+/// One session's file names under its backend root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    /// The key file (the transcript HasSession looks for).
+    pub key: String,
+    /// Every file of the session, the key first.
+    pub files: Vec<String>,
+    /// A directory whose files are the session's (the `**` pattern's), or the key
+    /// file's own directory when the layout has none.
+    pub inner_dir: String,
+}
+
+/// Reads a layouts document; every capable backend needs a key that is one of its
+/// files.
+pub fn parse(text: &str) -> Result<Layouts, String> {
+    let l: Layouts = toml::from_str(text).map_err(|e| e.to_string())?;
+    for (name, b) in &l.backend {
+        if !b.capability {
+            continue;
+        }
+        match &b.key {
+            Some(k) if b.files.contains(k) => {}
+            _ => {
+                return Err(format!(
+                    "backend {name}: a capable backend needs a `key` that is one of its `files`"
+                ))
+            }
+        }
+    }
+    Ok(l)
+}
+
+/// The layouts of this run: the profile's document when it names one (checked when
+/// the profile was read), else the kit's.
+fn layouts() -> Layouts {
+    let own = crate::profile::try_context()
+        .and_then(|c| c.profile.persist.as_ref())
+        .and_then(|t| t.get("layouts"))
+        .and_then(|v| v.as_str())
+        .filter(|p| !p.is_empty())
+        .map(str::to_string);
+    match own {
+        Some(path) => {
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| crate::harness_error!("the profile's layouts {path}: {e}"));
+            parse(&text)
+                .unwrap_or_else(|e| crate::harness_error!("the profile's layouts {path}: {e}"))
+        }
+        None => parse(KIT_LAYOUTS).or_harness("the kit's persist/layouts.toml"),
+    }
+}
+
+/// One placeholder of a pattern component, instantiated as the kit's sessions are;
+/// `**` becomes `below`.
+fn instantiate_below(pattern: &str, id: &str, below: &str) -> String {
+    let mut out = Vec::new();
+    for component in pattern.split('/') {
+        if component == "**" {
+            out.push(below.to_string());
+            continue;
+        }
+        out.push(
+            component
+                .replace("{id}", id)
+                .replace("{dir}", "-work-demo")
+                .replace("{any}", "2026-11-30T09-15-02-000Z")
+                .replace("{ts}", "2026-11-30T09-15-02")
+                .replace("{yyyy}", "2026")
+                .replace("{mm}", "11")
+                .replace("{dd}", "30"),
+        );
+    }
+    out.join("/")
+}
+
+fn instantiate(pattern: &str, id: &str) -> String {
+    instantiate_below(pattern, id, "subagents/agent-a1.jsonl")
+}
+
+/// The capable backend's layout, or a harness error naming the document.
+fn capable(all: &Layouts, backend: &str) -> (String, Vec<String>) {
+    let b = all
+        .backend
+        .get(backend)
+        .filter(|b| b.capability)
+        .unwrap_or_else(|| {
+            crate::harness_error!("the layouts have no capable backend {backend:?}")
+        });
+    let key = b.key.clone().or_harness("the backend's key pattern");
+    (key, b.files.clone())
+}
+
+/// The session `id` of `backend` as the kit writes it: the key file and one file of
+/// every other pattern of the backend's layout.
+pub fn session(backend: &str, id: &str) -> Session {
+    let (key_pattern, patterns) = capable(&layouts(), backend);
+    let key = instantiate(&key_pattern, id);
+    let mut files = vec![key.clone()];
+    let mut inner_dir = None;
+    for pattern in patterns.iter().filter(|p| **p != key_pattern) {
+        let file = instantiate(pattern, id);
+        if let Some(prefix) = pattern.strip_suffix("/**") {
+            inner_dir.get_or_insert_with(|| instantiate(prefix, id));
+        }
+        files.push(file);
+    }
+    let inner_dir =
+        inner_dir.unwrap_or_else(|| key.rsplit_once('/').map_or("", |(d, _)| d).to_string());
+    Session {
+        key,
+        files,
+        inner_dir,
+    }
+}
+
+/// The files the kit plants for session `id` of `backend`, the key file first: one
+/// file of every pattern, two below a `**` (a subagent's transcript and a tool
+/// result), each with its own bytes.
+pub fn planted(backend: &str, id: &str) -> Vec<(String, Vec<u8>)> {
+    let (key_pattern, patterns) = capable(&layouts(), backend);
+    let line = |n: usize| format!("{{\"turn\":{n},\"session\":\"{id}\"}}\n").into_bytes();
+    let mut out = vec![(instantiate(&key_pattern, id), line(1))];
+    for pattern in patterns.iter().filter(|p| **p != key_pattern) {
+        if pattern.ends_with("/**") {
+            out.push((instantiate(pattern, id), line(out.len() + 1)));
+            let tool = instantiate_below(pattern, id, "tool-results/t1.txt");
+            out.push((tool, b"tool output\n".to_vec()));
+        } else {
+            out.push((instantiate(pattern, id), line(out.len() + 1)));
+        }
+    }
+    out
+}
+
+/// Where the kit puts the `n`-th extra file of a session (caps rows): below the
+/// backend's `**` pattern; a backend without one has one file per session.
+pub fn extra_file(backend: &str, id: &str, n: usize) -> String {
+    let (_, patterns) = capable(&layouts(), backend);
+    let below = patterns
+        .iter()
+        .find(|p| p.ends_with("/**"))
+        .unwrap_or_else(|| {
+            crate::harness_error!("backend {backend:?} has no `**` pattern: one file per session")
+        });
+    instantiate_below(below, id, &format!("extra/f{n:03}.txt"))
+}
+
+/// A capable backend other than `backend` (for a blob that names the wrong one).
+pub fn other_backend(backend: &str) -> String {
+    layouts()
+        .backend
+        .into_iter()
+        .find(|(name, b)| b.capability && name != backend)
+        .map(|(name, _)| name)
+        .or_harness("the layouts have a second capable backend")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kit's sessions follow the layouts: claude's transcript and one file below
+    /// its directory; one file for codex and pi.
+    #[test]
+    fn sessions_are_instantiated_from_the_layouts() {
+        let c = session("claude_code", "s1");
+        assert_eq!(c.key, "projects/-work-demo/s1.jsonl");
+        assert_eq!(
+            c.files,
+            [
+                "projects/-work-demo/s1.jsonl",
+                "projects/-work-demo/s1/subagents/agent-a1.jsonl"
+            ]
+        );
+        assert_eq!(c.inner_dir, "projects/-work-demo/s1");
+        let x = session("codex", "0193-ab");
+        assert_eq!(
+            x.files,
+            ["sessions/2026/11/30/rollout-2026-11-30T09-15-02-0193-ab.jsonl"]
+        );
+        assert_eq!(x.inner_dir, "sessions/2026/11/30");
+        let p = session("pi", "p1");
+        assert_eq!(
+            p.key,
+            "sessions/-work-demo/2026-11-30T09-15-02-000Z_p1.jsonl"
+        );
+        assert_ne!(other_backend("claude_code"), "claude_code");
+    }
+
+    /// Planted sessions follow the layouts: two files below a `**`, one per other
+    /// pattern; extra files go below the `**`; a document whose key is not one of its
+    /// files is refused.
+    #[test]
+    fn planted_sessions_and_documents() {
+        let c: Vec<String> = planted("claude_code", "s1")
+            .into_iter()
+            .map(|f| f.0)
+            .collect();
+        assert_eq!(
+            c,
+            [
+                "projects/-work-demo/s1.jsonl",
+                "projects/-work-demo/s1/subagents/agent-a1.jsonl",
+                "projects/-work-demo/s1/tool-results/t1.txt"
+            ]
+        );
+        assert_eq!(
+            extra_file("claude_code", "s1", 7),
+            "projects/-work-demo/s1/extra/f007.txt"
+        );
+        let peer = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../peers/session-packer/layouts.toml"),
+        )
+        .unwrap();
+        let l = parse(&peer).unwrap();
+        assert_eq!(l.backend["codex"].files.len(), 2);
+        let e = parse("[backend.x]\ncapability = true\nkey = \"a/{id}\"\nfiles = [\"b/{id}\"]\n")
+            .unwrap_err();
+        assert!(e.contains("backend x"), "{e}");
+    }
+}

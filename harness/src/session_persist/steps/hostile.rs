@@ -1,0 +1,305 @@
+//! Unpack into a hostile destination (a link, a FIFO, a file or a directory already
+//! at a path the blob writes) and unpack failed by the injector at each write, fsync
+//! and rename in turn. The implementation may refuse or replace the entry; either
+//! way nothing outside the root changes, no link's target changes, HasSession is
+//! true only with the whole session, and every command ends within its bound.
+
+use super::unpack::kit_blob;
+use crate::session_persist::bench::{Before, Persist, SweepPoint};
+use crate::session_persist::bounded;
+use crate::session_persist::pods::{self, Entry};
+use crate::session_persist::{layout, World};
+use crate::verdict::OrHarness;
+use cucumber::{given, then, when};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The most faults a sweep tries before it calls the unpack unbounded.
+const MAX_SWEEP: usize = 100;
+
+/// The pod's root without making it (it may be a link, a file or a FIFO here).
+fn root_of(s: &Persist, pod: &str) -> PathBuf {
+    let pods = s.sandbox().join("pods");
+    pods::make_private_dirs(&pods);
+    pods.join(pod)
+}
+
+/// The tree under `root` when `root` is a real directory, else nothing.
+fn tree(root: &Path) -> BTreeMap<String, Entry> {
+    match std::fs::symlink_metadata(root) {
+        Ok(m) if m.is_dir() => pods::snapshot(root),
+        _ => BTreeMap::new(),
+    }
+}
+
+/// The session files of the scenario's blob (the kit's), by path.
+fn blob_files(s: &Persist) -> BTreeMap<String, Vec<u8>> {
+    let bytes = std::fs::read(s.blob()).or_harness("reading the kit's blob");
+    let members = pods::members(&bytes);
+    members
+        .into_iter()
+        .skip(1)
+        .map(|m| (m.path, m.bytes))
+        .collect()
+}
+
+/// Whether every file of `want` is in `root` as a regular file with its bytes.
+fn holds_whole(root: &Path, want: &BTreeMap<String, Vec<u8>>) -> bool {
+    let got = tree(root);
+    want.iter()
+        .all(|(k, v)| matches!(got.get(k), Some(Entry::File(b)) if b == v))
+}
+
+#[given(
+    regex = r#"^pod "([A-Z])"'s (root|project dir|key file|subtree dir|subtree file) for (\w+) session "([A-Za-z0-9-]+)" is (a symlink to outside the pod|a hard link to a file outside the pod|a FIFO|a directory|a plain file|a read-only file)$"#
+)]
+async fn hostile_entry(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let session = layout::session(&c[3], &c[4]);
+        let key_dir = session.key.rsplit_once('/').map_or("", |(d, _)| d);
+        let subtree_file = session
+            .files
+            .iter()
+            .find(|f| f.starts_with(&format!("{}/", session.inner_dir)) && **f != session.key)
+            .or_harness("the layout has no file below the session's own directory")
+            .clone();
+        let root = root_of(s, &c[1]);
+        let path = match &c[2] {
+            "root" => root.clone(),
+            "project dir" => root.join(key_dir),
+            "key file" => root.join(&session.key),
+            "subtree dir" => root.join(&session.inner_dir),
+            _ => root.join(&subtree_file),
+        };
+        if let Some(parent) = path.parent() {
+            pods::make_private_dirs(parent);
+        }
+        let outside = s.sandbox().join("outside");
+        pods::make_private_dirs(&outside);
+        let canary = b"outside the pod: never written\n";
+        let is_dir = matches!(&c[2], "root" | "project dir" | "subtree dir");
+        match (&c[5], is_dir) {
+            ("a symlink to outside the pod", true) => {
+                let target = outside.join("dir");
+                pods::plant(&target, "canary.txt", canary);
+                std::os::unix::fs::symlink(&target, &path).or_harness("symlink");
+            }
+            ("a symlink to outside the pod", false) => {
+                std::fs::write(outside.join("target.jsonl"), canary).or_harness("write");
+                std::os::unix::fs::symlink(outside.join("target.jsonl"), &path)
+                    .or_harness("symlink");
+            }
+            ("a hard link to a file outside the pod", false) => {
+                std::fs::write(outside.join("linked.jsonl"), canary).or_harness("write");
+                std::fs::hard_link(outside.join("linked.jsonl"), &path).or_harness("link");
+            }
+            ("a FIFO", _) => {
+                nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).or_harness("mkfifo")
+            }
+            ("a directory", false) => pods::make_private_dirs(&path),
+            ("a plain file", true) => std::fs::write(&path, canary).or_harness("write"),
+            ("a read-only file", false) => {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::write(&path, b"{\"turn\":0}\n").or_harness("write");
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o400))
+                    .or_harness("chmod");
+            }
+            (kind, _) => crate::harness_error!("the kit plants no {kind} at a pod's {}", &c[2]),
+        }
+    })
+    .await;
+}
+
+#[when(
+    regex = r#"^pod "([A-Z])" unpacks the kit's valid (\w+) blob of session "([A-Za-z0-9-]+)" within its bound$"#
+)]
+async fn unpack_bounded(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        s.blob = Some(kit_blob(s, &c[2], &c[3], None));
+        let root = root_of(s, &c[1]);
+        // The root's own entry (a link, a FIFO) is outside it: replacing it counts.
+        let outside = s.outside(&c[1]);
+        s.before = Some(Before {
+            pod: c[1].to_string(),
+            inside: tree(&root),
+            outside,
+        });
+        let file = s.blob().to_string_lossy().into_owned();
+        let t = s.t.unpack.clone();
+        let root = root.to_string_lossy().into_owned();
+        let fill = [
+            ("backend", &c[2]),
+            ("root", root.as_str()),
+            ("id", &c[3]),
+            ("file", file.as_str()),
+        ];
+        let b = bounded::run(s, &t, &fill, &[]);
+        bounded::require_within_bound(&b, "the unpack");
+    })
+    .await;
+}
+
+#[then(
+    regex = r#"^pod "([A-Z])" has (\w+) session "([A-Za-z0-9-]+)" only whole, and whole after an unpack that succeeded$"#
+)]
+async fn only_whole(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let exit = s.last().exit;
+        if exit != Some(0) {
+            // A refusal is a choice the seed allows, proven only by the valid twin.
+            crate::evidence::require_accepted_control();
+        }
+        let root = root_of(s, &c[1]);
+        let want = blob_files(s);
+        let root_text = root.to_string_lossy().into_owned();
+        let has = bounded::has_session(s, &root_text, &c[2], &c[3]).unwrap_or_else(|said| {
+            crate::evidence::fail(
+                Some("sp-hassession-root"),
+                "has-session to print true or false and exit 0",
+                said,
+            )
+        });
+        let whole = holds_whole(&root, &want);
+        crate::evidence::ensure(!has || whole, Some("sp-hassession-root"), || {
+            (
+                "HasSession true only when the whole session is there".into(),
+                format!(
+                    "HasSession true, but pod {} lacks a session file or its bytes",
+                    &c[1]
+                ),
+            )
+        });
+        crate::evidence::ensure(
+            exit != Some(0) || (has && whole),
+            Some("sp-temp-rename"),
+            || {
+                (
+                    "an unpack that exits 0 to leave the whole session, with HasSession true"
+                        .into(),
+                    format!("unpack exit 0; HasSession {has}; whole session there: {whole}"),
+                )
+            },
+        );
+    })
+    .await;
+}
+
+#[when(
+    regex = r#"^pod "([A-Z])" unpacks the kit's valid (\w+) blob of session "([A-Za-z0-9-]+)" failing each (write|fsync|rename) in turn$"#
+)]
+async fn fault_sweep(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        s.blob = Some(kit_blob(s, &c[2], &c[3], None));
+        let want = blob_files(s);
+        let traces = s.sandbox().join("traces");
+        pods::make_private_dirs(&traces);
+        let file = s.blob().to_string_lossy().into_owned();
+        for k in 1..=MAX_SWEEP {
+            let pod = format!("{}-{}-{k}", &c[1], &c[4]);
+            let root = s.pod(&pod);
+            let root_text = root.to_string_lossy().into_owned();
+            if root_text.contains(['*', '?', '[', '\\', ';', '#', '=']) {
+                crate::harness_error!("the pod's path would not read as a plain glob");
+            }
+            let trace = traces.join(format!("{pod}.jsonl"));
+            let plan = format!("{}@{root_text}*#{k}=EIO", &c[4]);
+            let t = s.t.unpack.clone();
+            s.inject(&t, &plan, Some(&trace));
+            let fill = [
+                ("backend", &c[2]),
+                ("root", root_text.as_str()),
+                ("id", &c[3]),
+                ("file", file.as_str()),
+            ];
+            let b = bounded::run(s, &t, &fill, &[]);
+            s.injection = None;
+            bounded::require_within_bound(&b, "the unpack under the injector");
+            let fired = crate::drivers::fault::read_trace(&trace)
+                .iter()
+                .any(|l| !l["rule"].is_null());
+            let has_session =
+                bounded::has_session(s, &root_text, &c[2], &c[3]).unwrap_or_else(|said| {
+                    crate::evidence::fail(
+                        Some("sp-hassession-root"),
+                        "has-session to print true or false and exit 0",
+                        said,
+                    )
+                });
+            let got = pods::files(&tree(&root));
+            s.sweep.push(SweepPoint {
+                k,
+                exit: b.exit,
+                has_session,
+                whole: holds_whole(&root, &want),
+                none: !got.keys().any(|k| want.contains_key(k)),
+            });
+            if !fired {
+                return;
+            }
+        }
+        panic!(
+            "the unpack still met a {} at call {MAX_SWEEP}: it writes without bound",
+            &c[4]
+        );
+    })
+    .await;
+}
+
+#[then(regex = r"^the unpack was failed at (\d+) (?:writes?|renames?|fsyncs?) at least$")]
+async fn failed_at_least(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let least: usize = c[1].parse().or_harness("a count");
+        let failed = s.sweep.len().saturating_sub(1);
+        assert!(
+            failed >= least,
+            "the injector met {failed} such calls under the root; a temp extract writes its \
+             files and publishes them by rename"
+        );
+    })
+    .await;
+}
+
+#[then(regex = r"^every failed call left the pod without the session or with all of it$")]
+async fn every_failure_all_or_nothing(w: &mut World) {
+    w.run(&[], None, |s, _| {
+        let (_, failed) = s.sweep.split_last().or_harness("no sweep ran");
+        for p in failed {
+            let k = p.k;
+            crate::evidence::ensure(!p.has_session || p.whole, Some("sp-temp-rename"), || {
+                (
+                    format!("after the failed call {k}: HasSession false, or the whole session"),
+                    format!(
+                        "unpack exit {:?}; HasSession true with a part of the session",
+                        p.exit
+                    ),
+                )
+            });
+            crate::evidence::ensure(p.has_session || p.none || !p.whole, None, || {
+                (
+                    format!("after the failed call {k}: the whole session with HasSession"),
+                    "every file of the session there, yet HasSession false".into(),
+                )
+            });
+        }
+    })
+    .await;
+}
+
+#[then(regex = r"^the unpack no fault reached left the whole session$")]
+async fn unreached_whole(w: &mut World) {
+    w.run(&[], None, |s, _| {
+        let last = s.sweep.last().or_harness("no sweep ran");
+        assert_eq!(
+            last.exit,
+            Some(0),
+            "the exit status of the unpack no fault reached"
+        );
+        assert!(
+            last.has_session && last.whole,
+            "the unpack no fault reached: HasSession {}, whole session there: {}",
+            last.has_session,
+            last.whole
+        );
+    })
+    .await;
+}
