@@ -61,9 +61,24 @@ Feature: Version/limits
 
   @rfc-pin-payload-rules
   Scenario: An ID that is not a checkpoint ID never becomes a path
-    Given a daemon started with recovery enabled
+    Given checkpoint "ok" of format 1 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
     When the owner calls "recovery.inspect" with {"checkpoint":"../../../etc/passwd"}
     Then the call fails with "invalid_params.checkpoint"
+    And the refusal's control, the same call with {"checkpoint":"$ok"}, succeeds
+
+  Scenario Outline: The CLI reports a bad or unknown checkpoint ID as JSON with the RFC's exit code
+    Given checkpoint "ok" of format 1 with generation 1 is planted in the store
+    And a daemon started with recovery enabled
+    When the owner runs the CLI "<words>"
+    Then the call fails with "<code>"
+    And the CLI exits with code <exit>
+    And the refusal's control, the CLI 'recovery inspect --checkpoint $ok', succeeds
+
+    Examples:
+      | words                                                               | code                      | exit |
+      | recovery inspect --checkpoint not-an-id                             | invalid_params.checkpoint | 2    |
+      | recovery inspect --checkpoint c01234567-89ab-4cde-8fab-0123456789ab | not_found.checkpoint      | 3    |
 
   Scenario Outline: The CLI reports documented errors as JSON with the RFC's exit codes
     Given checkpoint "ok" of format 1 with generation 1 is planted in the store
@@ -75,8 +90,6 @@ Feature: Version/limits
 
     Examples:
       | config                   | words                                         | code                          | exit |
-      | recovery enabled         | recovery inspect --checkpoint not-an-id       | invalid_params.checkpoint     | 2    |
-      | recovery enabled         | recovery inspect --checkpoint c01234567-89ab-4cde-8fab-0123456789ab | not_found.checkpoint | 3 |
       | recovery enabled         | recovery restore --checkpoint $v4             | unsupported.checkpoint_format | 10   |
       | the default configuration | recovery restore --checkpoint $ok            | unavailable.recovery_disabled | 6    |
       | the default configuration | recovery checkpoint                          | unavailable.recovery_disabled | 6    |

@@ -23,13 +23,21 @@ Feature: Secret exclusion
     When <who> calls "<verb>" with <params>
     Then the call fails with a code starting "<code>"
     And no reply, error or written file contains "<canary>"
+    And the refusal's control, <control>, succeeds
 
     Examples:
-      | who                       | verb         | params                                                                | code     | canary           |
-      | the owner                 | pane.create  | {"window":"$window","argv":["/nonexistent/EXEC-CANARY-3/prog","x"]}  | unavail  | EXEC-CANARY-3    |
-      | the owner                 | pane.create  | {"window":"$window","argv":["/bin/sh",7,"NUM-CANARY-4"]}             | invalid  | NUM-CANARY-4     |
-      | the owner                 | pane.send    | {"pane":"p999","text":"SEND-CANARY-5"}                               | not_found | SEND-CANARY-5   |
-      | a client with token "TOKEN-CANARY-6" | session.list | {}                                                    | denied   | TOKEN-CANARY-6   |
+      | who                       | verb         | params                                                                | code     | canary           | control |
+      | the owner                 | pane.create  | {"window":"$window","argv":["/nonexistent/EXEC-CANARY-3/prog","x"]}  | unavail  | EXEC-CANARY-3    | the same call with {"window":"$window","argv":["/bin/sh","-c","sleep 60"]} |
+      | the owner                 | pane.create  | {"window":"$window","argv":["/bin/sh",7,"NUM-CANARY-4"]}             | invalid  | NUM-CANARY-4     | the same call with {"window":"$window","argv":["/bin/sh","-c","sleep 60"]} |
+      | a client with token "TOKEN-CANARY-6" | session.list | {}                                                    | denied   | TOKEN-CANARY-6   | the same call by the owner |
+
+  Scenario: An unknown pane's error never echoes the text sent to it
+    Given a daemon started with the default configuration
+    And the owner has created session "work" with a pane running "sleep 60"
+    When the owner calls "pane.send" with {"pane":"p999","text":"SEND-CANARY-5"}
+    Then the call fails with a code starting "not_found"
+    And no reply, error or written file contains "SEND-CANARY-5"
+    And the refusal's control, the same call with {"pane":"$pane","text":"x"}, succeeds
 
   @rfc-4-writer-allowlist @rfc-2-no-secrets-checkpointed
   Scenario: A checkpoint holds no token, environment, argv, argv0, cwd or PID

@@ -13,6 +13,7 @@ Feature: Credentials
     Then the owner token differs from $old
     When a client with token "$old" calls "session.list"
     Then the call fails with "denied.token"
+    And the refusal's control, the same call by the owner, succeeds
 
   @rfc-5-no-old-registry @rfc-5-invalid-auth-no-unknown
   Scenario: A bearer token issued by the old daemon is denied by the new one
@@ -25,6 +26,7 @@ Feature: Credentials
     When the daemon is restarted on the same socket
     And a client with token "$bearer" calls "session.list"
     Then the call fails with "denied.token"
+    And the refusal's control, the same call by the owner, succeeds
 
   @rfc-5-no-old-registry
   Scenario: Restored resources are owned by the restoring principal only
@@ -34,6 +36,7 @@ Feature: Credentials
     Then the call succeeds
     When an unauthenticated client calls "pane.send" with {"pane":"p0","text":"x"}
     Then the call fails with a code starting "denied."
+    And the refusal's control, the same call by the owner, is not denied
 
   @rfc-1-skill-no-owner @optional-skill
   Scenario: The generated agent skill never recommends the owner sentinel and names every required point

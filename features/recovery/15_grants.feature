@@ -11,6 +11,7 @@ Feature: Grants
     When the owner calls "session.list"
     Then the result "sessions" is []
     And the store still holds the file of "f1"
+    And the refusal's control, the same call by the owner, succeeds
 
     Examples:
       | verb                | params                  |
@@ -27,6 +28,7 @@ Feature: Grants
     And the result "token" is saved as $scoped
     And a client with token "$scoped" calls "<verb>" with <params>
     Then the call fails with "denied.admin"
+    And the refusal's control, the same call by the owner, succeeds
 
     Examples:
       | verb             | params               |
@@ -38,10 +40,12 @@ Feature: Grants
     Given a daemon started with the default configuration
     When an unauthenticated client calls "session.create" with {"name":"x"}
     Then the call fails with a code starting "denied."
-    When an unauthenticated client calls "config.set" with {"key":"recovery.enabled","value":true}
-    Then the call fails with a code starting "denied."
     When the owner calls "session.list"
     Then the result "sessions" is []
+    And the refusal's control, the same call by the owner, succeeds
+    When an unauthenticated client calls "config.set" with {"key":"recovery.enabled","value":false}
+    Then the call fails with a code starting "denied."
+    And the refusal's control, the same call by the owner, succeeds
 
   @rfc-6-relaunch-write-first
   Scenario: Relaunch without write on the pane is denied before archive lookup
@@ -50,6 +54,7 @@ Feature: Grants
     And the result "token" is saved as $spawner
     And a client with token "$spawner" calls "pane.relaunch" with {"pane":"p999","argv":["/bin/sh"],"ack_orphans":true}
     Then the call fails with "denied.write"
+    And the refusal's control, the same call by the owner, fails with "not_found.pane"
 
   @rfc-6-relaunch-write-first
   Scenario Outline: Relaunch needs both spawn and write on the archive
@@ -64,6 +69,7 @@ Feature: Grants
     And the daemon has no child processes
     When the owner calls "pane.list"
     Then the result "panes.0.pane" is "$archive"
+    And the refusal's control, the same call by the owner, succeeds
 
     Examples:
       | grants                                        | code         |
@@ -81,6 +87,7 @@ Feature: Grants
     And a client with token "$scoped" calls "pane.relaunch" with {"pane":"$archive","argv":["/bin/sh","-c","sleep 60"],"ack_orphans":true,"grants":["admin@server:root"]}
     Then the call fails with a code starting "denied."
     And the daemon has no child processes
+    And the refusal's control, the same call with {"pane":"$archive","argv":["/bin/sh","-c","sleep 60"],"ack_orphans":true,"grants":["write@pane:$archive"]}, succeeds
 
   Scenario: A relaunched pane gets a fresh principal of its own
     Given checkpoint "f1" of format 1 with generation 1 is planted in the store
@@ -100,3 +107,4 @@ Feature: Grants
     And the result "panes.0.current" is saved as $archive
     And the owner calls "pane.relaunch" with {"pane":"$archive","argv":["/bin/sh"],"ack_orphans":false}
     Then the call fails with "invalid_params.ack_orphans"
+    And the refusal's control, the same call with {"pane":"$archive","argv":["/bin/sh","-c","sleep 60"],"ack_orphans":true}, succeeds

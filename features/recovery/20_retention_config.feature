@@ -10,19 +10,20 @@ Feature: Retention/config
     Then the call fails with "invalid_params.config"
     And the result field of the error "data.field" is "<field>"
     And no checkpoint or temporary file exists in the store
+    And the refusal's control, the same call with {"text":"<valid>"}, succeeds
 
     Examples:
-      | zon                                                                          | field                             |
-      | .{ .recovery = .{ .interval_ms = 999 } }                                     | .recovery.interval_ms             |
-      | .{ .recovery = .{ .interval_ms = 3600001 } }                                 | .recovery.interval_ms             |
-      | .{ .recovery = .{ .max_checkpoints = 0 } }                                   | .recovery.max_checkpoints         |
-      | .{ .recovery = .{ .max_checkpoints = 101 } }                                 | .recovery.max_checkpoints         |
-      | .{ .recovery = .{ .max_checkpoint_bytes = 65535 } }                          | .recovery.max_checkpoint_bytes    |
-      | .{ .recovery = .{ .max_checkpoint_bytes = 67108865 } }                       | .recovery.max_checkpoint_bytes    |
-      | .{ .recovery = .{ .max_age_seconds = 2592001 } }                             | .recovery.max_age_seconds         |
-      | .{ .recovery = .{ .terminal_text = .html } }                                 | .recovery.terminal_text           |
-      | .{ .recovery = .{ .text_max_rows = 100001 } }                                | .recovery.text_max_rows           |
-      | .{ .recovery = .{ .max_age_seconds = 10, .text_max_age_seconds = 11 } }      | .recovery.text_max_age_seconds    |
+      | zon                                                                          | field                             | valid |
+      | .{ .recovery = .{ .interval_ms = 999 } }                                     | .recovery.interval_ms             | .{ .recovery = .{ .interval_ms = 1000 } } |
+      | .{ .recovery = .{ .interval_ms = 3600001 } }                                 | .recovery.interval_ms             | .{ .recovery = .{ .interval_ms = 3600000 } } |
+      | .{ .recovery = .{ .max_checkpoints = 0 } }                                   | .recovery.max_checkpoints         | .{ .recovery = .{ .max_checkpoints = 1 } } |
+      | .{ .recovery = .{ .max_checkpoints = 101 } }                                 | .recovery.max_checkpoints         | .{ .recovery = .{ .max_checkpoints = 100 } } |
+      | .{ .recovery = .{ .max_checkpoint_bytes = 65535 } }                          | .recovery.max_checkpoint_bytes    | .{ .recovery = .{ .max_checkpoint_bytes = 65536 } } |
+      | .{ .recovery = .{ .max_checkpoint_bytes = 67108865 } }                       | .recovery.max_checkpoint_bytes    | .{ .recovery = .{ .max_checkpoint_bytes = 67108864 } } |
+      | .{ .recovery = .{ .max_age_seconds = 2592001 } }                             | .recovery.max_age_seconds         | .{ .recovery = .{ .max_age_seconds = 2592000 } } |
+      | .{ .recovery = .{ .terminal_text = .html } }                                 | .recovery.terminal_text           | .{ .recovery = .{ .terminal_text = .plain } } |
+      | .{ .recovery = .{ .text_max_rows = 100001 } }                                | .recovery.text_max_rows           | .{ .recovery = .{ .text_max_rows = 100000 } } |
+      | .{ .recovery = .{ .max_age_seconds = 10, .text_max_age_seconds = 11 } }      | .recovery.text_max_age_seconds    | .{ .recovery = .{ .max_age_seconds = 10, .text_max_age_seconds = 10 } } |
 
   Scenario: The RFC's default recovery section is accepted by config check
     Given a daemon started with the default configuration
@@ -41,6 +42,11 @@ Feature: Retention/config
     When the owner calls "config.get" with {"key":"recovery.enabled"}
     Then the call succeeds
     And the result "value" is false
+    Given the configuration file is replaced by:
+      """
+      .{ .recovery = .{ .enabled = true, .interval_ms = 5000 } }
+      """
+    Then the refusal's control, the same call with {}, succeeds
 
   @rfc-pin-reader-result-names
   Scenario: Count pruning keeps the newest permitted generations

@@ -38,6 +38,7 @@ Feature: Events/clients
     And the result "panes" is []
     When a client with token "$scoped" calls "pane.capture" with {"pane":"p0"}
     Then the call fails with a code starting "denied."
+    And the refusal's control, the same call by the owner, succeeds
 
   @rfc-5-doctor-cut-rows @rfc-5-cut-rows-shown
   Scenario: Doctor reports the archive check and the cut_rows sum

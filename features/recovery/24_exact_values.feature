@@ -143,13 +143,14 @@ Feature: Exact values and every §6 error
       And the daemon has no child processes
       When the owner calls "pane.list"
       Then the result "panes.0.pane" is "$archive"
+      And the refusal's control, <control>, succeeds
 
       Examples:
-        | grants                | token   | argv                 | ack   | code                       | exit |
-        | "write@pane:$archive" | $scoped | ["/bin/sh"]          | true  | denied.spawn               | 4    |
-        | "spawn@pane:$archive" | $scoped | ["/bin/sh"]          | true  | denied.write               | 4    |
-        | "read@server:root"    | @owner  | ["/bin/sh"]          | false | invalid_params.ack_orphans | 2    |
-        | "read@server:root"    | @owner  | ["/missing/program"] | true  | unavailable.spawn          | 6    |
+        | grants                | token   | argv                 | ack   | code                       | exit | control |
+        | "write@pane:$archive" | $scoped | ["/bin/sh"]          | true  | denied.spawn               | 4    | the same call by the owner |
+        | "spawn@pane:$archive" | $scoped | ["/bin/sh"]          | true  | denied.write               | 4    | the same call by the owner |
+        | "read@server:root"    | @owner  | ["/bin/sh"]          | false | invalid_params.ack_orphans | 2    | the CLI 'pane relaunch --pane $archive --argv ["/bin/sh"] --ack-orphans=true' |
+        | "read@server:root"    | @owner  | ["/missing/program"] | true  | unavailable.spawn          | 6    | the CLI 'pane relaunch --pane $archive --argv ["/bin/sh"] --ack-orphans=true' |
 
   Rule: Grants
 
@@ -162,6 +163,7 @@ Feature: Exact values and every §6 error
       And the CLI exits with code 4
       When the owner calls "session.list"
       Then the result "sessions" is []
+      And the refusal's control, the same call by the owner, succeeds
 
   Rule: Duplicate launch
 

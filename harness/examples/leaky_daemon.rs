@@ -20,6 +20,9 @@
 //! - `readback-lies`: every `agent-session/v1` value `meta.get` reads has another
 //!   native id (ADR-0068 §4, §6: readback and confirmation).
 //! - `drop-meta-set`: `meta.set` is answered `ok` and never reaches the reference.
+//! - `deny-recovery-verbs`: every `recovery.*` request, the owner's too, is answered
+//!   `denied.admin` and never reaches the reference: its denials of non-admin
+//!   principals prove nothing.
 //!
 //! After the `ok` reply to `pane.attach` the relay copies bytes unchanged both ways:
 //! the binary frames are not lines.
@@ -51,6 +54,7 @@ fn main() {
         "reserved-writable" => "reserved-writable",
         "readback-lies" => "readback-lies",
         "drop-meta-set" => "drop-meta-set",
+        "deny-recovery-verbs" => "deny-recovery-verbs",
         other => panic!("unknown mode {other}"),
     };
     let vxref = PathBuf::from(&args[2]);
@@ -120,14 +124,14 @@ fn main() {
                     Ok(0) | Err(_) => break,
                     Ok(_) => {}
                 }
-                let attach = match serde_json::from_slice::<Value>(&line) {
-                    Ok(v) if mode == "drop-meta-set" && v["verb"] == "meta.set" => {
-                        let ok = serde_json::json!({"id": v["id"], "ok": {}});
-                        if writeln!(mine.lock().unwrap(), "{ok}").is_err() {
-                            break;
-                        }
-                        continue;
+                let request = serde_json::from_slice::<Value>(&line);
+                if let Some(reply) = request.as_ref().ok().and_then(|v| answer(mode, v)) {
+                    if writeln!(mine.lock().unwrap(), "{reply}").is_err() {
+                        break;
                     }
+                    continue;
+                }
+                let attach = match request {
                     Ok(v) => {
                         if v["verb"] == "pane.create" {
                             if let Some(a0) = v["params"]["argv"][0].as_str() {
@@ -260,6 +264,20 @@ fn raw_copy(mut reader: BufReader<UnixStream>, to: &mut UnixStream) {
     let _ = std::io::copy(reader.get_mut(), to);
 }
 
+/// The relay's own reply to a request that never reaches the reference, if the mode
+/// answers it.
+fn answer(mode: &str, v: &Value) -> Option<Value> {
+    let verb = v["verb"].as_str()?;
+    match mode {
+        "drop-meta-set" if verb == "meta.set" => Some(serde_json::json!({"id": v["id"], "ok": {}})),
+        "deny-recovery-verbs" if verb.starts_with("recovery.") => Some(serde_json::json!({
+            "id": v["id"],
+            "error": {"code": "denied.admin", "message": "the recovery verbs need admin"}
+        })),
+        _ => None,
+    }
+}
+
 /// The mode's defect applied to one reply; None leaves it as the reference sent it.
 fn rewrite(mode: &str, mut v: Value, last: &Mutex<Option<String>>) -> Option<String> {
     match mode {
@@ -279,7 +297,7 @@ fn rewrite(mode: &str, mut v: Value, last: &Mutex<Option<String>>) -> Option<Str
             let id = v["id"].clone();
             v = serde_json::json!({"id": id, "ok": {"checkpoint": "", "sessions": [], "windows": [], "panes": []}});
         }
-        "restored-to-all" | "drop-meta-set" => return None,
+        "restored-to-all" | "drop-meta-set" | "deny-recovery-verbs" => return None,
         "reserved-writable" => {
             if v["error"]["code"] != "denied.reserved_key" {
                 return None;

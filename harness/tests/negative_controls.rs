@@ -409,3 +409,56 @@ fn valid_listed_as_corrupt_makes_the_damaged_file_rows_inconclusive() {
         );
     }
 }
+
+/// A relay that denies every `recovery.*` request, the owner's too, refuses the denial
+/// rows' controls (the same call by the owner): every row that judges a non-admin
+/// principal's denial of a recovery verb is `inconclusive`, with that control in its
+/// evidence, and no row of the grants feature that calls a recovery verb passes.
+#[test]
+fn denying_the_owner_too_makes_the_denial_rows_inconclusive() {
+    let (code, _, report) = run_control(
+        &[
+            "{bin_dir}/examples/leaky_daemon",
+            "deny-recovery-verbs",
+            "{bin_dir}/vxref",
+            "{socket}",
+        ],
+        "@rfc-8-grants",
+    );
+    assert_eq!(code, 1);
+    let scenarios = report["scenarios"].as_array().unwrap();
+    // Only the two rows that never call a recovery verb pass, as on the reference.
+    let passed: BTreeSet<&str> = scenarios
+        .iter()
+        .filter(|s| s["verdict"] == "pass")
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        passed,
+        BTreeSet::from([
+            "The unknown principal stays read-only: it cannot create, spawn or reconfigure",
+            "Relaunch without write on the pane is denied before archive lookup",
+        ]),
+        "{report}"
+    );
+    let denials: Vec<&Value> = scenarios
+        .iter()
+        .filter(|s| {
+            let name = s["name"].as_str().unwrap_or("");
+            name.contains("cannot use recovery verbs") || name.contains("denied the recovery verbs")
+        })
+        .collect();
+    assert_eq!(denials.len(), 9, "{report}");
+    for s in denials {
+        assert_eq!(s["verdict"], "inconclusive", "{s}");
+        let control = &s["evidence"]["control"];
+        assert_eq!(control["accepted"], false, "{s}");
+        assert!(
+            control["observed"]
+                .as_str()
+                .unwrap()
+                .contains("denied.admin"),
+            "{control}"
+        );
+    }
+}

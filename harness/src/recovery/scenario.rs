@@ -54,6 +54,10 @@ pub struct Scenario {
     pub skill: Option<String>,
     /// Planted fixtures and the valid twins of the damaged ones (`super::twins`).
     pub(crate) twins: super::twins::Twins,
+    /// The last request a principal made, for a refusal's control (`steps::controls`).
+    pub(crate) last_request: Option<super::twins::Request>,
+    /// The request the last refusal step judged, which its control repeats.
+    pub(crate) refused: Option<super::twins::Request>,
 }
 
 /// Lowercase hex SHA-256 of the absolute socket path with its parent resolved.
@@ -117,6 +121,8 @@ impl Scenario {
             pane_pids: Vec::new(),
             skill: None,
             twins: Default::default(),
+            last_request: None,
+            refused: None,
         }
     }
 

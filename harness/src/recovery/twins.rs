@@ -138,3 +138,21 @@ impl Twins {
         }
     }
 }
+
+/// The kind of input a refused request's control counts toward the run's liveness.
+pub const REQUEST_KIND: &str = "recovery.request";
+
+/// A request as a principal made it, kept so a refusal's control can repeat it with
+/// the one difference that makes it valid (the principal, the parameters, the words).
+#[derive(Debug, Clone)]
+pub enum Request {
+    Wire {
+        token: Option<String>,
+        verb: String,
+        params: serde_json::Map<String, Value>,
+    },
+    Cli {
+        token: Option<String>,
+        words: Vec<String>,
+    },
+}

@@ -1,6 +1,7 @@
 //! Steps: Resources made through the wire as the owner, and calls through the wire and the CLI.
 
 use super::prelude::*;
+use crate::recovery::twins::Request;
 
 #[given(regex = r#"^the owner has created session "([^"]+)" with a pane running "([^"]*)"$"#)]
 async fn owner_has_created_session_with_pane_running(w: &mut World, c: &[String]) {
@@ -60,8 +61,13 @@ async fn client_calls_verb(w: &mut World, c: &[String]) {
         let verb = c[3].to_string();
         let params = parse_params(c.get(4).map(|m| m.as_str()));
         w.before_request(&verb, &Value::Object(params.clone()).to_string());
-        let r = w.wire(token.as_deref(), &verb, params);
+        let r = w.wire(token.as_deref(), &verb, params.clone());
         w.last = Some(r);
+        w.last_request = Some(Request::Wire {
+            token,
+            verb,
+            params,
+        });
     })
     .await;
 }
@@ -178,6 +184,7 @@ async fn client_runs_cli(w: &mut World, c: &[String]) {
         w.before_request(&verb, &text);
         let r = w.cli(token.as_deref(), &words);
         w.last = Some(r);
+        w.last_request = Some(Request::Cli { token, words });
     })
     .await;
 }

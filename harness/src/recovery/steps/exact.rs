@@ -160,6 +160,10 @@ async fn client_runs_cli_words(w: &mut World, c: &[String]) {
         let words: Vec<String> = c[3].split_whitespace().map(String::from).collect();
         let r = w.cli(Some(token), &words);
         w.last = Some(r);
+        w.last_request = Some(crate::recovery::twins::Request::Cli {
+            token: Some(token.to_string()),
+            words,
+        });
     })
     .await;
 }

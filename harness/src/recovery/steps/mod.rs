@@ -2,6 +2,7 @@
 //! runs on the scenario's blocking thread (`World::run`).
 
 mod calls;
+mod controls;
 mod crash;
 mod exact;
 mod lifecycle;

@@ -26,6 +26,7 @@ async fn call_fails(w: &mut World) {
 async fn call_fails_with(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         w.twins.require_twin();
+        w.refused = w.last_request.clone();
         match &w.last().result {
             Ok(v) => panic!("expected error {}, got ok {v}", &c[1]),
             Err(e) => assert_eq!(
@@ -42,6 +43,7 @@ async fn call_fails_with(w: &mut World, c: &[String]) {
 async fn call_fails_with_or(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         w.twins.require_twin();
+        w.refused = w.last_request.clone();
         match &w.last().result {
             Ok(v) => panic!("expected error {} or {}, got ok {v}", &c[1], &c[2]),
             Err(e) => {
@@ -57,6 +59,7 @@ async fn call_fails_with_or(w: &mut World, c: &[String]) {
 async fn call_fails_with_code_starting(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         w.twins.require_twin();
+        w.refused = w.last_request.clone();
         match &w.last().result {
             Ok(v) => panic!("expected an error {}…, got ok {v}", &c[1]),
             Err(e) => {
@@ -173,6 +176,7 @@ async fn result_lists_checkpoint_with_status(w: &mut World, c: &[String]) {
         // A damaged file listed as refused: its twin must have been listed valid.
         if &c[2] != "valid" {
             w.twins.require_twin();
+            w.refused = w.last_request.clone();
         }
         listed_row(&ok_value(w), &c[1], &c[2]);
     })
