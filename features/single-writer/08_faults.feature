@@ -1,4 +1,4 @@
-@must @part-broker
+@must @part-broker @fault-plans
 Feature: Lock and launch faults
   The per-key lock and the launch under the fault injector (issue 16 "Fault plans"):
   the broker runs with `libvxfault.so` preloaded and a plan that fails its flock,

@@ -86,3 +86,21 @@ fn the_packers_crash_and_fault_sweeps_pass_under_seccomp() {
         "the crash sweep ran: {all:?}"
     );
 }
+
+/// The single-writer fault rows start the broker under the profile's backend: forced
+/// to seccomp, each plan still reaches it (a lock that fails, a crash after the lock,
+/// a crash in the alias sidecar's replacement) and the rows pass.
+#[test]
+fn the_broker_fault_rows_pass_under_seccomp() {
+    common::ensure_reference(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(seccomp_profile(dir.path())).unwrap();
+    let (code, report) = common::run_profile(
+        &text,
+        &["--contract", "single-writer", "--tags", "@fault-plans"],
+    );
+    let failing = common::scenario_names(&report, true);
+    assert_eq!(code, 0, "failing under seccomp: {failing:?}");
+    let all = common::scenario_names(&report, false);
+    assert_eq!(all.len(), 8, "every fault row ran: {all:?}");
+}

@@ -180,6 +180,49 @@ fn torn_crash_after_and_crash_kill_where_the_action_says() {
     }
 }
 
+/// `crash-after` of a lock: the process holds it and never runs again. Were the
+/// kernel left to make the call, the process would run on until the SIGKILL landed
+/// (long enough, in a broker, to fork a child that inherits the lock); the runs are
+/// repeated because that window was a race.
+#[test]
+fn crash_after_a_lock_takes_it_and_the_process_never_runs_again() {
+    for p in programs() {
+        for round in 0..15 {
+            let d = tempdir();
+            let g = glob(d.path());
+            let r = run(
+                &p,
+                &format!("flock@{g}/l=crash-after"),
+                d.path(),
+                &["flock:l", "create:after"],
+            );
+            assert_eq!(
+                r.signal(),
+                Some(9),
+                "{} round {round}: {}",
+                p.name,
+                r.stderr
+            );
+            assert!(
+                !d.path().join("after").exists(),
+                "{} round {round}: the program ran on after its lock",
+                p.name
+            );
+            assert_eq!(r.fired(1)[0].action, "crash-after");
+            // The lock went with the process.
+            let f = fs::File::open(d.path().join("l")).unwrap();
+            // SAFETY: flock takes our fd and an integer.
+            let free = unsafe {
+                libc::flock(
+                    std::os::fd::AsRawFd::as_raw_fd(&f),
+                    libc::LOCK_EX | libc::LOCK_NB,
+                )
+            };
+            assert_eq!(free, 0, "{} round {round}: the lock is free", p.name);
+        }
+    }
+}
+
 #[test]
 fn after_errno_does_the_call_and_delay_waits() {
     for p in programs() {

@@ -26,7 +26,7 @@ pub enum Detail {
 }
 
 /// One decoded call.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Call {
     pub sys: &'static Syscall,
     pub op: Op,

@@ -13,6 +13,7 @@ mod perform;
 pub(crate) mod run;
 mod supervisor;
 mod target;
+mod trace_words;
 
 use std::fmt;
 use std::fs::{File, OpenOptions};

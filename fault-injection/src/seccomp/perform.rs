@@ -97,6 +97,36 @@ pub fn can_perform(op: Op) -> bool {
     !matches!(op, Op::Close | Op::Flock)
 }
 
+/// The lock a `crash-after` takes before the kill, when it can be taken on the
+/// process's behalf: `flock`, or `fcntl`'s `F_OFD_SETLK[W]` (both belong to the open
+/// file description, which the copy of the fd shares). Returns the copy, holding the
+/// lock until the caller drops it after the kill, and what the call returned. `None`
+/// for a POSIX `fcntl` lock (it would be the supervisor's) or an fd that cannot be
+/// copied. A blocking lock blocks the caller as it would have blocked the process.
+pub fn ofd_lock(c: &Call, tgid: u32) -> Option<(OwnedFd, Done)> {
+    let a = c.args;
+    let fd = match c.sys.name {
+        "flock" => their_fd(tgid, a[0] as i64).ok()?,
+        "fcntl" | "fcntl64" if matches!(a[1] as i32, libc::F_OFD_SETLK | libc::F_OFD_SETLKW) => {
+            their_fd(tgid, a[0] as i64).ok()?
+        }
+        _ => return None,
+    };
+    let f = fd.as_raw_fd();
+    let r = if c.sys.name == "flock" {
+        // SAFETY: flock takes our fd and an integer.
+        i64::from(unsafe { libc::flock(f, a[1] as i32) })
+    } else {
+        let raw = read_mem(c.tid, a[2], std::mem::size_of::<libc::flock>()).ok()?;
+        // SAFETY: `raw` holds exactly one `struct flock` as the process passed it;
+        // read unaligned into a value of that plain-data type.
+        let mut lock: libc::flock = unsafe { std::ptr::read_unaligned(raw.as_ptr().cast()) };
+        // SAFETY: fcntl takes our fd, an OFD lock command and a pointer to our struct.
+        i64::from(unsafe { libc::fcntl(f, a[1] as i32, &mut lock as *mut libc::flock) })
+    };
+    Some((fd, ret(r)))
+}
+
 /// Makes call `c` of thread `tid` (process `tgid`) on its behalf, writing at most
 /// `limit` bytes. `None` for calls that cannot be made so ([`can_perform`]).
 pub fn perform(c: &Call, tgid: u32, limit: u64) -> Option<Done> {

@@ -24,6 +24,7 @@ use super::decode::{decode, Call, Detail, Skip};
 use super::notif::{self, Notif};
 use super::perform::{perform, Done};
 use super::target;
+use super::trace_words::{action_text, detail};
 
 /// Counts at the end of a run (the seccomp counterpart of the counter file).
 #[derive(Debug, Default, Clone)]
@@ -292,14 +293,7 @@ impl Supervisor {
                     );
                     kill(tgid);
                 }
-                None => {
-                    // close and flock: the kernel makes the call, and the kill
-                    // follows the answer (the call completes before the process
-                    // returns to user space, where SIGKILL takes it).
-                    self.finish(&mut line, &c, None, 0, &atext, None, rule, None);
-                    let _ = notif::allow(fd, n.id);
-                    kill(tgid);
-                }
+                None => self.crash_after_kernel_call(fd, &n, &c, tgid, &mut line, &atext, rule),
             },
             Action::After(e) => {
                 let done = perform(&c, tgid, u64::MAX).unwrap_or_default();
@@ -317,6 +311,49 @@ impl Supervisor {
                 let _ = notif::fail(fd, n.id, e);
             }
         }
+    }
+
+    /// `crash-after` of a call the supervisor cannot make with its effect in the
+    /// process. An answer that lets the kernel make the call would let the process
+    /// run on until the SIGKILL lands: long enough, after a lock, to fork a child that
+    /// inherits it. So the process never runs again: a `flock` or OFD lock is taken
+    /// on its open file description by the supervisor (on a thread of its own, as a
+    /// blocking lock blocks) and the kill comes before any answer; a `close` is left
+    /// to the exit, which closes every fd. Only a POSIX `fcntl` lock, which would be
+    /// the supervisor's, is still made by the kernel, with the kill after the answer.
+    #[allow(clippy::too_many_arguments)]
+    fn crash_after_kernel_call(
+        &mut self,
+        fd: std::os::fd::BorrowedFd<'_>,
+        n: &Notif,
+        c: &Call,
+        tgid: u32,
+        line: &mut Line,
+        atext: &str,
+        rule: Option<(usize, u64)>,
+    ) {
+        if c.op == Op::Close {
+            self.finish(line, c, None, 0, atext, None, rule, None);
+            kill(tgid);
+            return;
+        }
+        let posix = !(c.sys.name == "flock"
+            || matches!(c.args[1] as i32, libc::F_OFD_SETLK | libc::F_OFD_SETLKW));
+        if posix {
+            self.finish(line, c, None, 0, atext, None, rule, None);
+            let _ = notif::allow(fd, n.id);
+            kill(tgid);
+            return;
+        }
+        // The lock, then the kill, then the copy of the fd goes: the lock lives as
+        // long as the process's own fd, which its exit closes.
+        let call = c.clone();
+        self.finish(line, c, None, 0, atext, None, rule, None);
+        std::thread::spawn(move || {
+            let held = super::perform::ofd_lock(&call, tgid);
+            kill(tgid);
+            drop(held);
+        });
     }
 
     /// No rule fired: the kernel makes the call, unless `record` needs its result
@@ -539,48 +576,8 @@ fn answer(fd: std::os::fd::BorrowedFd<'_>, id: u64, done: &Done) {
     };
 }
 
-fn detail(l: &mut Line, c: &Call) {
-    match c.detail {
-        Detail::None => {}
-        Detail::Open { flags, mode } => {
-            let mut buf = [0u8; 256];
-            let n = planlang::names::open_flags(flags, &mut buf);
-            l.str("flags", &buf[..n]);
-            if let Some(m) = mode {
-                l.str("mode", &planlang::names::octal4(m));
-            }
-        }
-        Detail::Flock(how) => {
-            let mut buf = [0u8; 32];
-            let n = planlang::names::flock_op(how, &mut buf);
-            l.str("lock", &buf[..n]);
-        }
-        Detail::Fcntl { cmd, kind } => {
-            let mut buf = [0u8; 48];
-            let n = planlang::names::fcntl_lock(cmd, kind, &mut buf);
-            l.str("lock", &buf[..n]);
-        }
-        Detail::SyncDir => l.bool("dir", true),
-    }
-}
-
 /// SIGKILL the whole process (every thread).
 fn kill(tgid: u32) {
     // SAFETY: kill takes integers only.
     unsafe { libc::kill(tgid as libc::pid_t, libc::SIGKILL) };
-}
-
-/// The trace's action name (`EIO`, `short:3`, `after:EIO`, …), as the preload writes it.
-pub fn action_text(a: Action) -> String {
-    let e = |n: i32| planlang::errno_name(n).unwrap_or("errno");
-    match a {
-        Action::Errno(n) => e(n).to_string(),
-        Action::Short(n) => format!("short:{n}"),
-        Action::Torn(n) => format!("torn:{n}"),
-        Action::Crash => "crash".into(),
-        Action::CrashAfter => "crash-after".into(),
-        Action::Delay(n) => format!("delay:{n}"),
-        Action::Lie => "lie".into(),
-        Action::After(n) => format!("after:{}", e(n)),
-    }
 }

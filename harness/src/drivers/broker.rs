@@ -53,8 +53,12 @@ pub struct BrokerSandbox {
     pub engines: PathBuf,
     template: Vec<String>,
     env: Vec<(String, String)>,
-    /// Environment for the next start only (a fault plan), then cleared.
+    /// Environment for the next start only, then cleared.
     pub next_env: Vec<(String, String)>,
+    /// A fault plan for the next start only, through the profile's `fault_backend`.
+    pub next_fault: Option<super::fault::Injection>,
+    /// The seccomp supervisors of brokers started under a fault plan.
+    supervisors: Vec<super::fault::Supervised>,
     instances: Vec<Instance>,
     /// The profile's `teardown` hook, run when the sandbox goes.
     teardown: Vec<String>,
@@ -137,6 +141,8 @@ impl BrokerSandbox {
             template,
             env,
             next_env: Vec::new(),
+            next_fault: None,
+            supervisors: Vec::new(),
             instances: Vec::new(),
             teardown: hooks.teardown,
         };
@@ -282,12 +288,17 @@ impl BrokerSandbox {
             .collect();
         let mut env = self.env.clone();
         env.append(&mut self.next_env);
-        let child = sandbox::command(&ph, &words, &env, &self.root)
-            .stdin(Stdio::null())
+        let mut cmd = sandbox::command(&ph, &words, &env, &self.root);
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .or_harness("starting the broker");
+            .stderr(Stdio::null());
+        let mut sup = self.next_fault.take().and_then(|f| f.apply(&mut cmd));
+        let child = cmd.spawn();
+        if let Some(s) = sup.as_mut() {
+            s.spawned();
+        }
+        let child = child.or_harness("starting the broker");
+        self.supervisors.extend(sup);
         let pid = child.id();
         self.instances.push(Instance {
             child,

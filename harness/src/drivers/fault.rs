@@ -10,14 +10,6 @@ use std::time::Duration;
 /// The profile's template for the injector when it names none.
 pub const DEFAULT_FAULT_PRELOAD: &str = "{bin_dir}/libvxfault.so";
 
-/// The injector library for a row that injects through the environment only: the
-/// profile's backend must resolve to the preload for its `serve` program
-/// ([`require_preload`]); rows that start the program themselves use [`Injection`].
-pub fn library(ph: &super::sandbox::Placeholders) -> String {
-    require_preload(ph, &crate::profile::context().profile.serve);
-    preload_library(ph)
-}
-
 /// The injector library the run's profile names (or the kit's), expanded for this
 /// scenario; one that does not exist is a harness error.
 fn preload_library(ph: &super::sandbox::Placeholders) -> String {
@@ -49,23 +41,6 @@ pub fn backend() -> vxfault::Backend {
 pub fn choice(ph: &super::sandbox::Placeholders, template: &[String]) -> vxfault::Choice {
     let prog = template.first().map(|p| ph.expand(p)).unwrap_or_default();
     vxfault::seccomp::choose(backend(), Path::new(&prog))
-}
-
-/// For rows that can only inject through the program's environment: a profile whose
-/// backend is, or resolves for `template`'s program to, seccomp is a harness error
-/// naming why, rather than a row whose faults silently never reach the program.
-pub fn require_preload(ph: &super::sandbox::Placeholders, template: &[String]) {
-    let c = choice(ph, template);
-    if c.backend == vxfault::Backend::Seccomp {
-        crate::harness_error!(
-            "fault_backend {} chose seccomp for {} ({}): this row injects through the \
-             program's environment (LD_PRELOAD) only; check such a program with \
-             `vxfault run --backend seccomp`",
-            backend().name(),
-            template.first().map(|p| ph.expand(p)).unwrap_or_default(),
-            c.reason
-        );
-    }
 }
 
 /// How a fault plan reaches one program, as the profile's backend resolves for it.

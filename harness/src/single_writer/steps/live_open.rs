@@ -262,14 +262,19 @@ async fn started_by(w: &mut World, c: &[String]) {
 async fn broker_running_under_plan(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let live = s.live();
-        let lib = crate::drivers::fault::library(&live.sb.ph);
         // `{alias_sidecar}`: the profile's alias sidecar of this broker.
         let sidecar = live
             .t
             .alias_sidecar
             .replace("{runtime_dir}", &live.sb.ph.runtime_dir.to_string_lossy());
         let plan = c[1].replace("{alias_sidecar}", &sidecar);
-        live.sb.next_env = crate::drivers::fault::env(&lib, &plan, None);
+        let template = live.t.broker.clone();
+        live.sb.next_fault = Some(crate::drivers::fault::Injection::plan(
+            &live.sb.ph,
+            &template,
+            &plan,
+            None,
+        ));
         live.start_broker(0);
     })
     .await;
