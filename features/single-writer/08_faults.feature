@@ -1,14 +1,16 @@
 @must @part-broker @fault-plans
 Feature: Lock and launch faults
   The per-key lock and the launch under the fault injector (issue 16 "Fault plans"):
-  the broker runs with `libvxfault.so` preloaded and a plan that fails its flock,
-  open or unlink of the key's files. A lock that cannot be taken spawns nothing; an
-  interrupted flock is retried; a broker that dies holding the lock leaves it to the
-  kernel; a launch that fails frees the lock.
+  the broker runs under the injector (the profile's fault_backend) and a plan that
+  fails its flock, open or unlink of the key's files ({lock_file} and {session_socket}
+  are the profile's lock_path and session_socket with every session's name a glob). A
+  lock that cannot be taken spawns nothing; an interrupted flock is retried; a broker
+  that dies holding the lock leaves it to the kernel; a launch that fails frees the
+  lock.
 
   @sw-busy
   Scenario: flock says EWOULDBLOCK: BUSY, nothing spawned
-    Given a broker is running under the fault plan "flock@*/locks/*=EWOULDBLOCK"
+    Given a broker is running under the fault plan "flock@{lock_file}=EWOULDBLOCK"
     When viewer A opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
     Then viewer A is closed with code 4409
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has no running agent
@@ -16,7 +18,7 @@ Feature: Lock and launch faults
 
   @sw-one-writer
   Scenario: An interrupted flock (EINTR) is retried: LAUNCH with the lock held
-    Given a broker is running under the fault plan "flock@*/locks/*#1=EINTR"
+    Given a broker is running under the fault plan "flock@{lock_file}#1=EINTR"
     When viewer A opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
     Then viewer A sees the agent ready
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has exactly one running agent
@@ -32,12 +34,12 @@ Feature: Lock and launch faults
 
     Examples:
       | case | plan |
-      | ENOLCK | flock@*/locks/*=ENOLCK |
-      | the lock file cannot be opened | open@*/locks/*=EACCES |
+      | ENOLCK | flock@{lock_file}=ENOLCK |
+      | the lock file cannot be opened | open@{lock_file}=EACCES |
 
   @sw-restart
   Scenario: A broker killed right after it took the lock leaves it to the kernel; the next broker launches once
-    Given a broker is running under the fault plan "flock@*/locks/*#1=crash-after"
+    Given a broker is running under the fault plan "flock@{lock_file}#1=crash-after"
     When viewer A opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
     Then the broker is gone
     And the lock of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is free
@@ -48,7 +50,7 @@ Feature: Lock and launch faults
 
   @sw-launch-fail-frees @sw-reap-under-lock @sw-pin-close-codes
   Scenario: An orphan socket that cannot be unlinked fails the launch and frees the lock
-    Given a broker is running under the fault plan "unlink@*.sock=EACCES"
+    Given a broker is running under the fault plan "unlink@{session_socket}=EACCES"
     And a socket nobody listens on is at the socket of "claude:6a73c0de-1234-4abc-8def-0123456789ab"
     When viewer A opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
     Then viewer A is closed as a failed launch (4502)
@@ -76,7 +78,7 @@ Feature: Lock and launch faults
 
   @sw-recheck
   Scenario: A master that appears while the broker waits for the lock is attached; the lock is released
-    Given a broker is running under the fault plan "flock@*/locks/*#1=delay:1500"
+    Given a broker is running under the fault plan "flock@{lock_file}#1=delay:1500"
     When viewer A starts opening "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
     And a listener of the suite takes the socket of "claude:6a73c0de-1234-4abc-8def-0123456789ab" while the broker waits for its lock
     Then viewer A's open has ended

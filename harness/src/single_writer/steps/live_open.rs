@@ -267,7 +267,22 @@ async fn broker_running_under_plan(w: &mut World, c: &[String]) {
             .t
             .alias_sidecar
             .replace("{runtime_dir}", &live.sb.ph.runtime_dir.to_string_lossy());
-        let plan = c[1].replace("{alias_sidecar}", &sidecar);
+        // `{lock_file}`, `{session_socket}`: the profile's templates of any session's
+        // lock file and master socket under this broker, as globs.
+        let runtime = live.sb.ph.runtime_dir.to_string_lossy().into_owned();
+        let lock_dir = live.sb.lock_dir.to_string_lossy().into_owned();
+        let any = |template: &str| {
+            crate::single_writer::templates::session_path(
+                template,
+                "*:*",
+                "*",
+                &[("lock_dir", &lock_dir), ("runtime_dir", &runtime)],
+            )
+        };
+        let plan = c[1]
+            .replace("{alias_sidecar}", &sidecar)
+            .replace("{lock_file}", &any(&live.t.lock_path))
+            .replace("{session_socket}", &any(&live.t.session_socket));
         let template = live.t.broker.clone();
         live.sb.next_fault = Some(crate::drivers::fault::Injection::plan(
             &live.sb.ph,
