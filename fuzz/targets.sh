@@ -24,7 +24,8 @@ seed_corpus() {
         done
       cp corpus/wire/*.json "$dir" ;;
     tar_differential)
-      find corpus/persist/blobs -name '*.tar' -size -64k -exec cp {} "$dir" \; ;;
+      find corpus/persist/blobs -name '*.tar' -size -64k -exec cp {} "$dir" \;
+      cp fuzz/seeds/persist_blob/*.tar "$dir" ;;
     wire_*) cp -r corpus/wire/. "$dir" ;;
     attach_*) cp -r corpus/attach/. "$dir" ;;
     zon_*) cp -r corpus/config/. "$dir" ;;
@@ -46,7 +47,9 @@ seed_corpus() {
     persist_provenance) cp fuzz/seeds/persist_provenance/* "$dir" ;;
     persist_checkpoint) cp fuzz/seeds/persist_checkpoint/*.json "$dir" ;;
     persist_blob)
-      find corpus/persist/blobs -name '*.tar' -size -64k -exec cp {} "$dir" \; ;;
+      find corpus/persist/blobs -name '*.tar' -size -64k -exec cp {} "$dir" \;
+      # Valid blobs with PAX records the corpus does not carry (an `mtime`).
+      cp fuzz/seeds/persist_blob/*.tar "$dir" ;;
     *) echo "fuzz/targets.sh: no seeds for fuzz target $target" >&2; return 1 ;;
   esac
   # Every regression fuzz/triage.sh stored is a seed too.

@@ -1,7 +1,10 @@
 //! The invariants the fuzz targets check (fuzz/fuzz_targets/broker_*.rs), here so the
 //! corpus test and the targets run the same code on stable.
 
+use std::path::Path;
+
 use crate::alias;
+use crate::files::{self, FileKind, Sidecar};
 use crate::frames;
 use crate::key::{parse_key, EngineSpec, EngineTable, IdKind, Pin, SessionKey};
 use crate::limits::MAX_KEY_BYTES;
@@ -25,11 +28,20 @@ fn engines() -> &'static EngineTable {
 }
 
 /// Any text as a key, with and without `new=1`: an accepted key's physical name is
-/// one path component, in bounds, and maps back to the same key.
+/// one path component, in bounds, and maps back to the same key; its owner file is
+/// known by that name. Any text as a file name: the checker knows an owner file
+/// exactly when the name before `.owner` is a physical name.
 pub fn broker_key(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
+    if !text.contains('/') && !text.contains('\0') {
+        let by_name = files::kind_of(Path::new(&format!("{text}{}", files::OWNER_SUFFIX)));
+        match SessionKey::from_physical(text) {
+            Some(k) => assert_eq!(by_name, Ok(FileKind::Owner(k))),
+            None => assert!(by_name.is_err()),
+        }
+    }
     let table = engines();
     for new in [false, true] {
         let Ok(key) = parse_key(text, table, new) else {
@@ -41,6 +53,11 @@ pub fn broker_key(data: &[u8]) {
         assert!(physical.len() <= MAX_KEY_BYTES);
         let back = SessionKey::from_physical(&physical).expect("physical names parse");
         assert_eq!(back.as_str(), text);
+        let owner_file = format!("{physical}{}", files::OWNER_SUFFIX);
+        assert_eq!(
+            files::kind_of(Path::new(&owner_file)),
+            Ok(FileKind::Owner(back))
+        );
         assert!(new || !key.is_placeholder());
     }
 }
@@ -91,6 +108,8 @@ pub fn broker_resume_plan(data: &[u8]) {
 /// An accepted alias sidecar re-encodes to bytes that read back equal, and the
 /// encoding is a fixed point.
 pub fn broker_alias_sidecar(data: &[u8]) {
+    let checked = files::decode(&FileKind::Aliases, data);
+    assert_eq!(checked, alias::decode(data).map(Sidecar::Aliases));
     if let Ok(map) = alias::decode(data) {
         let bytes = alias::encode(&map);
         let again = alias::decode(&bytes).expect("the writer's output reads back");
@@ -101,6 +120,9 @@ pub fn broker_alias_sidecar(data: &[u8]) {
 
 /// An accepted owner file re-encodes to bytes that read back equal.
 pub fn broker_owner_file(data: &[u8]) {
+    let key = SessionKey::from_physical("claude@00000000-0000-4000-8000-000000000000");
+    let checked = files::decode(&FileKind::Owner(key.expect("a physical name")), data);
+    assert_eq!(checked, owner::decode(data).map(Sidecar::Owner));
     if let Ok(rec) = owner::decode(data) {
         let bytes = owner::encode(&rec).expect("an accepted record encodes");
         let again = owner::decode(&bytes).expect("the writer's output reads back");

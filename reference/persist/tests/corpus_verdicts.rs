@@ -58,6 +58,24 @@ fn every_corpus_case_gets_its_expected_verdict() {
     assert!(cases >= 50, "corpus has {cases} cases");
 }
 
+/// The persist_blob fuzz target's own seeds (`fuzz/seeds/persist_blob/`, PAX records
+/// the corpus does not carry) are valid blobs, so a campaign starts past the framing.
+#[test]
+fn the_fuzz_seeds_with_pax_mtime_are_valid() {
+    let dir = corpus().join("../../../fuzz/seeds/persist_blob");
+    let opts = ReadOptions::new(Layouts::builtin());
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "tar") {
+            let bytes = std::fs::read(&path).unwrap();
+            read(&bytes, &opts).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            n += 1;
+        }
+    }
+    assert_eq!(n, 3, "the three PAX mtime seeds");
+}
+
 /// The blob readers' libFuzzer dictionary (`corpus/fuzz/persist.dict`), generated
 /// from the kit's own tables so it cannot drift: the header member's name and the
 /// header's encoding, the file mode, every backend of persist/layouts.toml with the
