@@ -3,9 +3,9 @@
 handling — the rock-solid contract"). A TEST SUBJECT for the kit (peers/README.md),
 not a broker to use.
 
-  broker.py serve --unix SOCK --state DIR --locks DIR --engines FILE
+  broker.py serve (--unix SOCK | --tcp HOST:PORT) --state DIR --locks DIR --engines FILE
 
-HTTP and WebSocket on a Unix socket: GET /ws/term/ENGINE:ID (the seed's terminal
+HTTP and WebSocket on a Unix socket or a loopback TCP port: GET /ws/term/ENGINE:ID (the seed's terminal
 route, the key as one segment), GET /api/sessions, POST /api/sessions/KEY/archive.
 Each session's agent runs under master.py (create-only), which inherits the
 session's flock and keeps it for its life. PEER_VIOLATION=<name> plants one seed violation (violations.toml).
@@ -522,11 +522,18 @@ class Broker:
                      f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n".encode() + data)
 
 
-async def serve(sock, state, locks, engines):
+async def serve(listen, state, locks, engines):
     broker = Broker(state, locks, engines)
-    if os.path.lexists(sock) and broker.probe(sock) == "stale":
-        os.unlink(sock)
-    server = await asyncio.start_unix_server(broker.handle, path=sock)
+    kind, where = listen
+    if kind == "--tcp":
+        host, _, port = where.rpartition(":")
+        if host not in ("127.0.0.1", "::1", "[::1]", "localhost"):
+            sys.exit(f"broker.py: --tcp {where}: loopback only")
+        server = await asyncio.start_server(broker.handle, host=host.strip("[]"), port=int(port))
+    else:
+        if os.path.lexists(where) and broker.probe(where) == "stale":
+            os.unlink(where)
+        server = await asyncio.start_unix_server(broker.handle, path=where)
     done = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         asyncio.get_running_loop().add_signal_handler(sig, done.set)
@@ -535,13 +542,16 @@ async def serve(sock, state, locks, engines):
 
 
 def main(args):
+    usage = "usage: broker.py serve (--unix SOCK | --tcp HOST:PORT) --state DIR --locks DIR --engines FILE"
     if args[:1] != ["serve"] or len(args) != 9:
-        sys.exit("usage: broker.py serve --unix SOCK --state DIR --locks DIR --engines FILE")
+        sys.exit(usage)
     flags = dict(zip(args[1::2], args[2::2]))
-    if set(flags) != {"--unix", "--state", "--locks", "--engines"}:
-        sys.exit(f"broker.py: unknown arguments {sorted(flags)}")
+    listen = [f for f in ("--unix", "--tcp") if f in flags]
+    if len(listen) != 1 or set(flags) != {listen[0], "--state", "--locks", "--engines"}:
+        sys.exit(f"broker.py: unknown arguments {sorted(flags)}; {usage}")
     os.umask(0o077)
-    asyncio.run(serve(flags["--unix"], flags["--state"], flags["--locks"], flags["--engines"]))
+    asyncio.run(serve((listen[0], flags[listen[0]]), flags["--state"], flags["--locks"],
+                      flags["--engines"]))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 //! Cleanup is by PID: the brokers this driver started, then every process whose
 //! command line names this sandbox (masters and agents outlive brokers by design).
 
+use super::broker_ws::Endpoint;
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -24,7 +25,8 @@ use crate::verdict::OrHarness;
 /// One started broker.
 pub struct Instance {
     pub child: Child,
-    pub socket: PathBuf,
+    /// Where it listens: its socket, or under `listen = "tcp"` a loopback port.
+    pub endpoint: Endpoint,
     pub runtime_dir: PathBuf,
 }
 
@@ -62,6 +64,10 @@ pub struct BrokerSandbox {
     instances: Vec<Instance>,
     /// The profile's `teardown` hook, run when the sandbox goes.
     teardown: Vec<String>,
+    /// `listen = "tcp"`: brokers listen on a loopback port, one per instance number
+    /// (a restart reuses it), given as `{listen}` (`127.0.0.1:PORT`) and `{port}`.
+    pub listen_tcp: bool,
+    ports: std::collections::BTreeMap<usize, u16>,
 }
 
 /// The profile's setup hooks (`[single_writer] setup`, `teardown`): commands run in
@@ -99,6 +105,14 @@ launch = ["{m}", "--id", "{{id}}"]
 resume = ["{m}", "--id", "{{id}}"]
 "#
     )
+}
+
+/// A loopback port nothing listens on now (the kernel's pick, released for the broker).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind(("127.0.0.1", 0))
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .or_harness("picking a free loopback port")
 }
 
 fn mkdir_private(p: &Path) {
@@ -145,6 +159,8 @@ impl BrokerSandbox {
             supervisors: Vec::new(),
             instances: Vec::new(),
             teardown: hooks.teardown,
+            listen_tcp: false,
+            ports: Default::default(),
         };
         if !hooks.setup.is_empty() {
             let out = sb
@@ -191,14 +207,21 @@ impl BrokerSandbox {
     }
 
     /// The runtime directory and socket of instance `n` (0 is the sandbox's own).
-    fn place(&self, n: usize) -> (PathBuf, PathBuf) {
-        if n == 0 {
-            return (self.ph.runtime_dir.clone(), self.ph.socket.clone());
+    fn place(&mut self, n: usize) -> (PathBuf, PathBuf, Endpoint) {
+        let (run, socket) = if n == 0 {
+            (self.ph.runtime_dir.clone(), self.ph.socket.clone())
+        } else {
+            let run = self.root.join(format!("run{n}"));
+            mkdir_private(&run);
+            mkdir_private(&run.join("venomx"));
+            (run.clone(), run.join("venomx/s.sock"))
+        };
+        if !self.listen_tcp {
+            return (run, socket.clone(), Endpoint::Unix(socket));
         }
-        let run = self.root.join(format!("run{n}"));
-        mkdir_private(&run);
-        mkdir_private(&run.join("venomx"));
-        (run.clone(), run.join("venomx/s.sock"))
+        let port = *self.ports.entry(n).or_insert_with(free_port);
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        (run, socket, Endpoint::Tcp(addr))
     }
 
     /// Starts a broker on instance `n`'s runtime dir and socket (a restart reuses
@@ -224,7 +247,7 @@ impl BrokerSandbox {
         if template.is_empty() {
             crate::harness_error!("the profile's [single_writer] table has no `{key}` command");
         }
-        let (mut runtime_dir, socket) = self.place(n);
+        let (mut runtime_dir, socket, endpoint) = self.place(n);
         if beside_first {
             runtime_dir = self.ph.runtime_dir.clone();
         }
@@ -233,7 +256,7 @@ impl BrokerSandbox {
             .iter()
             .map(|w| w.replace("{scope_wrapper}", &wrapper))
             .collect();
-        self.start_at((runtime_dir, socket), &template, within)
+        self.start_at((runtime_dir, socket, endpoint), &template, within)
     }
 
     /// Where the suite's stand-in for `systemd-run` is (`write_scope_wrapper`).
@@ -271,19 +294,25 @@ impl BrokerSandbox {
 
     fn start_at(
         &mut self,
-        (runtime_dir, socket): (PathBuf, PathBuf),
+        (runtime_dir, socket, endpoint): (PathBuf, PathBuf, Endpoint),
         template: &[String],
         within: Duration,
     ) -> usize {
         let mut ph = self.ph.clone();
         ph.runtime_dir = runtime_dir.clone();
         ph.socket = socket.clone();
+        let (listen, port) = match &endpoint {
+            Endpoint::Tcp(a) => (a.to_string(), a.port().to_string()),
+            Endpoint::Unix(p) => (p.to_string_lossy().into_owned(), String::new()),
+        };
         let words: Vec<String> = template
             .iter()
             .map(|w| {
                 w.replace("{lock_dir}", &self.lock_dir.to_string_lossy())
                     .replace("{engines}", &self.engines.to_string_lossy())
                     .replace("{history}", &self.history.to_string_lossy())
+                    .replace("{listen}", &listen)
+                    .replace("{port}", &port)
             })
             .collect();
         let mut env = self.env.clone();
@@ -302,12 +331,12 @@ impl BrokerSandbox {
         let pid = child.id();
         self.instances.push(Instance {
             child,
-            socket: socket.clone(),
+            endpoint: endpoint.clone(),
             runtime_dir,
         });
         let at = self.instances.len() - 1;
         let until = Instant::now() + within;
-        while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+        while endpoint.connect().is_err() {
             if let Ok(Some(status)) = self.instances[at].child.try_wait() {
                 panic!("the broker (pid {pid}) exited before it listened: {status}");
             }

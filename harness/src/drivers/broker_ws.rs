@@ -1,11 +1,13 @@
 //! The suite's viewer of a broker: a real WebSocket client (tungstenite, through
 //! tokio-tungstenite's re-export, used blocking because step bodies run on blocking
-//! threads) over the broker's Unix socket, and the two plain HTTP routes (session
-//! list, retire) with `httparse` reading the reply. Every read is bounded.
+//! threads) over the broker's Unix socket or loopback TCP port (the profile's
+//! `listen`), and the two plain HTTP routes (session list, retire) with `httparse`
+//! reading the reply. Every read is bounded.
 
 use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::os::unix::net::UnixStream;
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -35,9 +37,82 @@ impl std::fmt::Display for Refused {
     }
 }
 
+/// Where a broker listens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    Unix(PathBuf),
+    /// A loopback address.
+    Tcp(SocketAddr),
+}
+
+/// One connection to a broker.
+pub enum Conn {
+    Unix(UnixStream),
+    Tcp(TcpStream),
+}
+
+impl Endpoint {
+    pub fn connect(&self) -> std::io::Result<Conn> {
+        match self {
+            Endpoint::Unix(p) => UnixStream::connect(p).map(Conn::Unix),
+            Endpoint::Tcp(a) => TcpStream::connect(a).map(Conn::Tcp),
+        }
+    }
+
+    /// The authority a request names (`Host`).
+    fn host(&self) -> String {
+        match self {
+            Endpoint::Unix(_) => "localhost".into(),
+            Endpoint::Tcp(a) => a.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Endpoint::Unix(p) => write!(f, "unix:{}", p.display()),
+            Endpoint::Tcp(a) => write!(f, "tcp:{a}"),
+        }
+    }
+}
+
+impl Conn {
+    pub fn set_read_timeout(&self, d: Option<Duration>) -> std::io::Result<()> {
+        match self {
+            Conn::Unix(s) => s.set_read_timeout(d),
+            Conn::Tcp(s) => s.set_read_timeout(d),
+        }
+    }
+}
+
+impl Read for Conn {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Conn::Unix(s) => s.read(buf),
+            Conn::Tcp(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Conn {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Conn::Unix(s) => s.write(buf),
+            Conn::Tcp(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Conn::Unix(s) => s.flush(),
+            Conn::Tcp(s) => s.flush(),
+        }
+    }
+}
+
 /// What one viewer has seen so far.
 pub struct Viewer {
-    ws: WebSocket<UnixStream>,
+    ws: WebSocket<Conn>,
     /// PTY output (binary messages), in order.
     pub output: Vec<u8>,
     /// Control frames (text messages), in order, each with the output length when it
@@ -49,13 +124,15 @@ pub struct Viewer {
 
 impl Viewer {
     /// Opens `path_and_query` (e.g. `/ws/term/claude/<id>?have=3`) on the broker's
-    /// socket.
-    pub fn open(socket: &Path, path_and_query: &str) -> Result<Viewer, Refused> {
-        let stream = UnixStream::connect(socket).map_err(|e| Refused::Transport(e.to_string()))?;
+    /// endpoint.
+    pub fn open(at: &Endpoint, path_and_query: &str) -> Result<Viewer, Refused> {
+        let stream = at
+            .connect()
+            .map_err(|e| Refused::Transport(e.to_string()))?;
         stream
             .set_read_timeout(Some(Duration::from_secs(10)))
             .map_err(|e| Refused::Transport(e.to_string()))?;
-        let url = format!("ws://localhost{path_and_query}");
+        let url = format!("ws://{}{path_and_query}", at.host());
         crate::evidence::frame(format!("→ GET {path_and_query} (WebSocket upgrade)"));
         match tungstenite::client(url.as_str(), stream) {
             Ok((ws, _)) => {
@@ -179,13 +256,14 @@ impl Viewer {
     }
 }
 
-/// One HTTP/1.1 request on the broker's socket: status and JSON body.
-pub fn http(socket: &Path, method: &str, path: &str) -> Result<(u16, Value), String> {
-    let mut s = UnixStream::connect(socket).map_err(|e| e.to_string())?;
+/// One HTTP/1.1 request to the broker: status and JSON body.
+pub fn http(at: &Endpoint, method: &str, path: &str) -> Result<(u16, Value), String> {
+    let mut s = at.connect().map_err(|e| e.to_string())?;
     s.set_read_timeout(Some(Duration::from_secs(10)))
         .map_err(|e| e.to_string())?;
     let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        at.host()
     );
     s.write_all(req.as_bytes()).map_err(|e| e.to_string())?;
     let mut reply = Vec::new();

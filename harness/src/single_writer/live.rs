@@ -162,16 +162,18 @@ impl Live {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        let mut sb = BrokerSandbox::new(
+            context().bin_dir.clone(),
+            t.broker.clone(),
+            env,
+            crate::drivers::broker::Hooks {
+                setup: t.setup.clone(),
+                teardown: t.teardown.clone(),
+            },
+        );
+        sb.listen_tcp = t.listen == "tcp";
         Live {
-            sb: BrokerSandbox::new(
-                context().bin_dir.clone(),
-                t.broker.clone(),
-                env,
-                crate::drivers::broker::Hooks {
-                    setup: t.setup.clone(),
-                    teardown: t.teardown.clone(),
-                },
-            ),
+            sb,
             t,
             brokers: BTreeMap::new(),
             viewers: BTreeMap::new(),
@@ -226,12 +228,13 @@ impl Live {
         self.brokers.insert(0, at);
     }
 
-    pub fn broker_socket(&mut self, role: usize) -> PathBuf {
+    /// Where broker `role` listens (its socket, or its loopback port).
+    pub fn broker_socket(&mut self, role: usize) -> crate::drivers::broker_ws::Endpoint {
         let at = *self
             .brokers
             .get(&role)
             .or_harness("that broker never started");
-        self.sb.instance(at).socket.clone()
+        self.sb.instance(at).endpoint.clone()
     }
 
     /// The master socket of `key` under broker `role`'s runtime directory.

@@ -64,6 +64,11 @@ pub struct Templates {
     /// `{key}`); the seed's `{lock_dir}/{sanitized-key}.lock` by default.
     #[serde(default = "lock_path")]
     pub lock_path: String,
+    /// Where the broker listens: `"unix"` (the default: on `{socket}`) or `"tcp"` (on a
+    /// loopback port the suite picks, given to the broker commands as `{listen}`,
+    /// `127.0.0.1:PORT`, and `{port}`).
+    #[serde(default = "unix")]
+    pub listen: String,
     /// Extra query parameters every terminal URL the suite opens carries
     /// (`name=value&…`, e.g. a token the implementation needs), after the seed's.
     #[serde(default)]
@@ -196,6 +201,10 @@ fn sessions_path() -> String {
 fn archive_path() -> String {
     "/api/sessions/{key}/archive".into()
 }
+fn unix() -> String {
+    "unix".into()
+}
+
 fn session_socket() -> String {
     "{runtime_dir}/{physical}.sock".into()
 }
@@ -232,6 +241,12 @@ impl Templates {
             .try_into()
             .map_err(|e| format!("the profile's [single_writer] table: {e}"))?;
         t.required(profile)?;
+        if !matches!(t.listen.as_str(), "unix" | "tcp") {
+            return Err(format!(
+                "the profile's [single_writer].listen {:?}: the broker listens on \"unix\" (its {{socket}}) or \"tcp\" (a loopback {{listen}})",
+                t.listen
+            ));
+        }
         super::pins::check(profile)?;
         if t.engines_format != "vxbroker" {
             return Err(format!(
@@ -304,6 +319,16 @@ mod tests {
         )
         .unwrap();
         Templates::of(&Profile::load(&path).unwrap())
+    }
+
+    #[test]
+    fn listen_is_unix_or_tcp() {
+        let broker = "parts = [\"broker\"]\nbroker = [\"b\"]\n";
+        assert_eq!(profile(broker).unwrap().listen, "unix");
+        let tcp = profile(&format!("{broker}listen = \"tcp\"")).unwrap();
+        assert_eq!(tcp.listen, "tcp");
+        let e = profile(&format!("{broker}listen = \"udp\"")).unwrap_err();
+        assert!(e.contains("listen \"udp\""), "{e}");
     }
 
     /// A key is required only when its part is claimed; the error names both.
