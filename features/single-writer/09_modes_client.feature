@@ -11,7 +11,8 @@ Feature: Explicit master modes and the client's reconnect
 
   @part-master @sw-mode-explicit
   Scenario Outline: A create-only master refuses a taken path (<what>) and leaves it as it was
-    Given <what> is at the master path
+    Given the profile's create-only master is accepted on a free path of its own (the refusal's control)
+    And <what> is at the master path
     When the profile's create-only master runs on the master path
     Then the master fails loud
     And the master path is as it was
@@ -30,7 +31,8 @@ Feature: Explicit master modes and the client's reconnect
 
   @part-master @sw-mode-explicit
   Scenario Outline: An attach-only master with no master to reach (<what>) fails loud and creates nothing
-    Given <what> is at the master path
+    Given the profile's attach-only master is accepted on a free path of its own (the refusal's control)
+    And <what> is at the master path
     When the profile's attach-only master runs on the master path
     Then the master fails loud
     And the master path is as it was

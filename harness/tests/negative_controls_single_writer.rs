@@ -318,3 +318,71 @@ fn a_broker_without_scopes_fails_the_scope_rows_only() {
         ],
     );
 }
+
+/// A master that cannot run off a terminal fails loud everywhere: given none, its
+/// refusals of a taken path are `inconclusive` (their control, the same master on a
+/// free path, fails too) and the free-path row fails; with `master_tty = true` the
+/// suite runs it on a pty of its own and every master row passes.
+#[test]
+fn a_master_that_needs_a_terminal_is_inconclusive_without_one_and_passes_on_a_pty() {
+    common::ensure_reference(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let wrapper = dir.path().join("needs-tty.sh");
+    std::fs::write(
+        &wrapper,
+        "#!/bin/sh\n[ -t 0 ] && [ -t 2 ] || { echo 'needs-tty: not on a terminal' >&2; exit 3; }\nexec \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let reference =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../profiles/reference.toml");
+    let text = std::fs::read_to_string(reference).unwrap();
+    let w = wrapper.display();
+    let text = text
+        .replace(
+            "master_create = [\"{bin_dir}/vxbroker\"",
+            &format!("master_create = [\"{w}\", \"{{bin_dir}}/vxbroker\""),
+        )
+        .replace(
+            "master_attach = [\"{bin_dir}/vxbroker\"",
+            &format!("master_attach = [\"{w}\", \"{{bin_dir}}/vxbroker\""),
+        );
+    assert!(
+        text.contains("needs-tty.sh"),
+        "the reference's master commands moved"
+    );
+    let args = ["--contract", "single-writer", "--tags", "@part-master"];
+    let (code, report) = common::run_profile(&text, &args);
+    assert_eq!(code, 1);
+    let verdicts: Vec<(String, String)> = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_string(),
+                s["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(verdicts.len(), 6, "{verdicts:?}");
+    for (name, verdict) in &verdicts {
+        let want = if name.contains("free path serves") {
+            "fail"
+        } else {
+            "inconclusive"
+        };
+        assert_eq!(verdict, want, "{name}");
+    }
+    let on_a_pty = text.replacen(
+        "[single_writer]\n",
+        "[single_writer]\nmaster_tty = true\n",
+        1,
+    );
+    let (code, report) = common::run_profile(&on_a_pty, &args);
+    assert_eq!(code, 0, "{:?}", common::scenario_names(&report, true));
+}

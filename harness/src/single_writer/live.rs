@@ -90,6 +90,9 @@ pub struct Live {
     pub listener: Option<super::steps::SuiteListener>,
     /// A command of the implementation the suite started (a master, a client).
     pub running: Option<KillOnDrop>,
+    /// What a command started on a terminal wrote to it (`master_tty`), read as it
+    /// comes so the command never blocks on a full terminal.
+    pub running_tty: Option<std::sync::Arc<std::sync::Mutex<Vec<u8>>>>,
     /// What was at a path the suite prepared (inode, a regular file's bytes).
     pub noted_path: Option<Option<(u64, Option<Vec<u8>>)>>,
     /// The suite's stand-in terminal route for a client under test.
@@ -100,14 +103,22 @@ pub struct Live {
 
 impl Live {
     /// Starts one of the implementation's commands in the sandbox (stdin and stdout
-    /// closed, stderr kept for a "fails loud" check) as the scenario's running one.
-    pub fn start_command(&mut self, words: &[String], what: &str) {
-        let child = self
-            .sb
-            .command(words)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
+    /// closed, stderr kept for a "fails loud" check) as the scenario's running one;
+    /// with `tty`, on a terminal of its own instead (its controlling terminal, in a
+    /// session of its own), whose output is kept for that check.
+    pub fn start_command(&mut self, words: &[String], what: &str, tty: bool) {
+        let mut cmd = self.sb.command(words);
+        if tty {
+            let output = super::terminal::attach(&mut cmd)
+                .unwrap_or_else(|e| crate::harness_error!("a terminal for {what}: {e}"));
+            self.running_tty = Some(output);
+        } else {
+            cmd.stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped());
+            self.running_tty = None;
+        }
+        let child = cmd
             .spawn()
             .unwrap_or_else(|e| crate::harness_error!("starting {what}: {e}"));
         self.running = Some(KillOnDrop(child));
@@ -187,6 +198,7 @@ impl Live {
             opening: None,
             listener: None,
             running: None,
+            running_tty: None,
             noted_path: None,
             route_stand_in: None,
             agents_after_control: None,

@@ -1,14 +1,16 @@
 //! The single-writer contract (agent-sessions, `features/single-writer/`): its World
-//! and steps. Today the suite certifies what the offline checkers show (session keys
-//! and their physical names, the resume plan, the alias sidecar and owner file); the
-//! rows that need a running broker (lock hand-off, attach-never-relaunch over the
-//! WebSocket routes, claims, aliases live) follow with the suite's broker driver.
+//! and steps. The offline checkers' rows (session keys and their physical names, the
+//! alias sidecar and owner file) run the profile's checker commands; the live rows
+//! start the profile's broker, masters and client in a sandbox (`live`, the broker
+//! driver `drivers::broker`) and judge what they do over the WebSocket routes, the
+//! lock and the files.
 
 pub(crate) mod checks;
 pub(crate) mod live;
 pub(crate) mod pins;
 mod steps;
 pub(crate) mod templates;
+mod terminal;
 
 use checks::Checks;
 

@@ -64,6 +64,10 @@ pub struct Templates {
     /// `{key}`); the seed's `{lock_dir}/{sanitized-key}.lock` by default.
     #[serde(default = "lock_path")]
     pub lock_path: String,
+    /// Whether `master_create` and `master_attach` need a terminal: the suite runs
+    /// them on a pty of their own (stdin, stdout, stderr and controlling terminal).
+    #[serde(default)]
+    pub master_tty: bool,
     /// Where the broker listens: `"unix"` (the default: on `{socket}`) or `"tcp"` (on a
     /// loopback port the suite picks, given to the broker commands as `{listen}`,
     /// `127.0.0.1:PORT`, and `{port}`).

@@ -112,7 +112,7 @@ async fn client_views(w: &mut World, c: &[String]) {
                     .replace("{tab}", &"1".repeat(16))
             })
             .collect();
-        live.start_command(&words, "the profile's client");
+        live.start_command(&words, "the profile's client", false);
     })
     .await;
 }

@@ -231,7 +231,8 @@ async fn master_runs(w: &mut World, c: &[String]) {
             .iter()
             .map(|w| w.replace("{socket}", &path.to_string_lossy()))
             .collect();
-        live.start_command(&words, "the profile's master command");
+        let tty = live.t.master_tty;
+        live.start_command(&words, "the profile's master command", tty);
     })
     .await;
 }
@@ -239,6 +240,8 @@ async fn master_runs(w: &mut World, c: &[String]) {
 #[then(regex = r"^the master fails loud$")]
 async fn fails_loud(w: &mut World) {
     w.run(&[], None, |s, _| {
+        // A master that fails loud everywhere proves nothing by failing loud here.
+        crate::evidence::require_accepted_control();
         let live = s.live();
         let mut running = live.running.take().or_harness("no master command ran");
         let limit = std::time::Instant::now() + scaled(FAIL_MS);
@@ -254,6 +257,18 @@ async fn fails_loud(w: &mut World) {
         let mut said = String::new();
         if let Some(mut e) = running.0.stderr.take() {
             let _ = e.read_to_string(&mut said);
+        }
+        if let Some(tty) = live.running_tty.clone() {
+            // On a terminal: what the master wrote there, once the reader has it.
+            let until = Instant::now() + scaled(2_000);
+            loop {
+                let out = tty.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                if !out.is_empty() || Instant::now() >= until {
+                    said = String::from_utf8_lossy(&out).into_owned();
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
         }
         assert!(!status.success(), "the master exited 0 ({status})");
         assert!(!said.trim().is_empty(), "the master failed without a word");

@@ -9,6 +9,7 @@ mod live_refusals;
 mod live_scopes;
 mod live_stream;
 mod live_takeover;
+mod master_controls;
 mod offline;
 
 pub(crate) use live_client::DroppingRoute;
