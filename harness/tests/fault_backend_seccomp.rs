@@ -69,18 +69,21 @@ fn crash_explore_records_the_daemon_through_the_seccomp_supervisor() {
     assert!(out.contains("was acknowledged but"), "{out}");
 }
 
-#[test]
-fn the_packers_crash_and_fault_sweeps_pass_under_seccomp() {
+/// Runs `contract`'s rows tagged `tags` on the reference with the backend forced to
+/// seccomp; requires them all to pass and returns every scenario's name.
+fn all_pass_under_seccomp(contract: &str, tags: &str) -> std::collections::BTreeSet<String> {
     common::ensure_reference(&[]);
     let dir = tempfile::tempdir().unwrap();
     let text = std::fs::read_to_string(seccomp_profile(dir.path())).unwrap();
-    let (code, report) = common::run_profile(
-        &text,
-        &["--contract", "session-persist", "--tags", "@part-packer"],
-    );
+    let (code, report) = common::run_profile(&text, &["--contract", contract, "--tags", tags]);
     let failing = common::scenario_names(&report, true);
     assert_eq!(code, 0, "failing under seccomp: {failing:?}");
-    let all = common::scenario_names(&report, false);
+    common::scenario_names(&report, false)
+}
+
+#[test]
+fn the_packers_crash_and_fault_sweeps_pass_under_seccomp() {
+    let all = all_pass_under_seccomp("session-persist", "@part-packer");
     assert!(
         all.iter().any(|n| n.contains("crash")),
         "the crash sweep ran: {all:?}"
@@ -92,15 +95,6 @@ fn the_packers_crash_and_fault_sweeps_pass_under_seccomp() {
 /// a crash in the alias sidecar's replacement) and the rows pass.
 #[test]
 fn the_broker_fault_rows_pass_under_seccomp() {
-    common::ensure_reference(&[]);
-    let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(seccomp_profile(dir.path())).unwrap();
-    let (code, report) = common::run_profile(
-        &text,
-        &["--contract", "single-writer", "--tags", "@fault-plans"],
-    );
-    let failing = common::scenario_names(&report, true);
-    assert_eq!(code, 0, "failing under seccomp: {failing:?}");
-    let all = common::scenario_names(&report, false);
+    let all = all_pass_under_seccomp("single-writer", "@fault-plans");
     assert_eq!(all.len(), 8, "every fault row ran: {all:?}");
 }

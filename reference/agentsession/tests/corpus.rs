@@ -261,13 +261,9 @@ fn agent_session_dictionary() -> String {
 fn fuzz_dictionary_is_current() {
     let path = corpus("fuzz").join("agent-session.dict");
     let want = agent_session_dictionary();
-    if std::env::var_os("VX_UPDATE_FUZZ_DICTS").is_some() {
-        std::fs::write(&path, &want).unwrap();
-    }
-    let got = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        got == want,
-        "corpus/fuzz/agent-session.dict is not what the tables give: \
-         VX_UPDATE_FUZZ_DICTS=1 cargo test -p vx-agentsession --test corpus fuzz_dictionary"
+    vx_format::testing::assert_fuzz_dictionary(
+        &path,
+        &want,
+        "cargo test -p vx-agentsession --test corpus fuzz_dictionary",
     );
 }

@@ -278,13 +278,9 @@ fn broker_dictionary() -> String {
 fn fuzz_dictionary_is_current() {
     let path = corpus().join("broker.dict");
     let want = broker_dictionary();
-    if std::env::var_os("VX_UPDATE_FUZZ_DICTS").is_some() {
-        std::fs::write(&path, &want).unwrap();
-    }
-    let got = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        got == want,
-        "corpus/broker/broker.dict is not what the tables give: \
-         VX_UPDATE_FUZZ_DICTS=1 cargo test -p vx-broker --test corpus fuzz_dictionary"
+    vx_format::testing::assert_fuzz_dictionary(
+        &path,
+        &want,
+        "cargo test -p vx-broker --test corpus fuzz_dictionary",
     );
 }

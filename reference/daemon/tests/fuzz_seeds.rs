@@ -172,15 +172,10 @@ fn fuzz_dictionaries_are_current() {
         ("wire.dict", wire_dictionary()),
         ("zon.dict", zon_dictionary()),
     ] {
-        let path = dir.join(file);
-        if std::env::var_os("VX_UPDATE_FUZZ_DICTS").is_some() {
-            std::fs::write(&path, &want).unwrap();
-        }
-        let got = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            got == want,
-            "corpus/fuzz/{file} is not what the tables give: \
-             VX_UPDATE_FUZZ_DICTS=1 cargo test -p vxref --test fuzz_seeds fuzz_dictionar"
+        vx_format::testing::assert_fuzz_dictionary(
+            &dir.join(file),
+            &want,
+            "cargo test -p vxref --test fuzz_seeds fuzz_dictionar",
         );
     }
 }

@@ -64,3 +64,21 @@ mod tests {
         }
     }
 }
+
+/// The check behind every `fuzz_dictionary_is_current` test: the committed libFuzzer
+/// dictionary at `path` must be exactly `want` (what the kit's tables give), and
+/// `VX_UPDATE_FUZZ_DICTS=1` rewrites it first. A mismatch names the file and
+/// `regenerate`, the command that rewrites it.
+pub fn assert_fuzz_dictionary(path: &std::path::Path, want: &str, regenerate: &str) {
+    if std::env::var_os("VX_UPDATE_FUZZ_DICTS").is_some() {
+        if let Err(e) = std::fs::write(path, want) {
+            panic!("writing {}: {e}", path.display());
+        }
+    }
+    let got = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        got == want,
+        "{} is not what the tables give: VX_UPDATE_FUZZ_DICTS=1 {regenerate}",
+        path.display()
+    );
+}

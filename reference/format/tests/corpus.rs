@@ -185,13 +185,9 @@ fn checkpoint_dictionary() -> String {
 fn fuzz_dictionary_is_current() {
     let path = corpus_dir().join("../fuzz/checkpoint.dict");
     let want = checkpoint_dictionary();
-    if std::env::var_os("VX_UPDATE_FUZZ_DICTS").is_some() {
-        std::fs::write(&path, &want).unwrap();
-    }
-    let got = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        got == want,
-        "corpus/fuzz/checkpoint.dict is not what the tables give: \
-         VX_UPDATE_FUZZ_DICTS=1 cargo test -p vx-format --test corpus fuzz_dictionary"
+    vx_format::testing::assert_fuzz_dictionary(
+        &path,
+        &want,
+        "cargo test -p vx-format --test corpus fuzz_dictionary",
     );
 }

@@ -155,13 +155,9 @@ fn persist_dictionary() -> String {
 fn fuzz_dictionary_is_current() {
     let path = corpus().join("../../fuzz/persist.dict");
     let want = persist_dictionary();
-    if std::env::var_os("VX_UPDATE_FUZZ_DICTS").is_some() {
-        std::fs::write(&path, &want).unwrap();
-    }
-    let got = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        got == want,
-        "corpus/fuzz/persist.dict is not what the tables give: \
-         VX_UPDATE_FUZZ_DICTS=1 cargo test -p vx-persist --test corpus_verdicts fuzz_dictionary"
+    vx_format::testing::assert_fuzz_dictionary(
+        &path,
+        &want,
+        "cargo test -p vx-persist --test corpus_verdicts fuzz_dictionary",
     );
 }
