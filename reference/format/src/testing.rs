@@ -51,20 +51,6 @@ pub fn with_encoded_text(cp: &Checkpoint) -> Checkpoint {
     cp
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_example_decodes_in_its_format_and_writes_back_byte_for_byte() {
-        for format in Format::ALL {
-            let cp = rfc_example(format);
-            assert_eq!(cp.minimal_format(), format);
-            assert_eq!(crate::write(&cp, format).unwrap(), rfc_example_file(format));
-        }
-    }
-}
-
 /// The check behind every `fuzz_dictionary_is_current` test: the committed libFuzzer
 /// dictionary at `path` must be exactly `want` (what the kit's tables give), and
 /// `VX_UPDATE_FUZZ_DICTS=1` rewrites it first. A mismatch names the file and
@@ -81,4 +67,18 @@ pub fn assert_fuzz_dictionary(path: &std::path::Path, want: &str, regenerate: &s
         "{} is not what the tables give: VX_UPDATE_FUZZ_DICTS=1 {regenerate}",
         path.display()
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_example_decodes_in_its_format_and_writes_back_byte_for_byte() {
+        for format in Format::ALL {
+            let cp = rfc_example(format);
+            assert_eq!(cp.minimal_format(), format);
+            assert_eq!(crate::write(&cp, format).unwrap(), rfc_example_file(format));
+        }
+    }
 }
