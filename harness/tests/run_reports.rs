@@ -290,3 +290,44 @@ fn a_missing_bin_dir_is_named_with_what_to_pass() {
     );
     assert!(!dir.path().join("r/report.json").exists());
 }
+
+/// `--concurrency` overrides the profile's `concurrency`, the report says which ran,
+/// and a count out of range is a usage error naming the flag.
+#[test]
+fn the_run_records_its_concurrency_and_the_flag_overrides_the_profile() {
+    let (code, r, _dir) = run("concurrency = 3\n", "@rfc-8-topology");
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(r["run"]["concurrency"], 3);
+    common::ensure_reference(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("p.toml");
+    std::fs::write(&profile, format!("{BASE}concurrency = 3\n")).unwrap();
+    let with = |n: &str| {
+        Command::new(vxcert())
+            .args([
+                "run",
+                "--quiet",
+                "--tags",
+                "@rfc-8-topology",
+                "--concurrency",
+                n,
+            ])
+            .arg("--profile")
+            .arg(&profile)
+            .arg("--report")
+            .arg(dir.path().join("r"))
+            .output()
+            .unwrap()
+    };
+    let out = with("7");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = std::fs::read_to_string(dir.path().join("r/report.json")).unwrap();
+    let r: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(r["run"]["concurrency"], 7);
+    for bad in ["0", "many"] {
+        let out = with(bad);
+        assert_eq!(out.status.code(), Some(2), "--concurrency {bad}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--concurrency"), "{err}");
+    }
+}

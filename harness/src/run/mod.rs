@@ -50,6 +50,11 @@ pub struct RunArgs {
     /// directory of vxcert itself).
     #[arg(long, value_name = "DIR")]
     pub bin_dir: Option<PathBuf>,
+    /// How many scenarios run at once, instead of the profile's `concurrency` (default
+    /// 4). Rows that mostly wait (timers, reconnects, a peer's silence) finish sooner
+    /// with more; rows that keep the CPU busy do not.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub concurrency: Option<u16>,
     /// No progress on stderr.
     #[arg(long)]
     pub quiet: bool,
@@ -170,7 +175,12 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
         contracts: &contracts,
     })?;
     let implementation = implementation_version(&profile, &bin_dir);
-    let concurrency = profile.concurrency.unwrap_or(4).max(1);
+    let concurrency = args
+        .concurrency
+        .map(usize::from)
+        .or(profile.concurrency)
+        .unwrap_or(4)
+        .max(1);
     crate::drivers::set_timeout_multiplier(profile.timeout_multiplier);
     profile::set_context(RunContext {
         profile: profile.clone(),
@@ -232,6 +242,7 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
         implementation: &implementation,
         started_at: &started_at,
         duration_ms,
+        concurrency,
         outcomes: &outcomes,
         registries: &checked.registries,
     });

@@ -17,6 +17,7 @@ pub struct Inputs<'a> {
     pub implementation: &'a str,
     pub started_at: &'a str,
     pub duration_ms: u128,
+    pub concurrency: usize,
     pub outcomes: &'a [Outcome],
     pub registries: &'a [(Contract, Vec<Clause>)],
 }
@@ -40,6 +41,8 @@ pub struct RunJson {
     pub implementation: String,
     pub started_at: String,
     pub duration_ms: u128,
+    /// How many scenarios ran at once (`--concurrency`, else the profile's).
+    pub concurrency: usize,
     pub result: &'static str,
     pub problems: Vec<String>,
     /// The parts certified, per contract that has parts.
@@ -285,6 +288,7 @@ pub fn build(i: Inputs<'_>) -> Report {
             implementation: i.implementation.to_string(),
             started_at: i.started_at.to_string(),
             duration_ms: i.duration_ms,
+            concurrency: i.concurrency,
             result: if ok { "pass" } else { "fail" },
             problems,
             parts,
