@@ -89,7 +89,7 @@ fn run_with(
             )),
             lines.join("\n")
         ),
-        &common::SINGLE_WRITER_CONCURRENCY,
+        &[],
     );
     (
         code,

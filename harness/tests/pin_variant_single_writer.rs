@@ -55,7 +55,7 @@ fn run(claims: &str, pins: &str) -> (i32, BTreeMap<String, String>, Value) {
          [env]\nVXBROKER_PIN_VARIANT = \"1\"\n[single_writer]\n{claims}\n{}\n[single_writer.pins]\n{pins}\n",
         table()
     );
-    let (code, report) = common::run_profile(&profile, &common::SINGLE_WRITER_CONCURRENCY);
+    let (code, report) = common::run_profile(&profile, &[]);
     let verdicts = report["scenarios"]
         .as_array()
         .expect("scenarios")

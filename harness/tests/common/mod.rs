@@ -74,17 +74,25 @@ pub fn run_profile(profile_text: &str, args: &[&str]) -> (i32, serde_json::Value
             String::from_utf8_lossy(&out.stderr)
         )
     });
-    (
-        out.status.code().unwrap_or(-1),
-        serde_json::from_str(&text).expect("report.json is JSON"),
-    )
+    let report: serde_json::Value = serde_json::from_str(&text).expect("report.json is JSON");
+    // Shown by the test harness only when the test fails: what each row that did not
+    // pass said, so a failed control is diagnosed from its output alone.
+    for s in report["scenarios"].as_array().into_iter().flatten() {
+        if s["verdict"] != "pass" {
+            let message: String = s["message"]
+                .as_str()
+                .unwrap_or("")
+                .chars()
+                .take(600)
+                .collect();
+            eprintln!(
+                "{} [{}] {}: {message}",
+                s["name"], s["example"], s["verdict"]
+            );
+        }
+    }
+    (out.status.code().unwrap_or(-1), report)
 }
-
-/// `vxcert run`'s `--concurrency` for whole runs of the single-writer suite. Its rows
-/// mostly wait (an owner's silence, reconnects, a lock's release): at the default four
-/// at once a run kept the two cores 60-90 % busy; at twelve the same run took 0.7x as
-/// long, with every verdict the same.
-pub const SINGLE_WRITER_CONCURRENCY: [&str; 2] = ["--concurrency", "12"];
 
 /// The names of a report's scenarios (only those that did not pass, with `failing`).
 pub fn scenario_names(
