@@ -9,6 +9,12 @@
 #
 #   bash fuzz/throughput.sh [TARGET...]        (default: every target)
 #   EXECS=50000 RUNS=3 NICE=19 BUILD=1          (defaults; BUILD=0 reuses the binaries)
+#   SECONDS_PER_RUN=60                          each run fuzzes this long instead of EXECS
+#                                               executions (the issue's method: start-up
+#                                               and the seeds' first pass weigh less)
+#   KEEP_CORPUS=1                               adds each run's grown corpus to
+#                                               fuzz/corpus/<target> (a campaign of RUNS
+#                                               runs per target, for fuzz/coverage.sh)
 #   BIN_DIR=DIR                                 the binaries to measure (default: the build)
 #   BEFORE=DIR                                  also measures DIR's binaries, interleaved
 #                                               run by run (before, after, before, ...)
@@ -20,6 +26,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source fuzz/targets.sh
 execs=${EXECS:-50000}
+limit=(-runs="$execs")
+what="$execs executions"
+if [ -n "${SECONDS_PER_RUN:-}" ]; then
+  limit=(-max_total_time="$SECONDS_PER_RUN")
+  what="${SECONDS_PER_RUN} s"
+fi
 runs=${RUNS:-3}
 nice=${NICE:-19}
 toolchain=()
@@ -41,10 +53,14 @@ run_once() {
   rm -rf "$scratch/corpus"
   seed_corpus "$target" "$scratch/corpus"
   TIMEFORMAT='%U %S'
-  cpu=$({ time nice -n "$nice" "$bin" -runs="$execs" -seed="$n" -print_funcs=0 \
+  cpu=$({ time nice -n "$nice" "$bin" "${limit[@]}" -seed="$n" -print_funcs=0 \
     -rss_limit_mb=2048 -malloc_limit_mb=512 -print_final_stats=1 -artifact_prefix="$scratch/" \
     -dict="$(target_dict "$target")" "$scratch/corpus" >"$log" 2>&1; } 2>&1) || return 1
   done_execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  if [ "${KEEP_CORPUS:-0}" = 1 ]; then
+    mkdir -p "fuzz/corpus/$target"
+    cp -n "$scratch/corpus/"* "fuzz/corpus/$target/" 2>/dev/null || true
+  fi
   awk -v e="$done_execs" -v c="$cpu" 'BEGIN { split(c, t, " "); printf "%d ", e / (t[1] + t[2]) }'
   sed -n 's/^stat::average_exec_per_sec: *//p' "$log"
 }
@@ -52,10 +68,10 @@ run_once() {
 median() { printf '%s\n' "$@" | sort -n | sed -n "$((($# + 1) / 2))p"; }
 
 if [ -n "$before" ]; then
-  echo "| target | before: exec per CPU-second ($runs runs of $execs) | before median | after | after median | after / before |"
+  echo "| target | before: exec per CPU-second ($runs runs of $what) | before median | after | after median | after / before |"
   echo "|---|---|---|---|---|---|"
 else
-  echo "| target | exec per CPU-second ($runs runs of $execs executions) | median | wall exec/s (median) |"
+  echo "| target | exec per CPU-second ($runs runs of $what) | median | wall exec/s (median) |"
   echo "|---|---|---|---|"
 fi
 for target in "${targets[@]}"; do
