@@ -17,6 +17,16 @@ version = ["{bin_dir}/vxref", "--version"]
 "#;
 
 fn run(profile_extra: &str, tags: &str) -> (i32, Value, tempfile::TempDir) {
+    let (code, json, _, dir) = run_with(profile_extra, tags, &[]);
+    (code, json, dir)
+}
+
+/// [`run`] with more `vxcert run` arguments; also its stderr.
+fn run_with(
+    profile_extra: &str,
+    tags: &str,
+    args: &[&str],
+) -> (i32, Value, String, tempfile::TempDir) {
     common::ensure_reference(&[]);
     let dir = tempfile::tempdir().unwrap();
     let profile = dir.path().join("p.toml");
@@ -26,11 +36,13 @@ fn run(profile_extra: &str, tags: &str) -> (i32, Value, tempfile::TempDir) {
         .arg(&profile)
         .arg("--report")
         .arg(dir.path().join("r"))
+        .args(args)
         .output()
         .unwrap();
     let text = std::fs::read_to_string(dir.path().join("r/report.json")).unwrap_or_default();
     let json = serde_json::from_str(&text).unwrap_or(Value::Null);
-    (out.status.code().unwrap_or(-1), json, dir)
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code().unwrap_or(-1), json, stderr, dir)
 }
 
 fn keys(v: &Value) -> Vec<&str> {
@@ -298,36 +310,16 @@ fn the_run_records_its_concurrency_and_the_flag_overrides_the_profile() {
     let (code, r, _dir) = run("concurrency = 3\n", "@rfc-8-topology");
     assert_eq!(code, 0, "{r:#}");
     assert_eq!(r["run"]["concurrency"], 3);
-    common::ensure_reference(&[]);
-    let dir = tempfile::tempdir().unwrap();
-    let profile = dir.path().join("p.toml");
-    std::fs::write(&profile, format!("{BASE}concurrency = 3\n")).unwrap();
-    let with = |n: &str| {
-        Command::new(vxcert())
-            .args([
-                "run",
-                "--quiet",
-                "--tags",
-                "@rfc-8-topology",
-                "--concurrency",
-                n,
-            ])
-            .arg("--profile")
-            .arg(&profile)
-            .arg("--report")
-            .arg(dir.path().join("r"))
-            .output()
-            .unwrap()
-    };
-    let out = with("7");
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let text = std::fs::read_to_string(dir.path().join("r/report.json")).unwrap();
-    let r: Value = serde_json::from_str(&text).unwrap();
+    let (code, r, _, _dir) = run_with(
+        "concurrency = 3\n",
+        "@rfc-8-topology",
+        &["--concurrency", "7"],
+    );
+    assert_eq!(code, 0, "{r:#}");
     assert_eq!(r["run"]["concurrency"], 7);
     for bad in ["0", "many"] {
-        let out = with(bad);
-        assert_eq!(out.status.code(), Some(2), "--concurrency {bad}: {out:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
+        let (code, _, err, _dir) = run_with("", "@rfc-8-topology", &["--concurrency", bad]);
+        assert_eq!(code, 2, "--concurrency {bad}: {err}");
         assert!(err.contains("--concurrency"), "{err}");
     }
 }
