@@ -67,7 +67,7 @@ pub struct BrokerSandbox {
     /// `listen = "tcp"`: brokers listen on a loopback port, one per instance number
     /// (a restart reuses it), given as `{listen}` (`127.0.0.1:PORT`) and `{port}`.
     pub listen_tcp: bool,
-    ports: std::collections::BTreeMap<usize, u16>,
+    ports: std::collections::BTreeMap<usize, super::loopback_port::ReservedPort>,
 }
 
 /// The profile's setup hooks (`[single_writer] setup`, `teardown`): commands run in
@@ -105,14 +105,6 @@ launch = ["{m}", "--id", "{{id}}"]
 resume = ["{m}", "--id", "{{id}}"]
 "#
     )
-}
-
-/// A loopback port nothing listens on now (the kernel's pick, released for the broker).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind(("127.0.0.1", 0))
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .or_harness("picking a free loopback port")
 }
 
 fn mkdir_private(p: &Path) {
@@ -219,7 +211,11 @@ impl BrokerSandbox {
         if !self.listen_tcp {
             return (run, socket.clone(), Endpoint::Unix(socket));
         }
-        let port = *self.ports.entry(n).or_insert_with(free_port);
+        let port = self
+            .ports
+            .entry(n)
+            .or_insert_with(super::loopback_port::reserve)
+            .port;
         let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
         (run, socket, Endpoint::Tcp(addr))
     }

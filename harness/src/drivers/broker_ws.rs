@@ -45,6 +45,24 @@ pub enum Endpoint {
     Tcp(SocketAddr),
 }
 
+/// A loopback connection to `to`, refused when the kernel made it to itself: while
+/// nothing listens on a port in the ephemeral range, a connect can be given that same
+/// port as its own and meet itself (TCP simultaneous open), which would read as "the
+/// broker listens" before the broker has even started.
+fn connect_tcp(to: &SocketAddr) -> std::io::Result<TcpStream> {
+    refuse_self_connection(TcpStream::connect(to)?, to)
+}
+
+fn refuse_self_connection(s: TcpStream, to: &SocketAddr) -> std::io::Result<TcpStream> {
+    if s.local_addr()? == *to {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::ConnectionRefused,
+            format!("{to}: the connection met itself; nothing listens there"),
+        ));
+    }
+    Ok(s)
+}
+
 /// One connection to a broker.
 pub enum Conn {
     Unix(UnixStream),
@@ -55,7 +73,7 @@ impl Endpoint {
     pub fn connect(&self) -> std::io::Result<Conn> {
         match self {
             Endpoint::Unix(p) => UnixStream::connect(p).map(Conn::Unix),
-            Endpoint::Tcp(a) => TcpStream::connect(a).map(Conn::Tcp),
+            Endpoint::Tcp(a) => connect_tcp(a).map(Conn::Tcp),
         }
     }
 
@@ -307,5 +325,49 @@ fn dechunk(mut b: &[u8]) -> Result<Vec<u8>, String> {
             }
             httparse::Status::Partial => return Err("a partial chunk".into()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nix::sys::socket::{bind, connect, socket, AddressFamily, SockFlag, SockType, SockaddrIn};
+
+    /// A socket bound to a port nobody listens on, then connected to that same port:
+    /// the simultaneous open a connect loop can stumble into by chance.
+    fn self_connected() -> (TcpStream, SocketAddr) {
+        let fd = socket(
+            AddressFamily::Inet,
+            SockType::Stream,
+            SockFlag::empty(),
+            None,
+        )
+        .unwrap();
+        let port = std::net::TcpListener::bind(("127.0.0.1", 0))
+            .and_then(|l| l.local_addr())
+            .unwrap()
+            .port();
+        let at = SockaddrIn::new(127, 0, 0, 1, port);
+        bind(std::os::fd::AsRawFd::as_raw_fd(&fd), &at).unwrap();
+        connect(std::os::fd::AsRawFd::as_raw_fd(&fd), &at).unwrap();
+        (
+            TcpStream::from(fd),
+            SocketAddr::from(([127, 0, 0, 1], port)),
+        )
+    }
+
+    #[test]
+    fn a_connection_that_met_itself_is_refused() {
+        let (s, to) = self_connected();
+        assert_eq!(s.peer_addr().unwrap(), to, "the socket did not meet itself");
+        let e = refuse_self_connection(s, &to).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
+    }
+
+    #[test]
+    fn a_connection_to_a_listener_is_kept() {
+        let l = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let to = l.local_addr().unwrap();
+        assert!(Endpoint::Tcp(to).connect().is_ok());
     }
 }

@@ -15,6 +15,7 @@ pub mod events;
 pub mod fault;
 pub mod lifecycle;
 pub mod lines;
+pub mod loopback_port;
 pub mod meta_relay;
 pub mod probe;
 pub mod process;
