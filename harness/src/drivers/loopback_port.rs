@@ -32,15 +32,18 @@ fn lock_file() -> PathBuf {
 }
 
 fn open_lock_file() -> Option<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
+    use std::os::unix::fs::PermissionsExt;
+    let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
-        // Any user's runs share it: a lock needs no write to the file's bytes.
-        .mode(0o666)
+        .truncate(false)
         .open(lock_file())
-        .ok()
+        .ok()?;
+    // Any user's runs share it (a write lock needs it open for writing; nothing is
+    // ever written). Only its creator may chmod, so the others' attempts fail quietly.
+    let _ = file.set_permissions(std::fs::Permissions::from_mode(0o666));
+    Some(file)
 }
 
 /// Locks byte `port` of `file` without waiting; false when another holds it.
