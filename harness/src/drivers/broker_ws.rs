@@ -206,7 +206,11 @@ impl Viewer {
                         e.kind(),
                         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
                     ) => {}
-                Err(_) => self.close = Some(self.close.unwrap_or(1006)),
+                Err(e) => {
+                    // No close frame came: the report says what the transport saw.
+                    crate::evidence::frame(format!("← no close frame: {e}"));
+                    self.close = Some(self.close.unwrap_or(1006));
+                }
             }
         }
     }
