@@ -52,7 +52,7 @@ Feature: Secret exclusion
     And no store file contains "$token"
     And no store file contains "argv0"
     And no store file contains "/bin/sh"
-    And no store file contains "$pid"
+    And no store file holds the number "$pid"
 
   Scenario: Doctor output holds no argv or token
     Given a daemon started with recovery enabled

@@ -258,6 +258,22 @@ fn assert_caught_by_profile(
     (message, report)
 }
 
+/// The reference whose panes carry their child's PID as a tag
+/// (`VXREF_NEGATIVE_CONTROL=checkpoint-keeps-pid`), so every checkpoint holds it:
+/// the checkpoint scenario of "Secret exclusion" must fail, naming the store file.
+/// (A PID is a short number; it must be caught as a number, not as any substring.)
+#[test]
+fn a_checkpoint_keeping_the_pid_fails_the_checkpoint_secret_scenario() {
+    let control = "[env]\nVXREF_NEGATIVE_CONTROL = \"checkpoint-keeps-pid\"\n";
+    let (message, _) = assert_caught_by_profile(
+        "",
+        control,
+        "@rfc-2-no-secrets-checkpointed",
+        &["A checkpoint holds no token, environment, argv, argv0, cwd or PID"],
+    );
+    assert!(message.contains("holds the number"), "{message}");
+}
+
 /// The reference with its store-directory fsyncs turned into no-ops (the injector's
 /// `lie`): a daemon that acknowledges a checkpoint without syncing the directory.
 /// "Interrupted writes" must fail exactly on the traced publication scenario (the

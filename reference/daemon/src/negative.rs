@@ -7,6 +7,8 @@
 //!   verb with `VENOMX_TOKEN=@owner` (RFC §1: generated skills must not recommend it).
 //! - `created-result-shared`: a one-shot `session.created/v1/<token>` result is
 //!   readable by any connection and is not consumed by a read (seed point 6).
+//! - `checkpoint-keeps-pid`: every new pane carries a `pid` tag with its child's PID,
+//!   so checkpoints hold it (RFC §2/§4: a checkpoint holds no PID).
 
 use std::sync::OnceLock;
 
@@ -17,15 +19,21 @@ pub const ENV: &str = "VXREF_NEGATIVE_CONTROL";
 pub enum Defect {
     SkillRecommendsOwner,
     CreatedResultShared,
+    CheckpointKeepsPid,
 }
 
 impl Defect {
-    pub const ALL: [Defect; 2] = [Defect::SkillRecommendsOwner, Defect::CreatedResultShared];
+    pub const ALL: [Defect; 3] = [
+        Defect::SkillRecommendsOwner,
+        Defect::CreatedResultShared,
+        Defect::CheckpointKeepsPid,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Defect::SkillRecommendsOwner => "skill-recommends-owner",
             Defect::CreatedResultShared => "created-result-shared",
+            Defect::CheckpointKeepsPid => "checkpoint-keeps-pid",
         }
     }
 }

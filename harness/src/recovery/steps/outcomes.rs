@@ -317,6 +317,27 @@ async fn no_store_file_contains(w: &mut World, c: &[String]) {
     .await;
 }
 
+// A PID is a short number: as a substring it turns up by chance in timestamps, sizes
+// and hex ids, so only a number standing on its own counts.
+#[then(regex = r#"^no store file holds the number "([^"]+)"$"#)]
+async fn no_store_file_holds_the_number(w: &mut World, c: &[String]) {
+    w.run(c, None, |w, c| {
+        let number = c[1].trim();
+        if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+            crate::harness_error!("{number:?} is not a decimal number");
+        }
+        let mut files = Vec::new();
+        crate::drivers::probe::walk_files(&w.ph.state_home.join("venomx"), &mut files);
+        for f in files {
+            let bytes = std::fs::read(&f).unwrap_or_default();
+            if let Some(at) = crate::drivers::probe::number_at(&bytes, number.as_bytes()) {
+                panic!("{} holds the number {number} at byte {at}", f.display());
+            }
+        }
+    })
+    .await;
+}
+
 #[then(
     regex = r#"^the newest checkpoint in the store is valid with (shutdown "(\w+)"|format (\d))$"#
 )]

@@ -111,7 +111,11 @@ impl State {
             }
         };
         let pid = handle.pid;
-        let tags = [("owner".to_string(), caller.principal.namespace.clone())].into();
+        let mut tags: crate::topology::tags::Tags =
+            [("owner".to_string(), caller.principal.namespace.clone())].into();
+        if crate::negative::active(crate::negative::Defect::CheckpointKeepsPid) {
+            tags.insert("pid".into(), pid.to_string());
+        }
         let mut record = Pane {
             id,
             window,
