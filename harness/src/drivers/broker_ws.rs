@@ -128,6 +128,17 @@ impl Write for Conn {
     }
 }
 
+/// Whether a read error leaves the connection as it was: the read slice ran out, or a
+/// signal interrupted the call (EINTR).
+fn read_again(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock
+            | std::io::ErrorKind::TimedOut
+            | std::io::ErrorKind::Interrupted
+    )
+}
+
 /// What one viewer has seen so far.
 pub struct Viewer {
     ws: WebSocket<Conn>,
@@ -201,11 +212,9 @@ impl Viewer {
                     crate::evidence::frame(format!("← close {:?}", self.close));
                 }
                 Ok(_) => {}
-                Err(tungstenite::Error::Io(e))
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                    ) => {}
+                // A signal to the suite's process (a child exiting) interrupts the
+                // read; the connection is fine and the read is simply tried again.
+                Err(tungstenite::Error::Io(e)) if read_again(&e) => {}
                 Err(e) => {
                     // No close frame came: the report says what the transport saw.
                     crate::evidence::frame(format!("← no close frame: {e}"));
@@ -251,9 +260,7 @@ impl Viewer {
         while Instant::now() < until {
             match self.ws.read() {
                 Ok(_) => {}
-                Err(tungstenite::Error::Io(e))
-                    if e.kind() == std::io::ErrorKind::WouldBlock
-                        || e.kind() == std::io::ErrorKind::TimedOut => {}
+                Err(tungstenite::Error::Io(e)) if read_again(&e) => {}
                 Err(_) => break,
             }
         }
@@ -366,6 +373,21 @@ mod tests {
         assert_eq!(s.peer_addr().unwrap(), to, "the socket did not meet itself");
         let e = refuse_self_connection(s, &to).unwrap_err();
         assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
+    }
+
+    #[test]
+    fn an_interrupted_read_is_tried_again_and_a_reset_is_not() {
+        use std::io::{Error, ErrorKind};
+        for kind in [
+            ErrorKind::Interrupted,
+            ErrorKind::WouldBlock,
+            ErrorKind::TimedOut,
+        ] {
+            assert!(read_again(&Error::from(kind)), "{kind:?}");
+        }
+        for kind in [ErrorKind::ConnectionReset, ErrorKind::UnexpectedEof] {
+            assert!(!read_again(&Error::from(kind)), "{kind:?}");
+        }
     }
 
     #[test]

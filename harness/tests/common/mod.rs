@@ -53,6 +53,15 @@ pub fn ensure_reference(examples: &[&str]) {
     assert!(status.success(), "building the reference failed");
 }
 
+/// `--concurrency N` when `VXCERT_CONTROLS_CONCURRENCY` is set: the controls' runs
+/// at another number of scenarios at once, to measure a row's flake rate under more
+/// load (docs/performance.md "CI"). Unset, each run takes its profile's.
+fn controls_concurrency() -> Vec<String> {
+    std::env::var("VXCERT_CONTROLS_CONCURRENCY")
+        .map(|n| vec!["--concurrency".to_string(), n])
+        .unwrap_or_default()
+}
+
 /// Runs `vxcert run --quiet` with a profile of this text (and `args`): the exit code
 /// and the report.
 pub fn run_profile(profile_text: &str, args: &[&str]) -> (i32, serde_json::Value) {
@@ -66,6 +75,7 @@ pub fn run_profile(profile_text: &str, args: &[&str]) -> (i32, serde_json::Value
         .arg("--report")
         .arg(&report)
         .args(args)
+        .args(controls_concurrency())
         .output()
         .expect("run vxcert");
     let text = std::fs::read_to_string(report.join("report.json")).unwrap_or_else(|_| {
