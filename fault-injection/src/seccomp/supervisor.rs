@@ -36,6 +36,9 @@ pub struct Stats {
     pub matched: Vec<u64>,
     pub fired: Vec<u64>,
     pub trace_errors: u64,
+    /// Whether the kernel hands calls and answers over on one CPU
+    /// ([`notif::sync_wake_up`], Linux 6.6).
+    pub sync_wake_up: bool,
 }
 
 /// Where `record` keeps the bytes of writes.
@@ -129,6 +132,7 @@ impl Supervisor {
     /// Answers notifications on `listener` until no process uses the filter any more.
     pub fn run(mut self, listener: OwnedFd) -> Stats {
         let listener = Arc::new(listener);
+        self.stats.sync_wake_up = notif::sync_wake_up(listener.as_fd());
         loop {
             let mut fds = [PollFd::new(&*listener, PollFlags::IN)];
             let wait = (!self.pending.is_empty()).then_some(&IDLE);
