@@ -182,11 +182,10 @@ pub fn record(s: &mut Scenario, workload: Workload, plan: &str) -> (PathBuf, Exp
     s.extra_env.clear();
     s.fault = None;
     if !s.supervisors.is_empty() {
-        // The panes the recorded daemon started are still under its filter: the
-        // supervisor ends (its last log line written) once they are gone too.
-        for pid in s.pane_pids.drain(..) {
-            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
-        }
+        // The panes the recorded daemon started (and their children) are still under
+        // its filter: the supervisor ends (its last log line written) once they are
+        // gone too.
+        s.kill_panes();
         for sup in s.supervisors.drain(..) {
             let _ = sup.finish_within(crate::drivers::scaled(10_000));
         }

@@ -72,17 +72,24 @@ pub fn socket_key(socket: &Path) -> String {
         .collect()
 }
 
-impl Drop for Scenario {
-    fn drop(&mut self) {
-        // Panes are process-group leaders on their PTY: take their groups too (a
-        // crashed daemon leaves them behind by design).
-        for pid in &self.pane_pids {
-            let pid = nix::unistd::Pid::from_raw(*pid);
+impl Scenario {
+    /// Kills the panes the daemon started, with their process groups: panes are
+    /// process-group leaders on their PTY, and a pane's shell may have children (`sh
+    /// -c 'sleep 60'` forks the sleep), which a crashed daemon leaves behind by design.
+    pub fn kill_panes(&mut self) {
+        for pid in self.pane_pids.drain(..) {
+            let pid = nix::unistd::Pid::from_raw(pid);
             if process::alive(pid.as_raw()) {
                 let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
                 let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
             }
         }
+    }
+}
+
+impl Drop for Scenario {
+    fn drop(&mut self) {
+        self.kill_panes();
         for child in [self.daemon.take(), self.unrelated.take()]
             .into_iter()
             .flatten()
