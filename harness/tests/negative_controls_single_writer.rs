@@ -83,7 +83,8 @@ fn run_with(
     let lines: Vec<String> = table.iter().map(|(k, v)| format!("{k} = {v}")).collect();
     let (code, report) = common::run_profile(
         &format!(
-            "name = \"negative-control\"\ncontracts = [\"single-writer\"]\nfeatures = [\"takeover\", \"scopes\"]\n{}[single_writer]\n{}\n",
+            "name = \"negative-control\"\ncontracts = [\"single-writer\"]\nfeatures = [\"takeover\", \"scopes\"]\n{}{}[single_writer]\n{}\n",
+            common::WAIT_BOUND_CONCURRENCY,
             defect.map_or(String::new(), |d| format!(
                 "[env]\nVXBROKER_NEGATIVE_CONTROL = \"{d}\"\n"
             )),

@@ -51,8 +51,9 @@ fn run(claims: &str, pins: &str) -> (i32, BTreeMap<String, String>, Value) {
         "cargo build -p vx-broker first"
     );
     let profile = format!(
-        "name = \"pin-variant\"\ncontracts = [\"single-writer\"]\nfeatures = [\"takeover\", \"scopes\"]\n\
+        "name = \"pin-variant\"\ncontracts = [\"single-writer\"]\nfeatures = [\"takeover\", \"scopes\"]\n{}\
          [env]\nVXBROKER_PIN_VARIANT = \"1\"\n[single_writer]\n{claims}\n{}\n[single_writer.pins]\n{pins}\n",
+        common::WAIT_BOUND_CONCURRENCY,
         table()
     );
     let (code, report) = common::run_profile(&profile, &[]);

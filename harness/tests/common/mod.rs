@@ -56,11 +56,19 @@ pub fn ensure_reference(examples: &[&str]) {
 /// `--concurrency N` when `VXCERT_CONTROLS_CONCURRENCY` is set: the controls' runs
 /// at another number of scenarios at once, to measure a row's flake rate under more
 /// load (docs/performance.md "CI"). Unset, each run takes its profile's.
+///
+/// The single-writer suite waits more than it computes (an owner silent for 5 s,
+/// twenty reconnects): its controls' profiles say [`WAIT_BOUND_CONCURRENCY`].
 fn controls_concurrency() -> Vec<String> {
     std::env::var("VXCERT_CONTROLS_CONCURRENCY")
         .map(|n| vec!["--concurrency".to_string(), n])
         .unwrap_or_default()
 }
+
+/// The `concurrency` of a control's profile whose suite mostly waits (single-writer):
+/// 12 scenarios at once took its control binary from 110 s to about 65 s, with the
+/// machine's two cores still not saturated (docs/performance.md "CI").
+pub const WAIT_BOUND_CONCURRENCY: &str = "concurrency = 12\n";
 
 /// Runs `vxcert run --quiet` with a profile of this text (and `args`): the exit code
 /// and the report.
