@@ -104,21 +104,35 @@ impl Conn {
     }
 }
 
+/// Runs `call` again while a signal interrupts it (EINTR). The suite's process gets
+/// signals all the time (children exiting), and the kernel never restarts a read on a
+/// socket with a receive timeout, which every viewer's socket has, whatever the
+/// handler's `SA_RESTART`: left to tungstenite, an interrupted handshake read refused
+/// a viewer ("Interrupted system call") with the broker doing nothing wrong.
+pub fn restarting<T>(mut call: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
+    loop {
+        match call() {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
 impl Read for Conn {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        match self {
+        restarting(|| match self {
             Conn::Unix(s) => s.read(buf),
             Conn::Tcp(s) => s.read(buf),
-        }
+        })
     }
 }
 
 impl Write for Conn {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
+        restarting(|| match self {
             Conn::Unix(s) => s.write(buf),
             Conn::Tcp(s) => s.write(buf),
-        }
+        })
     }
     fn flush(&mut self) -> std::io::Result<()> {
         match self {
@@ -388,6 +402,29 @@ mod tests {
         for kind in [ErrorKind::ConnectionReset, ErrorKind::UnexpectedEof] {
             assert!(!read_again(&Error::from(kind)), "{kind:?}");
         }
+    }
+
+    #[test]
+    fn an_interrupted_call_is_made_again_and_other_errors_are_returned() {
+        use std::io::{Error, ErrorKind};
+        let mut interruptions = 2;
+        let got = restarting(|| {
+            if interruptions > 0 {
+                interruptions -= 1;
+                Err(Error::from(ErrorKind::Interrupted))
+            } else {
+                Ok(7)
+            }
+        });
+        assert_eq!(got.unwrap(), 7);
+        assert_eq!(interruptions, 0);
+        let mut calls = 0;
+        let got: std::io::Result<()> = restarting(|| {
+            calls += 1;
+            Err(Error::from(ErrorKind::ConnectionReset))
+        });
+        assert_eq!(got.unwrap_err().kind(), ErrorKind::ConnectionReset);
+        assert_eq!(calls, 1);
     }
 
     #[test]

@@ -44,6 +44,8 @@ fn serve_and_drop(stream: std::net::TcpStream, paths: &Mutex<Vec<String>>) {
             .push(req.uri().to_string());
         Ok(resp)
     };
+    // Through `Conn`, whose reads are made again when a signal interrupts them.
+    let stream = crate::drivers::broker_ws::Conn::Tcp(stream);
     if let Ok(mut ws) = tokio_tungstenite::tungstenite::accept_hdr(stream, noted) {
         let _ = ws.send(Message::Text(r#"{"t":"seq","n":5,"gen":7}"#.into()));
         let _ = ws.send(Message::Binary(b"hello".to_vec().into()));

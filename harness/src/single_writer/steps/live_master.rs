@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use cucumber::{given, then, when};
 
-use crate::drivers::broker_ws::Viewer;
+use crate::drivers::broker_ws::{restarting, Viewer};
 use crate::drivers::{poll, scaled};
 use crate::single_writer::live::{Live, WAIT_MS};
 use crate::single_writer::World;
@@ -47,7 +47,7 @@ impl SuiteListener {
                 let _ = conn.set_nonblocking(false);
                 let _ = conn.set_read_timeout(Some(Duration::from_millis(300)));
                 let mut b = [0u8; 64];
-                if matches!(conn.read(&mut b), Ok(1..)) {
+                if matches!(restarting(|| conn.read(&mut b)), Ok(1..)) {
                     seen.fetch_add(1, Ordering::Relaxed);
                 }
             }
