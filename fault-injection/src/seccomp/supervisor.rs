@@ -87,6 +87,10 @@ pub struct Supervisor {
     needs_path: [bool; NUM_OPS],
     /// Trace lines not yet written (see [`Supervisor::emit`]).
     pending: Vec<u8>,
+    /// The threads that hold a `crash-after` lock until the kill: joined before
+    /// [`Supervisor::run`] returns, so that when the runner sees the run end, the
+    /// supervisor's copy of the locked fd is gone and the lock went with the process.
+    lockers: Vec<std::thread::JoinHandle<()>>,
 }
 
 /// How long the supervisor waits for the next notification before it writes the
@@ -126,6 +130,7 @@ impl Supervisor {
             stats: Stats::default(),
             needs_path,
             pending: Vec::new(),
+            lockers: Vec::new(),
         }
     }
 
@@ -158,6 +163,9 @@ impl Supervisor {
             }
         }
         self.flush();
+        for locker in self.lockers.drain(..) {
+            let _ = locker.join();
+        }
         let n = self.plan.rules().len();
         self.stats.matched = self.matched[..n]
             .iter()
@@ -353,11 +361,11 @@ impl Supervisor {
         // long as the process's own fd, which its exit closes.
         let call = c.clone();
         self.finish(line, c, None, 0, atext, None, rule, None);
-        std::thread::spawn(move || {
+        self.lockers.push(std::thread::spawn(move || {
             let held = super::perform::ofd_lock(&call, tgid);
             kill(tgid);
             drop(held);
-        });
+        }));
     }
 
     /// No rule fired: the kernel makes the call, unless `record` needs its result
