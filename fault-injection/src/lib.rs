@@ -21,11 +21,13 @@
 use vxfault_plan as planlang;
 
 pub mod cli;
+mod counters;
 pub mod crash;
 mod points;
 pub mod seccomp;
 mod trace;
 
+pub use counters::{Counted, Counters};
 pub use points::{points, points_from_trace, points_with, Point, PointFilter, Points};
 pub use seccomp::{Backend, Choice};
 pub use trace::{read_trace, TraceRecord};
@@ -516,11 +518,7 @@ impl Injector {
         };
         fs::write(&trace, b"")
             .map_err(|e| SetupError::wrap_path("create the --trace file", &trace, e))?;
-        let shm = dir.path().join("counters");
-        let mut words = vec![0u64; planlang::SHM_SIZE / 8];
-        words[planlang::SHM_MAGIC] = planlang::SHM_MAGIC_VALUE;
-        words[planlang::SHM_PLAN_HASH] = planlang::fnv1a(self.plan.as_bytes());
-        fs::write(&shm, words_to_bytes(&words))
+        let shm = Counters::create(&dir.path().join("counters"), &self.plan)
             .map_err(|e| SetupError::wrap("create the counter file", e))?;
         let seed = self.effective_seed();
         let mut preload = OsString::from(lib.as_os_str());
@@ -531,7 +529,7 @@ impl Injector {
         cmd.env("LD_PRELOAD", preload)
             .env("VXFAULT_PLAN", &self.plan)
             .env("VXFAULT_TRACE", &trace)
-            .env("VXFAULT_SHM", &shm)
+            .env("VXFAULT_SHM", shm.path())
             .env("VXFAULT_SEED", seed.to_string());
         Ok(Prepared {
             dir,
@@ -542,33 +540,14 @@ impl Injector {
     }
 
     fn finish(&self, prep: Prepared, status: ExitStatus) -> io::Result<Outcome> {
-        let bytes = fs::read(&prep.shm)?;
-        let w = |i: usize| -> u64 {
-            bytes
-                .get(i * 8..i * 8 + 8)
-                .map(|b| u64::from_ne_bytes(b.try_into().unwrap_or([0; 8])))
-                .unwrap_or(0)
-        };
-        let rules = self
-            .rules
-            .iter()
-            .enumerate()
-            .map(|(i, r)| RuleOutcome {
-                text: r.text.clone(),
-                op: r.op,
-                reached: w(planlang::SHM_SEEN + r.op as usize) != 0,
-                matched: w(planlang::SHM_MATCHED + i),
-                fired: w(planlang::SHM_FIRED + i),
-                kills: r.kills,
-            })
-            .collect();
+        let counted = prep.shm.read(&self.rules)?;
         Ok(Outcome {
             status,
-            loaded: w(planlang::SHM_LOADED),
-            plan_mismatch: w(planlang::SHM_PLAN_MISMATCH),
-            plan_errors: w(planlang::SHM_PLAN_ERROR),
-            trace_errors: w(planlang::SHM_TRACE_ERRORS),
-            rules,
+            loaded: counted.loaded,
+            plan_mismatch: counted.plan_mismatch,
+            plan_errors: counted.plan_errors,
+            trace_errors: counted.trace_errors,
+            rules: counted.rules,
             seed: prep.seed,
             trace_path: prep.trace,
             backend: Backend::Preload,
@@ -581,12 +560,8 @@ impl Injector {
 struct Prepared {
     dir: tempfile::TempDir,
     trace: PathBuf,
-    shm: PathBuf,
+    shm: Counters,
     seed: u64,
-}
-
-fn words_to_bytes(words: &[u64]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_ne_bytes()).collect()
 }
 
 fn absolute(p: &Path) -> io::Result<PathBuf> {

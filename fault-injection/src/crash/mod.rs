@@ -87,11 +87,9 @@ impl Recorder {
         fs::write(out.join("data.bin"), b"")?;
         fs::write(out.join("log.jsonl"), b"")?;
         let dir = tempfile::Builder::new().prefix("vxfault-rec-").tempdir()?;
-        let counters = dir.path().join("counters");
-        let mut words = vec![0u64; crate::planlang::SHM_SIZE / 8];
-        words[crate::planlang::SHM_MAGIC] = crate::planlang::SHM_MAGIC_VALUE;
-        words[crate::planlang::SHM_PLAN_HASH] = crate::planlang::fnv1a(plan.as_bytes());
-        fs::write(&counters, crate::words_to_bytes(&words))?;
+        let counters = crate::Counters::create(&dir.path().join("counters"), plan)?
+            .path()
+            .to_path_buf();
         Ok(Recorder {
             out,
             root,

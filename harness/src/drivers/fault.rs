@@ -108,6 +108,19 @@ impl Injection {
         })
     }
 
+    /// Counts every preloaded process's matches into `counters` (read them with
+    /// [`vxfault::Counters::read`] while or after the program runs); the seccomp
+    /// backend's supervisor keeps its own and ignores the file.
+    pub fn counted(mut self, counters: &vxfault::Counters) -> Injection {
+        if let Injection::Preload(env) = &mut self {
+            env.push((
+                "VXFAULT_SHM".into(),
+                counters.path().to_string_lossy().into_owned(),
+            ));
+        }
+        self
+    }
+
     /// Prepares `cmd` to run under the injection. Under seccomp the returned
     /// supervisor must be told when the spawn happened ([`Supervised::spawned`]).
     pub fn apply(&self, cmd: &mut Command) -> Option<Supervised> {

@@ -99,6 +99,8 @@ pub struct Live {
     pub route_stand_in: Option<super::steps::DroppingRoute>,
     /// The agents running once a refusal's valid twin (its control) had opened.
     pub agents_after_control: Option<Vec<i32>>,
+    /// The counter file of the fault plan the broker runs under, and the plan's rules.
+    pub fault_counts: Option<(vxfault::Counters, Vec<vxfault::RuleInfo>)>,
 }
 
 impl Live {
@@ -202,6 +204,7 @@ impl Live {
             noted_path: None,
             route_stand_in: None,
             agents_after_control: None,
+            fault_counts: None,
         }
     }
 
@@ -413,6 +416,57 @@ impl Live {
             .into_iter()
             .filter(|r| r["key"] == key || r.get("alias").is_some_and(|a| a == key))
             .collect()
+    }
+
+    /// What a broker that should have crashed left to see, for a timeout's report:
+    /// the sidecar's size, the ids in the engine's index, the running agents and the
+    /// sessions with a history (names and sizes only, never a turn's text).
+    pub fn what_the_broker_left(&mut self) -> String {
+        let sidecar = self.alias_sidecar(0);
+        let sidecar = match std::fs::read(&sidecar) {
+            Ok(b) => format!("{} holds {} bytes", sidecar.display(), b.len()),
+            Err(e) => format!("{}: {e}", sidecar.display()),
+        };
+        let index = std::fs::read_to_string(self.sb.history.join("index")).unwrap_or_default();
+        let ids: Vec<&str> = index.lines().filter_map(|l| l.split('\t').next()).collect();
+        let agents: Vec<String> = self
+            .sb
+            .agents()
+            .iter()
+            .map(|a| format!("pid {} {}", a.pid, a.physical))
+            .collect();
+        let mut histories: Vec<String> = std::fs::read_dir(&self.sb.history)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                e.file_name()
+                    .to_str()?
+                    .strip_suffix(".jsonl")
+                    .map(String::from)
+            })
+            .collect();
+        histories.sort();
+        let counts = match &self.fault_counts {
+            Some((c, rules)) => match c.read(rules) {
+                Ok(n) => n
+                    .rules
+                    .iter()
+                    .map(|r| {
+                        format!(
+                            "; {:?} matched {} calls, acted on {}",
+                            r.text, r.matched, r.fired
+                        )
+                    })
+                    .collect(),
+                Err(e) => format!("; the fault plan's counter file: {e}"),
+            },
+            None => String::new(),
+        };
+        format!(
+            "{sidecar}; the engine's index lists {ids:?}; running agents: {agents:?}; \
+             sessions with a history: {histories:?}{counts}"
+        )
     }
 
     pub fn retire(&mut self, key: &str) -> (u16, Value) {

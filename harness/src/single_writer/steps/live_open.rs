@@ -284,12 +284,13 @@ async fn broker_running_under_plan(w: &mut World, c: &[String]) {
             .replace("{lock_file}", &any(&live.t.lock_path))
             .replace("{session_socket}", &any(&live.t.session_socket));
         let template = live.t.broker.clone();
-        live.sb.next_fault = Some(crate::drivers::fault::Injection::plan(
-            &live.sb.ph,
-            &template,
-            &plan,
-            None,
-        ));
+        let rules = vxfault::check_plan(&plan).or_harness("the fault plan");
+        let counters = vxfault::Counters::create(&live.sb.root.join("fault-counters"), &plan)
+            .or_harness("the fault plan's counter file");
+        let injection = crate::drivers::fault::Injection::plan(&live.sb.ph, &template, &plan, None)
+            .counted(&counters);
+        live.sb.next_fault = Some(injection);
+        live.fault_counts = Some((counters, rules));
         live.start_broker(0);
     })
     .await;
@@ -300,11 +301,28 @@ async fn broker_gone(w: &mut World) {
     w.run(&[], None, |s, _| {
         let live = s.live();
         let at = *live.brokers.get(&0).or_harness("no broker");
-        live.viewers.clear();
-        let gone = poll("the broker to exit", scaled(WAIT_MS), || {
-            live.sb.instance(at).child.try_wait().ok().flatten()
+        // The viewers stay connected until the broker is gone: what a viewer typed
+        // last must reach the broker, which a viewer gone with unread output does not
+        // promise (the broker may fail its next write before it reads the input).
+        let exit = wait_until(scaled(WAIT_MS), || {
+            let exit = live.sb.instance(at).child.try_wait();
+            (!matches!(exit, Ok(None)), exit)
         });
-        assert!(!gone.success(), "the broker exited cleanly: {gone}");
+        match exit {
+            Ok(Some(status)) => {
+                live.viewers.clear();
+                assert!(!status.success(), "the broker exited cleanly: {status}");
+            }
+            Ok(None) => {
+                let seen = live.what_the_broker_left();
+                live.viewers.clear();
+                crate::timed_out!(
+                    "the broker still runs {} ms after the step before ({seen})",
+                    scaled(WAIT_MS).as_millis()
+                )
+            }
+            Err(e) => crate::harness_error!("reading the broker's exit: {e}"),
+        }
     })
     .await;
 }
