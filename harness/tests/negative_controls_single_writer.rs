@@ -12,14 +12,21 @@ use std::collections::BTreeSet;
 /// `key = [...]` lines of the table: the names of the scenarios that did not pass, and
 /// of all scenarios.
 fn run(swap: &[(&str, String)]) -> (i32, BTreeSet<String>, BTreeSet<String>) {
-    run_with(swap, None)
+    let (code, report) = run_report(swap, None, &[]);
+    (
+        code,
+        failing(&report),
+        common::scenario_names(&report, false),
+    )
 }
 
-/// [`run`] with the reference broker's negative-control defect `defect` selected.
-fn run_with(
+/// [`run`]'s report, with the reference broker's negative-control defect `defect`
+/// selected and `args` given to `vxcert run`.
+fn run_report(
     swap: &[(&str, String)],
     defect: Option<&str>,
-) -> (i32, BTreeSet<String>, BTreeSet<String>) {
+    args: &[&str],
+) -> (i32, serde_json::Value) {
     common::ensure_reference(&[]);
     let vxbroker = bin_dir().join("vxbroker");
     assert!(vxbroker.is_file(), "cargo build -p vx-broker first");
@@ -81,7 +88,7 @@ fn run_with(
         table.iter_mut().find(|(key, _)| key == k).unwrap().1 = v.clone();
     }
     let lines: Vec<String> = table.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-    let (code, report) = common::run_profile(
+    common::run_profile(
         &format!(
             "name = \"negative-control\"\ncontracts = [\"single-writer\"]\nfeatures = [\"takeover\", \"scopes\"]\n{}{}[single_writer]\n{}\n",
             common::WAIT_BOUND_CONCURRENCY,
@@ -90,12 +97,7 @@ fn run_with(
             )),
             lines.join("\n")
         ),
-        &[],
-    );
-    (
-        code,
-        failing(&report),
-        common::scenario_names(&report, false),
+        args,
     )
 }
 
@@ -165,7 +167,8 @@ fn an_accept_all_sidecar_reader_fails_the_malformed_sidecar_scenario_only() {
 /// Runs the suite against the reference broker with `defect` and requires exactly
 /// `expected` to fail (everything else passes).
 fn broker_defect_fails_exactly(defect: &str, expected: &[&str]) {
-    let (code, failing, all) = run_with(&[], Some(defect));
+    let (code, report) = run_report(&[], Some(defect), &[]);
+    let (failing, all) = (failing(&report), common::scenario_names(&report, false));
     assert_eq!(code, 1, "{defect}: the run must fail");
     let expected: BTreeSet<String> = expected.iter().map(|s| s.to_string()).collect();
     for name in &expected {
@@ -386,4 +389,56 @@ fn a_master_that_needs_a_terminal_is_inconclusive_without_one_and_passes_on_a_pt
     );
     let (code, report) = common::run_profile(&on_a_pty, &args);
     assert_eq!(code, 0, "{:?}", common::scenario_names(&report, true));
+}
+
+/// A broker the plan never kills (the rule waits for a third sidecar rename, the row
+/// makes two): the crash row times out, and its note says what the broker left and
+/// how often the rule matched, so an implementer sees why from the report alone.
+#[test]
+fn a_crash_plan_that_never_fires_times_out_naming_its_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let features = dir.path().join("features");
+    let suite = features.join("single-writer");
+    std::fs::create_dir_all(&suite).unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../features/single-writer");
+    for e in std::fs::read_dir(&root).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), suite.join(e.file_name())).unwrap();
+    }
+    let faults = std::fs::read_to_string(root.join("08_faults.feature")).unwrap();
+    let never = faults.replace(
+        "rename@{alias_sidecar}*#2=crash",
+        "rename@{alias_sidecar}*#3=crash",
+    );
+    assert_ne!(never, faults, "the crash row's plan moved");
+    std::fs::write(suite.join("08_faults.feature"), never).unwrap();
+    let (code, report) = run_report(
+        &[],
+        None,
+        &[
+            "--features",
+            features.to_str().unwrap(),
+            "--tags",
+            "@sw-alias and @sw-durable-formats",
+        ],
+    );
+    assert_eq!(code, 1);
+    let rows = report["scenarios"].as_array().unwrap();
+    let row = rows
+        .iter()
+        .find(|s| {
+            s["name"]
+                == "A broker killed while it replaces the alias sidecar leaves the old one intact"
+        })
+        .expect("the crash row ran");
+    assert_eq!(row["verdict"], "timeout", "{row}");
+    let note = row["message"].as_str().unwrap();
+    assert!(
+        note.contains("*#3=crash\" matched 2 calls, acted on 0"),
+        "{note}"
+    );
+    assert!(
+        note.contains("the engine's index lists [\"ses_Stub"),
+        "{note}"
+    );
 }

@@ -419,7 +419,7 @@ impl Live {
     }
 
     /// What a broker that should have crashed left to see, for a timeout's report:
-    /// the sidecar's size, the ids in the engine's index, the running agents and the
+    /// how often each rule of its fault plan matched and acted, the sidecar's size, the ids in the engine's index, the running agents and the
     /// sessions with a history (names and sizes only, never a turn's text).
     pub fn what_the_broker_left(&mut self) -> String {
         let sidecar = self.alias_sidecar(0);
@@ -459,13 +459,13 @@ impl Live {
                         )
                     })
                     .collect(),
-                Err(e) => format!("; the fault plan's counter file: {e}"),
+                Err(e) => format!("the fault plan's counter file: {e}; "),
             },
             None => String::new(),
         };
         format!(
-            "{sidecar}; the engine's index lists {ids:?}; running agents: {agents:?}; \
-             sessions with a history: {histories:?}{counts}"
+            "{counts}{sidecar}; the engine's index lists {ids:?}; running agents: \
+             {agents:?}; sessions with a history: {histories:?}"
         )
     }
 
