@@ -419,8 +419,9 @@ impl Live {
     }
 
     /// What a broker that should have crashed left to see, for a timeout's report:
-    /// how often each rule of its fault plan matched and acted, the sidecar's size, the ids in the engine's index, the running agents and the
-    /// sessions with a history (names and sizes only, never a turn's text).
+    /// how often each rule of its fault plan matched and acted, the sidecar's size,
+    /// the ids in the engine's index, the running agents and the sessions with a
+    /// history (names and sizes only, never a turn's text).
     pub fn what_the_broker_left(&mut self) -> String {
         let sidecar = self.alias_sidecar(0);
         let sidecar = match std::fs::read(&sidecar) {
@@ -454,7 +455,7 @@ impl Live {
                     .iter()
                     .map(|r| {
                         format!(
-                            "; {:?} matched {} calls, acted on {}",
+                            "{:?} matched {} calls, acted on {}; ",
                             r.text, r.matched, r.fired
                         )
                     })
