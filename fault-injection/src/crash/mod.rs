@@ -52,7 +52,7 @@ pub struct Recorder {
     out: PathBuf,
     root: PathBuf,
     _counters: tempfile::TempDir,
-    counters: PathBuf,
+    counters: crate::Counters,
     plan: String,
 }
 
@@ -87,9 +87,7 @@ impl Recorder {
         fs::write(out.join("data.bin"), b"")?;
         fs::write(out.join("log.jsonl"), b"")?;
         let dir = tempfile::Builder::new().prefix("vxfault-rec-").tempdir()?;
-        let counters = crate::Counters::create(&dir.path().join("counters"), plan)?
-            .path()
-            .to_path_buf();
+        let counters = crate::Counters::create(&dir.path().join("counters"), plan)?;
         Ok(Recorder {
             out,
             root,
@@ -108,7 +106,7 @@ impl Recorder {
             ("VXFAULT_PLAN".into(), self.plan.clone()),
             ("VXFAULT_TRACE".into(), s(&self.out.join("log.jsonl"))),
             ("VXFAULT_DATA".into(), s(&self.out.join("data.bin"))),
-            ("VXFAULT_SHM".into(), s(&self.counters)),
+            ("VXFAULT_SHM".into(), s(self.counters.path())),
         ]
     }
 

@@ -82,6 +82,11 @@ pub struct Hooks {
 /// The engines file in `vxbroker`'s format: every engine runs `stub agent`.
 /// `claude` pins uuids, `opencode` mints `ses_…` ids, `ghost` names a program that
 /// does not exist (a launch that fails before the master serves).
+/// The stand-in agents' history files end in this (`<physical>.jsonl`).
+const HISTORY_SUFFIX: &str = "jsonl";
+/// The self-minting engine's id index, in the history directory.
+const INDEX_NAME: &str = "index";
+
 fn engines_text(stub: &Path, history: &Path, missing: &Path) -> String {
     let (s, h, m) = (stub.display(), history.display(), missing.display());
     format!(
@@ -94,9 +99,9 @@ resume = ["{s}", "agent", "--engine", "claude", "--id", "{{id}}", "--history", "
 [engine.opencode]
 pin = "none"
 id = "ses"
-launch = ["{s}", "agent", "--engine", "opencode", "--history", "{h}", "--index", "{h}/index"]
+launch = ["{s}", "agent", "--engine", "opencode", "--history", "{h}", "--index", "{h}/{INDEX_NAME}"]
 resume = ["{s}", "agent", "--engine", "opencode", "--id", "{{id}}", "--history", "{h}", "--resume"]
-index = "{h}/index"
+index = "{h}/{INDEX_NAME}"
 
 [engine.ghost]
 pin = "flag"
@@ -481,7 +486,30 @@ impl BrokerSandbox {
     }
 
     pub fn history_file(&self, physical: &str) -> PathBuf {
-        self.history.join(format!("{physical}.jsonl"))
+        self.history.join(format!("{physical}.{HISTORY_SUFFIX}"))
+    }
+
+    /// The sessions that have a history file ([`Self::history_file`]), sorted.
+    pub fn histories(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&self.history)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                Some(
+                    name.strip_suffix(&format!(".{HISTORY_SUFFIX}"))?
+                        .to_string(),
+                )
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// The self-minting engine's id index (the `index` of [`engines_text`]).
+    pub fn engine_index(&self) -> PathBuf {
+        self.history.join(INDEX_NAME)
     }
 
     /// Kills (SIGKILL) every process whose command line names this sandbox: masters

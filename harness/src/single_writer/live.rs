@@ -428,7 +428,7 @@ impl Live {
             Ok(b) => format!("{} holds {} bytes", sidecar.display(), b.len()),
             Err(e) => format!("{}: {e}", sidecar.display()),
         };
-        let index = std::fs::read_to_string(self.sb.history.join("index")).unwrap_or_default();
+        let index = std::fs::read_to_string(self.sb.engine_index()).unwrap_or_default();
         let ids: Vec<&str> = index.lines().filter_map(|l| l.split('\t').next()).collect();
         let agents: Vec<String> = self
             .sb
@@ -436,18 +436,7 @@ impl Live {
             .iter()
             .map(|a| format!("pid {} {}", a.pid, a.physical))
             .collect();
-        let mut histories: Vec<String> = std::fs::read_dir(&self.sb.history)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| {
-                e.file_name()
-                    .to_str()?
-                    .strip_suffix(".jsonl")
-                    .map(String::from)
-            })
-            .collect();
-        histories.sort();
+        let histories = self.sb.histories();
         let counts = match &self.fault_counts {
             Some((c, rules)) => match c.read(rules) {
                 Ok(n) => n

@@ -208,8 +208,7 @@ async fn index_untouched(w: &mut World) {
         let live = s.live();
         let real = live.minted.clone().or_harness("no real key was told");
         let (_, id) = real.split_once(':').or_harness("a key");
-        let text =
-            std::fs::read_to_string(live.sb.history.join("index")).or_harness("the engine's index");
+        let text = std::fs::read_to_string(live.sb.engine_index()).or_harness("the engine's index");
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 1, "the index changed: {text:?}");
         assert!(
@@ -224,7 +223,7 @@ async fn index_untouched(w: &mut World) {
 async fn two_ids_appear(w: &mut World) {
     w.run(&[], None, |s, _| {
         use std::io::Write;
-        let index = s.live().sb.history.join("index");
+        let index = s.live().sb.engine_index();
         let mut f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
