@@ -121,6 +121,7 @@ fn measure(how: How, trace: &Path, file: &Path) -> Option<f64> {
                 seed: 0,
                 trace: None,
                 data: None,
+                counters: None,
             };
             let (child, att) = spawn(&mut cmd, &setup).ok()?;
             let out = child.wait_with_output().ok()?;
@@ -191,6 +192,7 @@ fn measure(how: How, trace: &Path, file: &Path) -> Option<f64> {
                 seed: 0,
                 trace: traced.then_some(trace),
                 data: None,
+                counters: None,
             };
             let (child, att) = spawn(&mut cmd, &setup).ok()?;
             let out = child.wait_with_output().ok()?;

@@ -27,7 +27,7 @@ mod points;
 pub mod seccomp;
 mod trace;
 
-pub use counters::{Counted, Counters};
+pub use counters::{Counted, Counters, Words};
 pub use points::{points, points_from_trace, points_with, Point, PointFilter, Points};
 pub use seccomp::{Backend, Choice};
 pub use trace::{read_trace, TraceRecord};

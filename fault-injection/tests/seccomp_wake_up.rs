@@ -27,6 +27,7 @@ fn on_linux_6_6_or_later_the_kernel_grants_synchronous_wake_ups() {
         seed: 0,
         trace: None,
         data: None,
+        counters: None,
     };
     let (mut child, attached) = spawn(&mut cmd, &setup).expect("spawn under the filter");
     assert!(child.wait().expect("wait").success());

@@ -2,7 +2,8 @@
 //! profile with the backend forced, so the daemon, the save and the packer are started
 //! under the seccomp filter with vxcert as supervisor instead of `LD_PRELOAD`. The rows
 //! must reach the same verdicts; `vxcert crash-explore` records the daemon through the
-//! supervisor (its log says so) and still finds a wrong publisher made by `--plan`.
+//! supervisor (its log says so) and still finds a wrong publisher made by `--plan`; a
+//! broker's crash row that times out names the plan's counts, as under the preload.
 
 mod common;
 
@@ -97,4 +98,28 @@ fn the_packers_crash_and_fault_sweeps_pass_under_seccomp() {
 fn the_broker_fault_rows_pass_under_seccomp() {
     let all = all_pass_under_seccomp("single-writer", "@fault-plans");
     assert_eq!(all.len(), 8, "every fault row ran: {all:?}");
+}
+
+/// Under seccomp too, a crash row whose plan never fires times out with a note that
+/// says how often the plan matched: the supervisor counts into the file the note reads
+/// while the broker still runs.
+#[test]
+fn a_broker_crash_that_never_fires_under_seccomp_is_named_with_its_counts() {
+    common::ensure_reference(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(seccomp_profile(dir.path())).unwrap();
+    let features = common::single_writer_crash_never_fires(dir.path());
+    let (code, report) = common::run_profile(
+        &text,
+        &[
+            "--contract",
+            "single-writer",
+            "--features",
+            features.to_str().unwrap(),
+            "--tags",
+            common::SIDECAR_CRASH_TAGS,
+        ],
+    );
+    assert_eq!(code, 1);
+    common::require_the_sidecar_crash_counts(&report);
 }

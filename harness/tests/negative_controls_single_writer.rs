@@ -398,21 +398,7 @@ fn a_master_that_needs_a_terminal_is_inconclusive_without_one_and_passes_on_a_pt
 #[test]
 fn a_crash_plan_that_never_fires_times_out_naming_its_counts() {
     let dir = tempfile::tempdir().unwrap();
-    let features = dir.path().join("features");
-    let suite = features.join("single-writer");
-    std::fs::create_dir_all(&suite).unwrap();
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../features/single-writer");
-    for e in std::fs::read_dir(&root).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), suite.join(e.file_name())).unwrap();
-    }
-    let faults = std::fs::read_to_string(root.join("08_faults.feature")).unwrap();
-    let never = faults.replace(
-        "rename@{alias_sidecar}*#2=crash",
-        "rename@{alias_sidecar}*#3=crash",
-    );
-    assert_ne!(never, faults, "the crash row's plan moved");
-    std::fs::write(suite.join("08_faults.feature"), never).unwrap();
+    let features = common::single_writer_crash_never_fires(dir.path());
     let (code, report) = run_report(
         &[],
         None,
@@ -420,28 +406,9 @@ fn a_crash_plan_that_never_fires_times_out_naming_its_counts() {
             "--features",
             features.to_str().unwrap(),
             "--tags",
-            "@sw-alias and @sw-durable-formats",
+            common::SIDECAR_CRASH_TAGS,
         ],
     );
     assert_eq!(code, 1);
-    let rows = report["scenarios"].as_array().unwrap();
-    let row = rows
-        .iter()
-        .find(|s| {
-            s["name"]
-                == "A broker killed while it replaces the alias sidecar leaves the old one intact"
-        })
-        .expect("the crash row ran");
-    assert_eq!(row["verdict"], "timeout", "{row}");
-    let note = row["message"].as_str().unwrap();
-    // Two renames are what the row makes; the note's job is to say how many it saw.
-    let counts = note
-        .split_once("*#3=crash\" matched ")
-        .and_then(|(_, rest)| rest.split_once(" calls, acted on 0"))
-        .map(|(n, _)| n);
-    assert!(counts.is_some_and(|n| n.parse::<u64>().is_ok()), "{note}");
-    assert!(
-        note.contains("the engine's index lists [\"ses_Stub"),
-        "{note}"
-    );
+    common::require_the_sidecar_crash_counts(&report);
 }

@@ -123,6 +123,7 @@ impl Recorder {
                 seed: 0,
                 trace: Some(&log),
                 data: Some(&data),
+                counters: Some(&self.counters),
             },
         )
     }

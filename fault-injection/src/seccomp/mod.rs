@@ -188,6 +188,9 @@ pub struct Setup<'a> {
     pub trace: Option<&'a Path>,
     /// `record`'s data file, if recording.
     pub data: Option<&'a Path>,
+    /// A counter file made for this plan: the supervisor counts into it, so it can
+    /// be read while the program runs ([`crate::Counters::read`]).
+    pub counters: Option<&'a crate::Counters>,
 }
 
 /// Installs the filter in `cmd`'s child (between fork and exec) and starts the
@@ -213,6 +216,10 @@ pub fn attach(cmd: &mut Command, s: &Setup<'_>) -> io::Result<Attached> {
         }
         None => None,
     };
+    let words = match s.counters {
+        Some(c) => c.map(s.plan)?,
+        None => crate::Words::own(),
+    };
     let calls = filter.calls.clone();
     let child_fd = theirs.as_raw_fd();
     let f = Arc::clone(&filter);
@@ -230,7 +237,7 @@ pub fn attach(cmd: &mut Command, s: &Setup<'_>) -> io::Result<Attached> {
     let handle = std::thread::spawn(move || -> io::Result<Stats> {
         let listener = filter::receive(&ours)?;
         drop(ours);
-        let sup = supervisor::Supervisor::new(plan, seed, calls, trace, data);
+        let sup = supervisor::Supervisor::new(plan, seed, calls, trace, data, words);
         Ok(sup.run(listener))
     });
     Ok(Attached {

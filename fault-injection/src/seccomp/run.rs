@@ -41,6 +41,8 @@ pub fn run(
         seed,
         trace: Some(&trace),
         data: None,
+        // The outcome is read from the supervisor's own counts when the run is over.
+        counters: None,
     };
     if capture {
         use std::process::Stdio;

@@ -18,7 +18,7 @@ use crate::planlang::decide::{decide, CallSite, Counts};
 use crate::planlang::line::Line;
 use crate::planlang::syscalls::Syscall;
 use crate::planlang::{self, Action, Plan, MAX_RULES, NUM_OPS};
-use crate::Op;
+use crate::{Op, Words};
 
 use super::decode::{decode, Call, Detail, Skip};
 use super::notif::{self, Notif};
@@ -54,8 +54,8 @@ struct Proc {
 
 struct Tree<'a> {
     local: &'a [AtomicU64; MAX_RULES],
-    matched: &'a [AtomicU64; MAX_RULES],
-    fired: &'a [AtomicU64; MAX_RULES],
+    matched: &'a [AtomicU64],
+    fired: &'a [AtomicU64],
 }
 
 impl Counts for Tree<'_> {
@@ -77,8 +77,9 @@ pub struct Supervisor {
     pub calls: HashMap<i32, Option<&'static Syscall>>,
     pub trace: Option<File>,
     pub data: Option<DataSink>,
-    matched: [AtomicU64; MAX_RULES],
-    fired: [AtomicU64; MAX_RULES],
+    /// The tree's counts, in the counter file's layout: the file itself when the
+    /// runner gave one (read while the tree runs), else words of our own.
+    words: Words,
     procs: HashMap<u32, Proc>,
     tgids: HashMap<u32, u32>,
     streams: u64,
@@ -110,6 +111,7 @@ impl Supervisor {
         calls: HashMap<i32, Option<&'static Syscall>>,
         trace: Option<File>,
         data: Option<DataSink>,
+        words: Words,
     ) -> Supervisor {
         let mut needs_path = [trace.is_some(); NUM_OPS];
         for r in plan.rules() {
@@ -121,8 +123,7 @@ impl Supervisor {
             calls,
             trace,
             data,
-            matched: std::array::from_fn(|_| AtomicU64::new(0)),
-            fired: std::array::from_fn(|_| AtomicU64::new(0)),
+            words,
             procs: HashMap::new(),
             tgids: HashMap::new(),
             streams: 0,
@@ -167,14 +168,19 @@ impl Supervisor {
             let _ = locker.join();
         }
         let n = self.plan.rules().len();
-        self.stats.matched = self.matched[..n]
-            .iter()
-            .map(|a| a.load(Ordering::Relaxed))
-            .collect();
-        self.stats.fired = self.fired[..n]
-            .iter()
-            .map(|a| a.load(Ordering::Relaxed))
-            .collect();
+        let load = |first: usize| -> Vec<u64> {
+            self.words.rules(first)[..n]
+                .iter()
+                .map(|a| a.load(Ordering::Relaxed))
+                .collect()
+        };
+        self.stats.matched = load(planlang::SHM_MATCHED);
+        self.stats.fired = load(planlang::SHM_FIRED);
+        let all = self.words.all();
+        self.stats.loaded = all[planlang::SHM_LOADED].load(Ordering::Relaxed);
+        for (op, seen) in self.stats.seen.iter_mut().enumerate() {
+            *seen = all[planlang::SHM_SEEN + op].load(Ordering::Relaxed) != 0;
+        }
         self.stats
     }
 
@@ -226,7 +232,7 @@ impl Supervisor {
         if c.read && !notif::valid(fd, n.id) {
             return;
         }
-        self.stats.seen[c.op as usize] = true;
+        self.words.all()[planlang::SHM_SEEN + c.op as usize].store(1, Ordering::Relaxed);
         let site = CallSite {
             op: c.op,
             path: &c.path,
@@ -240,8 +246,8 @@ impl Supervisor {
         let stream = proc.stream;
         let tree = Tree {
             local: &proc.local,
-            matched: &self.matched,
-            fired: &self.fired,
+            matched: self.words.rules(planlang::SHM_MATCHED),
+            fired: self.words.rules(planlang::SHM_FIRED),
         };
         let decision = decide(self.plan.rules(), &site, &tree, seed, stream);
         let Some(d) = decision else {
@@ -436,7 +442,7 @@ impl Supervisor {
         // A new image: per-process counts start again, with a new stream.
         self.procs.remove(&tgid);
         let stream = self.proc(tgid).stream;
-        self.stats.loaded += 1;
+        self.words.all()[planlang::SHM_LOADED].fetch_add(1, Ordering::Relaxed);
         let rules = self.plan.rules().len() as i64;
         let mut l = Line::new();
         self.seq += 1;

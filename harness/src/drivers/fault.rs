@@ -62,6 +62,8 @@ pub struct SeccompPlan {
     pub trace: Option<PathBuf>,
     /// A recording's data file (then the trace is its log).
     pub data: Option<PathBuf>,
+    /// The counter file the supervisor counts into ([`Injection::counted`]).
+    pub counters: Option<vxfault::Counters>,
 }
 
 impl Injection {
@@ -86,6 +88,7 @@ impl Injection {
             ops: vxfault::seccomp::families(&rules, rules.is_empty()),
             trace: trace.map(Path::to_path_buf),
             data: None,
+            counters: None,
         })
     }
 
@@ -105,18 +108,21 @@ impl Injection {
             ops: vxfault::seccomp::families(&[], true),
             trace: Some(rec.dir().join("log.jsonl")),
             data: Some(rec.dir().join("data.bin")),
+            counters: None,
         })
     }
 
-    /// Counts every preloaded process's matches into `counters` (read them with
-    /// [`vxfault::Counters::read`] while or after the program runs); the seccomp
-    /// backend's supervisor keeps its own and ignores the file.
+    /// Counts the plan's matches into `counters` (made for the same plan), under
+    /// either backend: every preloaded process maps it, the seccomp supervisor counts
+    /// into it. Read them with [`vxfault::Counters::read`] while or after the program
+    /// runs.
     pub fn counted(mut self, counters: &vxfault::Counters) -> Injection {
-        if let Injection::Preload(env) = &mut self {
-            env.push((
+        match &mut self {
+            Injection::Preload(env) => env.push((
                 "VXFAULT_SHM".into(),
                 counters.path().to_string_lossy().into_owned(),
-            ));
+            )),
+            Injection::Seccomp(p) => p.counters = Some(counters.clone()),
         }
         self
     }
@@ -136,6 +142,7 @@ impl Injection {
                     seed: 0,
                     trace: p.trace.as_deref(),
                     data: p.data.as_deref(),
+                    counters: p.counters.as_ref(),
                 };
                 let att = vxfault::seccomp::attach(cmd, &setup)
                     .unwrap_or_else(|e| crate::harness_error!("set up the seccomp filter: {e}"));

@@ -134,3 +134,60 @@ pub fn script(dir: &std::path::Path, name: &str, body: &str) -> String {
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     p.to_string_lossy().into_owned()
 }
+
+/// The tags that select the alias-sidecar crash row of the single-writer suite.
+pub const SIDECAR_CRASH_TAGS: &str = "@sw-alias and @sw-durable-formats";
+
+/// The name of that row.
+pub const SIDECAR_CRASH_ROW: &str =
+    "A broker killed while it replaces the alias sidecar leaves the old one intact";
+
+/// A copy of the kit's single-writer suite under `dir` whose alias-sidecar crash row
+/// plans its crash at a third rename, which the row never makes; returns the features
+/// directory to pass as `--features`.
+pub fn single_writer_crash_never_fires(dir: &std::path::Path) -> PathBuf {
+    let features = dir.join("features");
+    let suite = features.join("single-writer");
+    std::fs::create_dir_all(&suite).unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../features/single-writer");
+    for e in std::fs::read_dir(&root).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), suite.join(e.file_name())).unwrap();
+    }
+    let faults = std::fs::read_to_string(root.join("08_faults.feature")).unwrap();
+    let never = faults.replace(
+        "rename@{alias_sidecar}*#2=crash",
+        "rename@{alias_sidecar}*#3=crash",
+    );
+    assert_ne!(never, faults, "the crash row's plan moved");
+    std::fs::write(suite.join("08_faults.feature"), never).unwrap();
+    features
+}
+
+/// Requires the crash row of a [`single_writer_crash_never_fires`] run to have timed
+/// out with a note that says how often the plan matched and that it acted on none, and
+/// which sessions the engine minted. At least one match: the row waits for the broker
+/// only after viewer A was told the minted key, which the first alias (the first
+/// rename) precedes; two are what it normally makes, but a timeout of the row's own
+/// may come before the second, and the note's job is to say how many it saw.
+pub fn require_the_sidecar_crash_counts(report: &serde_json::Value) {
+    let rows = report["scenarios"].as_array().unwrap();
+    let row = rows
+        .iter()
+        .find(|s| s["name"] == SIDECAR_CRASH_ROW)
+        .expect("the crash row ran");
+    assert_eq!(row["verdict"], "timeout", "{row}");
+    let note = row["message"].as_str().unwrap();
+    let counts = note
+        .split_once("*#3=crash\" matched ")
+        .and_then(|(_, rest)| rest.split_once(" calls, acted on 0"))
+        .map(|(n, _)| n);
+    assert!(
+        counts.is_some_and(|n| n.parse::<u64>().is_ok_and(|n| n >= 1)),
+        "{note}"
+    );
+    assert!(
+        note.contains("the engine's index lists [\"ses_Stub"),
+        "{note}"
+    );
+}

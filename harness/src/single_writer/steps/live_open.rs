@@ -289,10 +289,7 @@ async fn broker_running_under_plan(w: &mut World, c: &[String]) {
             .or_harness("the fault plan's counter file");
         let injection = crate::drivers::fault::Injection::plan(&live.sb.ph, &template, &plan, None)
             .counted(&counters);
-        // Only a preloaded broker writes the file; a seccomp run's note goes without.
-        if matches!(injection, crate::drivers::fault::Injection::Preload(_)) {
-            live.fault_counts = Some((counters, rules));
-        }
+        live.fault_counts = Some((counters, rules));
         live.sb.next_fault = Some(injection);
         live.start_broker(0);
     })
