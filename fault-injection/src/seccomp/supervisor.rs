@@ -178,6 +178,7 @@ impl Supervisor {
         self.stats.fired = load(planlang::SHM_FIRED);
         let all = self.words.all();
         self.stats.loaded = all[planlang::SHM_LOADED].load(Ordering::Relaxed);
+        self.stats.trace_errors = all[planlang::SHM_TRACE_ERRORS].load(Ordering::Relaxed);
         for (op, seen) in self.stats.seen.iter_mut().enumerate() {
             *seen = all[planlang::SHM_SEEN + op].load(Ordering::Relaxed) != 0;
         }
@@ -568,7 +569,7 @@ impl Supervisor {
         let Some(t) = self.trace.as_mut() else { return };
         if !self.pending.is_empty() && t.write_all(&self.pending).is_err() {
             let lines = self.pending.iter().filter(|&&b| b == b'\n').count();
-            self.stats.trace_errors += lines as u64;
+            self.words.all()[planlang::SHM_TRACE_ERRORS].fetch_add(lines as u64, Ordering::Relaxed);
         }
         self.pending.clear();
     }
