@@ -58,6 +58,9 @@ pub struct Scenario {
     pub(crate) last_request: Option<super::twins::Request>,
     /// The request the last refusal step judged, which its control repeats.
     pub(crate) refused: Option<super::twins::Request>,
+    /// PIDs of the processes started under libfaketime, whose leftovers in /dev/shm
+    /// go when the scenario ends ([`crate::drivers::clock::remove_leftovers`]).
+    faketime_pids: Vec<u32>,
 }
 
 /// Lowercase hex SHA-256 of the absolute socket path with its parent resolved.
@@ -98,6 +101,11 @@ impl Drop for Scenario {
             let _ = child.kill();
             let _ = child.wait();
         }
+        for pid in self.faketime_pids.drain(..) {
+            if !process::alive(pid as i32) {
+                crate::drivers::clock::remove_leftovers(pid);
+            }
+        }
     }
 }
 
@@ -130,6 +138,7 @@ impl Scenario {
             twins: Default::default(),
             last_request: None,
             refused: None,
+            faketime_pids: Vec::new(),
         }
     }
 
@@ -166,7 +175,11 @@ impl Scenario {
             sup.spawned();
             self.supervisors.push(sup);
         }
-        child.unwrap_or_else(|p| std::panic::resume_unwind(p))
+        let child = child.unwrap_or_else(|p| std::panic::resume_unwind(p));
+        if self.extra_env.iter().any(|(k, _)| k == "FAKETIME") {
+            self.faketime_pids.push(child.id());
+        }
+        child
     }
 
     /// Every later start of the daemon runs under the fault plan `plan` (traced into
