@@ -2,8 +2,9 @@
 //! `cargo bench -p vxfault --bench seccomp_overhead`.
 //!
 //! The bench re-executes itself as a child per configuration; the child times `ITERS`
-//! one-byte `write`s to /dev/null (or a tmpfs file; raw system calls through std), `ROUNDS` times, and
-//! prints its fastest round's ns per call. Configurations: no filter; a filter for
+//! one-byte `write`s to /dev/null (or writes of 1 byte or 4 KiB to a tmpfs file; raw
+//! system calls through std), `ROUNDS` times, and prints its fastest round's ns per
+//! call. Configurations: no filter; a filter for
 //! another family only (`rename=EIO`: `write` is outside the plan, so the kernel's
 //! seccomp action cache lets it through without running the filter); the smallest
 //! filter there is (one instruction, `return ALLOW`: the kernel's own cost of having
@@ -31,10 +32,10 @@ const REPS: usize = 7;
 #[derive(Clone, Copy)]
 enum How {
     Plain,
-    /// The same loop writing 1 byte at offset 0 of a file in /dev/shm.
-    PlainTmpfs,
+    /// The same loop writing this many bytes at offset 0 of a file in /dev/shm.
+    PlainTmpfs(usize),
     /// That loop under a filter for `rename` only.
-    SeccompTmpfs,
+    SeccompTmpfs(usize),
     /// The /dev/null loop under the smallest filter there is: one instruction,
     /// `return ALLOW`. What any filter costs, whatever its program says.
     AllowOnly,
@@ -47,10 +48,18 @@ enum How {
 
 const CONFIGS: &[(&str, How)] = &[
     ("no filter", How::Plain),
-    ("no filter, tmpfs file", How::PlainTmpfs),
+    ("no filter, tmpfs file", How::PlainTmpfs(1)),
     (
         "seccomp, write outside the plan (`rename=EIO`), tmpfs file",
-        How::SeccompTmpfs,
+        How::SeccompTmpfs(1),
+    ),
+    (
+        "no filter, 4 KiB writes to a tmpfs file",
+        How::PlainTmpfs(4096),
+    ),
+    (
+        "seccomp, write outside the plan (`rename=EIO`), 4 KiB writes to a tmpfs file",
+        How::SeccompTmpfs(4096),
     ),
     (
         "seccomp, write outside the plan (`rename=EIO`)",
@@ -88,12 +97,14 @@ fn child() {
         .truncate(false)
         .open(path)
         .unwrap();
+    let len = std::env::var("VXBENCH_LEN").map_or(1, |l| l.parse().unwrap());
+    let buf = vec![b'x'; len];
     let mut best = f64::MAX;
     for _ in 0..ROUNDS {
         let t = Instant::now();
         for _ in 0..ITERS {
             // A position-less write: on a regular file it is reset to 0 each round.
-            f.write_all(b"x").unwrap();
+            f.write_all(&buf).unwrap();
         }
         std::io::Seek::rewind(&mut f).unwrap();
         best = best.min(t.elapsed().as_nanos() as f64 / f64::from(ITERS));
@@ -105,15 +116,17 @@ fn measure(how: How, trace: &Path, file: &Path) -> Option<f64> {
     let me = std::env::current_exe().unwrap();
     let out = match how {
         How::Plain => Command::new(&me).env("VXBENCH_CHILD", "1").output().ok()?,
-        How::PlainTmpfs => Command::new(&me)
+        How::PlainTmpfs(len) => Command::new(&me)
             .env("VXBENCH_CHILD", "1")
             .env("VXBENCH_FILE", file)
+            .env("VXBENCH_LEN", len.to_string())
             .output()
             .ok()?,
-        How::SeccompTmpfs => {
+        How::SeccompTmpfs(len) => {
             let mut cmd = Command::new(&me);
             cmd.env("VXBENCH_CHILD", "1")
                 .env("VXBENCH_FILE", file)
+                .env("VXBENCH_LEN", len.to_string())
                 .stdout(Stdio::piped());
             let setup = Setup {
                 plan: "rename=EIO",
@@ -248,8 +261,13 @@ fn main() {
             println!("  {name}: not measured (strace missing?)");
             continue;
         };
+        // A tmpfs row is measured against the unfiltered tmpfs row of its size.
         let base = match how {
-            How::PlainTmpfs | How::SeccompTmpfs => meds[1].unwrap_or(base),
+            How::PlainTmpfs(len) | How::SeccompTmpfs(len) => CONFIGS
+                .iter()
+                .position(|(_, h)| matches!(h, How::PlainTmpfs(l) if *l == *len))
+                .and_then(|i| meds[i])
+                .unwrap_or(base),
             _ => base,
         };
         let added = m - base;
