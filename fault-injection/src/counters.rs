@@ -187,12 +187,18 @@ impl Drop for Words {
 mod tests {
     use super::*;
 
+    const PLAN: &str = "rename@/x/*#2=crash;fsync=EIO";
+
+    /// A fresh counter file for [`PLAN`] in `dir`, and the plan's rules.
+    fn fresh(dir: &Path) -> (Counters, Vec<RuleInfo>) {
+        let c = Counters::create(&dir.join("counters"), PLAN).unwrap();
+        (c, crate::check_plan(PLAN).unwrap())
+    }
+
     #[test]
     fn a_fresh_file_counts_nothing_and_names_each_rule() {
         let dir = tempfile::tempdir().unwrap();
-        let plan = "rename@/x/*#2=crash;fsync=EIO";
-        let c = Counters::create(&dir.path().join("counters"), plan).unwrap();
-        let rules = crate::check_plan(plan).unwrap();
+        let (c, rules) = fresh(dir.path());
         let got = c.read(&rules).unwrap();
         assert_eq!(got.loaded, 0);
         assert_eq!(got.rules.len(), 2);
@@ -208,10 +214,8 @@ mod tests {
     fn a_mapped_file_shows_what_its_holder_counts_at_once() {
         use std::sync::atomic::Ordering;
         let dir = tempfile::tempdir().unwrap();
-        let plan = "rename@/x/*#2=crash;fsync=EIO";
-        let c = Counters::create(&dir.path().join("counters"), plan).unwrap();
-        let rules = crate::check_plan(plan).unwrap();
-        let words = c.map(plan).unwrap();
+        let (c, rules) = fresh(dir.path());
+        let words = c.map(PLAN).unwrap();
         words.rules(planlang::SHM_MATCHED)[1].fetch_add(3, Ordering::Relaxed);
         words.rules(planlang::SHM_FIRED)[1].fetch_add(2, Ordering::Relaxed);
         words.all()[planlang::SHM_LOADED].fetch_add(1, Ordering::Relaxed);

@@ -108,18 +108,8 @@ fn a_broker_crash_that_never_fires_under_seccomp_is_named_with_its_counts() {
     common::ensure_reference(&[]);
     let dir = tempfile::tempdir().unwrap();
     let text = std::fs::read_to_string(seccomp_profile(dir.path())).unwrap();
-    let features = common::single_writer_crash_never_fires(dir.path());
-    let (code, report) = common::run_profile(
-        &text,
-        &[
-            "--contract",
-            "single-writer",
-            "--features",
-            features.to_str().unwrap(),
-            "--tags",
-            common::SIDECAR_CRASH_TAGS,
-        ],
-    );
-    assert_eq!(code, 1);
-    common::require_the_sidecar_crash_counts(&report);
+    common::sidecar_crash_that_never_fires_names_its_counts(|args| {
+        let args = [&["--contract", "single-writer"], args].concat();
+        common::run_profile(&text, &args)
+    });
 }

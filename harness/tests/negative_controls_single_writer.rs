@@ -397,18 +397,5 @@ fn a_master_that_needs_a_terminal_is_inconclusive_without_one_and_passes_on_a_pt
 /// alone.
 #[test]
 fn a_crash_plan_that_never_fires_times_out_naming_its_counts() {
-    let dir = tempfile::tempdir().unwrap();
-    let features = common::single_writer_crash_never_fires(dir.path());
-    let (code, report) = run_report(
-        &[],
-        None,
-        &[
-            "--features",
-            features.to_str().unwrap(),
-            "--tags",
-            common::SIDECAR_CRASH_TAGS,
-        ],
-    );
-    assert_eq!(code, 1);
-    common::require_the_sidecar_crash_counts(&report);
+    common::sidecar_crash_that_never_fires_names_its_counts(|args| run_report(&[], None, args));
 }

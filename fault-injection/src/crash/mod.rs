@@ -128,6 +128,12 @@ impl Recorder {
         )
     }
 
+    /// The recording's counter file (made for its plan), for a runner that sets up
+    /// the seccomp backend itself.
+    pub fn counters(&self) -> &crate::Counters {
+        &self.counters
+    }
+
     /// The recording's directory.
     pub fn dir(&self) -> &Path {
         &self.out

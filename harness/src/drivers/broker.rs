@@ -79,14 +79,14 @@ pub struct Hooks {
     pub teardown: Vec<String>,
 }
 
-/// The engines file in `vxbroker`'s format: every engine runs `stub agent`.
-/// `claude` pins uuids, `opencode` mints `ses_…` ids, `ghost` names a program that
-/// does not exist (a launch that fails before the master serves).
 /// The stand-in agents' history files end in this (`<physical>.jsonl`).
-const HISTORY_SUFFIX: &str = "jsonl";
+const HISTORY_SUFFIX: &str = ".jsonl";
 /// The self-minting engine's id index, in the history directory.
 const INDEX_NAME: &str = "index";
 
+/// The engines file in `vxbroker`'s format: every engine runs `stub agent`.
+/// `claude` pins uuids, `opencode` mints `ses_…` ids, `ghost` names a program that
+/// does not exist (a launch that fails before the master serves).
 fn engines_text(stub: &Path, history: &Path, missing: &Path) -> String {
     let (s, h, m) = (stub.display(), history.display(), missing.display());
     format!(
@@ -486,7 +486,7 @@ impl BrokerSandbox {
     }
 
     pub fn history_file(&self, physical: &str) -> PathBuf {
-        self.history.join(format!("{physical}.{HISTORY_SUFFIX}"))
+        self.history.join(format!("{physical}{HISTORY_SUFFIX}"))
     }
 
     /// The sessions that have a history file ([`Self::history_file`]), sorted.
@@ -497,10 +497,7 @@ impl BrokerSandbox {
             .flatten()
             .filter_map(|e| {
                 let name = e.file_name().into_string().ok()?;
-                Some(
-                    name.strip_suffix(&format!(".{HISTORY_SUFFIX}"))?
-                        .to_string(),
-                )
+                Some(name.strip_suffix(HISTORY_SUFFIX)?.to_string())
             })
             .collect();
         names.sort();

@@ -108,7 +108,7 @@ impl Injection {
             ops: vxfault::seccomp::families(&[], true),
             trace: Some(rec.dir().join("log.jsonl")),
             data: Some(rec.dir().join("data.bin")),
-            counters: None,
+            counters: Some(rec.counters().clone()),
         })
     }
 

@@ -142,6 +142,25 @@ pub const SIDECAR_CRASH_TAGS: &str = "@sw-alias and @sw-durable-formats";
 pub const SIDECAR_CRASH_ROW: &str =
     "A broker killed while it replaces the alias sidecar leaves the old one intact";
 
+/// Runs the single-writer suite with its alias-sidecar crash planned at a rename the
+/// row never makes ([`single_writer_crash_never_fires`]), through `run` (given the
+/// `--features` and `--tags` arguments), and requires the row's timeout to name the
+/// plan's counts ([`require_the_sidecar_crash_counts`]).
+pub fn sidecar_crash_that_never_fires_names_its_counts(
+    run: impl FnOnce(&[&str]) -> (i32, serde_json::Value),
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let features = single_writer_crash_never_fires(dir.path());
+    let (code, report) = run(&[
+        "--features",
+        features.to_str().unwrap(),
+        "--tags",
+        SIDECAR_CRASH_TAGS,
+    ]);
+    assert_eq!(code, 1);
+    require_the_sidecar_crash_counts(&report);
+}
+
 /// A copy of the kit's single-writer suite under `dir` whose alias-sidecar crash row
 /// plans its crash at a third rename, which the row never makes; returns the features
 /// directory to pass as `--features`.
