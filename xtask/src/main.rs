@@ -6,8 +6,9 @@
 //! `vxcert` and its stand-in `vxstub`) with the same profile as this task, then runs `vxcert run` with the
 //! arguments given, so a fresh clone certifies the reference in one command.
 //!
-//! `mutants [--list] [--only ID,…] [--out FILE]` runs the mutant battery of
-//! `harness/mutants/` (docs/detection.md): the recovery suite's detection power.
+//! `mutants [--contract NAME] [--list] [--only ID,…] [--out FILE]` runs a contract's
+//! mutant battery (`harness/mutants/`, docs/detection.md): its suite's detection
+//! power; `mutants --ci` runs every contract's fast CI subset.
 
 mod mutants;
 
@@ -30,7 +31,10 @@ fn main() {
         Some("mutants") => exit(mutants::main(args.collect())),
         _ => {
             eprintln!("usage: cargo xtask certify [vxcert run arguments…]");
-            eprintln!("       cargo xtask mutants [--list] [--only ID,…] [--out FILE]");
+            eprintln!(
+                "       cargo xtask mutants [--contract NAME] [--list] [--only ID,…] [--out FILE]"
+            );
+            eprintln!("       cargo xtask mutants --ci");
             exit(2);
         }
     }

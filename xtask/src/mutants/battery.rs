@@ -1,24 +1,21 @@
-//! The battery: mutants of the reference as structured find/replace edits
-//! (`harness/mutants/*.toml`), each breaking one clause of the recovery RFC.
+//! The battery: mutants of the reference as structured find/replace edits, one
+//! directory of `*.toml` files per contract (`contract::CONTRACTS`), each mutant
+//! breaking one clause of that contract's registry.
 //!
 //! An exact original snippet, not a line-number diff, so a mutant keeps applying while
 //! unrelated lines move, and stops applying (an invalid mutant, reported) the moment
 //! the code it breaks changes.
 
+use super::contract::Contract;
 use serde::Deserialize;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-
-/// Where the battery lives, relative to the workspace root.
-pub const BATTERY_DIR: &str = "harness/mutants";
-/// The clause registry every mutant's `clause` must name.
-pub const CLAUSES: &str = "features/recovery/clauses.toml";
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Mutant {
     pub id: String,
-    /// A clause id of `features/recovery/clauses.toml`.
+    /// A clause id of the contract's registry (`features/<contract>/clauses.toml`).
     pub clause: String,
     /// The RFC section the clause belongs to (checked against the registry).
     pub section: String,
@@ -36,6 +33,9 @@ pub struct Mutant {
     /// surviving equivalent mutant is left out of the kill rate, a killed one counts.
     #[serde(default)]
     pub equivalent: Option<String>,
+    /// Part of CI's fast subset (`cargo xtask mutants --ci`).
+    #[serde(default)]
+    pub ci: bool,
 }
 
 #[derive(Deserialize)]
@@ -55,15 +55,20 @@ struct RegistryClause {
     section: String,
 }
 
-/// Reads every battery file (sorted by name, mutants in file order) and checks each
-/// mutant against the registry and the clean tree. Any problem is an error naming the
-/// mutant: a battery that does not apply cleanly never runs.
-pub fn load(root: &Path) -> Result<Vec<Mutant>, String> {
-    let registry: Registry = read_toml(&root.join(CLAUSES))?;
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(BATTERY_DIR))
-        .map_err(|e| format!("{BATTERY_DIR}: {e}"))?
+/// Reads every battery file of `contract` (sorted by name, mutants in file order) and
+/// checks each mutant against the contract's registry and the clean tree. Any problem
+/// is an error naming the mutant: a battery that does not apply cleanly never runs.
+/// A contract without a battery directory has no mutants yet.
+pub fn load(root: &Path, contract: &Contract) -> Result<Vec<Mutant>, String> {
+    let dir = root.join(contract.battery_dir);
+    if !dir.exists() {
+        return Ok(Vec::new());
+    }
+    let registry: Registry = read_toml(&root.join(contract.clauses))?;
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", contract.battery_dir))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "toml"))
         .collect();
     files.sort();
     let mut mutants = Vec::new();
@@ -71,7 +76,7 @@ pub fn load(root: &Path) -> Result<Vec<Mutant>, String> {
     for file in files {
         let battery: BatteryFile = read_toml(&file)?;
         for m in battery.mutant {
-            check(root, &registry, &m)?;
+            check(root, contract, &registry, &m)?;
             if !ids.insert(m.id.clone()) {
                 return Err(format!("mutant id {} appears twice", m.id));
             }
@@ -81,12 +86,17 @@ pub fn load(root: &Path) -> Result<Vec<Mutant>, String> {
     Ok(mutants)
 }
 
-fn check(root: &Path, registry: &Registry, m: &Mutant) -> Result<(), String> {
+fn check(root: &Path, contract: &Contract, registry: &Registry, m: &Mutant) -> Result<(), String> {
     let clause = registry
         .clause
         .iter()
         .find(|c| c.id == m.clause)
-        .ok_or_else(|| format!("mutant {}: clause {} is not in {CLAUSES}", m.id, m.clause))?;
+        .ok_or_else(|| {
+            format!(
+                "mutant {}: clause {} is not in {}",
+                m.id, m.clause, contract.clauses
+            )
+        })?;
     if clause.section.split('.').next() != m.section.split('.').next() {
         return Err(format!(
             "mutant {}: section {} but clause {} is in section {}",
@@ -121,13 +131,24 @@ pub fn apply(m: &Mutant, clean: &str) -> String {
 mod tests {
     use super::*;
 
-    /// The battery stays applicable as the reference changes: every mutant names a
-    /// registered clause of its section and its find text still occurs exactly once
-    /// (`cargo test` catches the drift before a release run of the battery would).
+    use crate::mutants::contract::{by_name, CONTRACTS};
+
+    /// The battery stays applicable as the reference changes: every mutant of every
+    /// contract names a registered clause of its section and its find text still
+    /// occurs exactly once (`cargo test` catches the drift before a run of the battery
+    /// would).
     #[test]
     fn every_mutant_applies_to_the_current_reference() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let mutants = load(&root).unwrap_or_else(|e| panic!("{e}"));
-        assert!(mutants.len() >= 40, "{} mutants", mutants.len());
+        for contract in &CONTRACTS {
+            load(&root, contract).unwrap_or_else(|e| panic!("{}: {e}", contract.name));
+        }
+        let recovery = load(&root, by_name("recovery").unwrap()).unwrap();
+        assert!(recovery.len() >= 40, "{} recovery mutants", recovery.len());
+        assert_eq!(
+            recovery.iter().filter(|m| m.ci).count(),
+            9,
+            "recovery's CI subset is nine mutants (docs/detection.md)"
+        );
     }
 }

@@ -1,38 +1,56 @@
-//! `cargo xtask mutants [--list] [--only ID,…] [--out FILE]`: the mutant battery.
+//! `cargo xtask mutants [--contract NAME] [--list] [--only ID,…] [--out FILE]` and
+//! `cargo xtask mutants --ci`: the mutant battery.
 //!
-//! Each mutant of `harness/mutants/*.toml` is applied to a scratch copy of the
-//! workspace, `vxref` is rebuilt into the shared target directory (only what the edit
-//! touched recompiles), the build must start and answer `server.info` (else the mutant
-//! is INVALID: a bug of the battery, never a kill), and the clean `vxcert` certifies
-//! it with `--bin-dir`. A mutant is killed when the run fails a scenario the clean
-//! reference passes. The table goes to stdout and `--out`; its last line is the kill
-//! rate. Exit status: 0 when every mutant run was killed (or is a surviving declared
-//! equivalent), 1 when one survived or is invalid, 2 when the battery cannot run.
+//! Each mutant of a contract's battery (`contract::CONTRACTS`: recovery's
+//! `harness/mutants/*.toml`, the others' `harness/mutants/<contract>/*.toml`) is
+//! applied to a scratch copy of the workspace, the contract's program (`vxref`,
+//! `vxbroker`, `vxpersist`) is rebuilt into the battery's own target directory (only
+//! what the edit touched recompiles), the build must start (else the mutant is
+//! INVALID: a bug of the battery, never a kill), and the clean `vxcert` certifies it
+//! with `vxcert run --contract NAME --bin-dir`. A mutant is killed when the run fails
+//! a scenario the clean reference passes. `--ci` runs the mutants marked `ci = true`
+//! of every contract (each contract's baseline once). One table per contract goes to
+//! stdout and `--out`; its last line is the kill rate. Exit status: 0 when every
+//! mutant run was killed (or is a surviving declared equivalent), 1 when one survived
+//! or is invalid, 2 when the battery cannot run.
 
 mod battery;
+mod contract;
 mod probe;
 mod seed;
+mod table;
 mod tree;
 
 use battery::Mutant;
+use contract::Contract;
 use probe::{Certifier, Verdict};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 use tree::ScratchTree;
 
-/// The clean programs the runner builds once besides the daemon, the harness (with
-/// its `vxstub`) and the fault injector, come from a build of the whole kit, as
-/// `cargo certify` builds it: the same packages unify dependency features the same
-/// way, so after a certify (CI's first step) that build has nothing to do. Built alone,
-/// the two rebuilt 56 crates (53 s on this 2-core machine).
+/// The clean programs the runner builds once besides the program under test (the
+/// harness with its `vxstub`, the fault injector, the other contracts' programs) come
+/// from a build of the whole kit, as `cargo certify` builds it: the same packages
+/// unify dependency features the same way, so after a certify (CI's first step) that
+/// build has nothing to do. Built alone, the two rebuilt 56 crates (53 s on this
+/// 2-core machine).
 const CLEAN_HELPER_PACKAGES: [&str; 5] = crate::KIT_PACKAGES;
-/// What a bin dir holds besides the daemon under test (always the clean ones): the
-/// crash explorer runs `{bin_dir}/vxcert` as its checker.
-const CLEAN_HELPERS: [&str; 3] = ["vxcert", "vxstub", "libvxfault.so"];
+/// What a bin dir holds: the program under test (a mutant's) and the clean others
+/// (the crash explorer runs `{bin_dir}/vxcert` as its checker).
+const PROGRAMS: [&str; 6] = [
+    "vxref",
+    "vxbroker",
+    "vxpersist",
+    "vxcert",
+    "vxstub",
+    "libvxfault.so",
+];
 
 struct Options {
+    contract: Option<String>,
+    ci: bool,
     list: bool,
     only: Option<BTreeSet<String>>,
     out: Option<PathBuf>,
@@ -40,6 +58,8 @@ struct Options {
 
 fn parse(args: Vec<String>) -> Result<Options, String> {
     let mut opts = Options {
+        contract: None,
+        ci: false,
         list: false,
         only: None,
         out: None,
@@ -48,6 +68,10 @@ fn parse(args: Vec<String>) -> Result<Options, String> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--list" => opts.list = true,
+            "--ci" => opts.ci = true,
+            "--contract" => {
+                opts.contract = Some(it.next().ok_or("--contract needs a contract name")?)
+            }
             "--only" => {
                 let v = it
                     .next()
@@ -57,6 +81,11 @@ fn parse(args: Vec<String>) -> Result<Options, String> {
             "--out" => opts.out = Some(it.next().ok_or("--out needs a file")?.into()),
             other => return Err(format!("unknown argument {other}")),
         }
+    }
+    if opts.ci && (opts.contract.is_some() || opts.only.is_some()) {
+        return Err(
+            "--ci runs every contract's ci = true mutants: it takes no --contract or --only".into(),
+        );
     }
     Ok(opts)
 }
@@ -77,6 +106,13 @@ struct Row<'a> {
     harness_errors: usize,
 }
 
+/// One contract's share of a run: its battery and the mutants chosen from it.
+struct Batch {
+    contract: &'static Contract,
+    mutants: Vec<Mutant>,
+    chosen: Vec<usize>,
+}
+
 pub fn main(args: Vec<String>) -> i32 {
     match run(args) {
         Ok(code) => code,
@@ -87,27 +123,68 @@ pub fn main(args: Vec<String>) -> i32 {
     }
 }
 
+/// The batches a command line asks for: one contract (all or `--only`), or with
+/// `--ci` every contract that marks mutants `ci = true`.
+fn batches(root: &Path, opts: &Options) -> Result<Vec<Batch>, String> {
+    if opts.ci {
+        let mut out = Vec::new();
+        for contract in &contract::CONTRACTS {
+            let mutants = battery::load(root, contract)?;
+            let chosen: Vec<usize> = (0..mutants.len()).filter(|&i| mutants[i].ci).collect();
+            if !chosen.is_empty() {
+                out.push(Batch {
+                    contract,
+                    mutants,
+                    chosen,
+                });
+            }
+        }
+        return Ok(out);
+    }
+    let contract = contract::by_name(opts.contract.as_deref().unwrap_or("recovery"))?;
+    let mutants = battery::load(root, contract)?;
+    if mutants.is_empty() {
+        return Err(format!(
+            "contract {} has no mutants (its battery is {}/*.toml)",
+            contract.name, contract.battery_dir
+        ));
+    }
+    let chosen = match &opts.only {
+        None => (0..mutants.len()).collect(),
+        Some(ids) => {
+            let known: BTreeSet<&str> = mutants.iter().map(|m| m.id.as_str()).collect();
+            if let Some(bad) = ids.iter().find(|id| !known.contains(id.as_str())) {
+                return Err(format!(
+                    "--only: no mutant {bad} in {}'s battery (see --list)",
+                    contract.name
+                ));
+            }
+            (0..mutants.len())
+                .filter(|&i| ids.contains(&mutants[i].id))
+                .collect()
+        }
+    };
+    Ok(vec![Batch {
+        contract,
+        mutants,
+        chosen,
+    }])
+}
+
 fn run(args: Vec<String>) -> Result<i32, String> {
     let opts = parse(args)?;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .ok_or("xtask has no parent directory")?
         .to_path_buf();
-    let mutants = battery::load(&root)?;
+    let batches = batches(&root, &opts)?;
     if opts.list {
-        print!("{}", list_table(&mutants));
+        for b in &batches {
+            let listed: Vec<&Mutant> = b.chosen.iter().map(|&i| &b.mutants[i]).collect();
+            print!("### {}\n\n{}", b.contract.name, table::list_table(&listed));
+        }
         return Ok(0);
     }
-    let chosen: Vec<&Mutant> = match &opts.only {
-        None => mutants.iter().collect(),
-        Some(ids) => {
-            let known: BTreeSet<&str> = mutants.iter().map(|m| m.id.as_str()).collect();
-            if let Some(bad) = ids.iter().find(|id| !known.contains(id.as_str())) {
-                return Err(format!("--only: no mutant {bad} (see --list)"));
-            }
-            mutants.iter().filter(|m| ids.contains(&m.id)).collect()
-        }
-    };
     let target = target_dir(&root);
     let work = target.join("mutants");
     let clean = work.join("clean");
@@ -115,32 +192,28 @@ fn run(args: Vec<String>) -> Result<i32, String> {
     let started = Instant::now();
 
     eprintln!("mutants: building the clean kit");
-    // The daemon alone, exactly as each mutant is built: built together with the
-    // harness, cargo would unify dependency features into a different binary.
     cargo_build(&root, &target, &CLEAN_HELPER_PACKAGES)?;
-    cargo_build(&root, &target, &["vxref"])?;
     let debug = target.join("debug");
-    for name in std::iter::once(&"vxref").chain(CLEAN_HELPERS.iter()) {
+    for name in PROGRAMS {
         copy(&debug.join(name), &clean.join(name))?;
     }
-    for name in CLEAN_HELPERS {
+    // Each program under test alone, exactly as each mutant is built: built together
+    // with the harness, cargo would unify dependency features into a different binary.
+    let mut under_test = BTreeSet::new();
+    for b in &batches {
+        if under_test.insert(b.contract.package) {
+            cargo_build(&root, &target, &[b.contract.package])?;
+            copy(
+                &debug.join(b.contract.binary),
+                &clean.join(b.contract.binary),
+            )?;
+        }
+    }
+    for name in PROGRAMS {
         copy(&clean.join(name), &bin.join(name))?;
     }
     let profile = root.join("profiles/reference.toml");
     let vxcert = clean.join("vxcert");
-    let certifier = Certifier {
-        vxcert: &vxcert,
-        profile: &profile,
-        root: &root,
-    };
-    eprintln!("mutants: certifying the clean reference (the baseline)");
-    let baseline = certifier.run(&clean, &work.join("reports/baseline"))?;
-    if !baseline.failing.is_empty() {
-        eprintln!(
-            "mutants: the clean reference fails {} scenario(s); only other failures count as kills",
-            baseline.failing.len()
-        );
-    }
     let tree = ScratchTree::sync(&root, &work.join("tree"))?;
     // The scratch tree builds into its own target dir. Cargo's artifact hashes do not
     // depend on where a workspace lies, so sharing `target/` with the repository let
@@ -151,56 +224,103 @@ fn run(args: Vec<String>) -> Result<i32, String> {
     let members = seed::workspace_packages(&root)?;
     let seeded = seed::seed(&debug, &tree_target.join("debug"), &members)?;
     eprintln!("mutants: scratch target seeded with {seeded} registry build entries");
+    let kit = Kit {
+        root: &root,
+        tree: &tree,
+        tree_target: &tree_target,
+        bin: &bin,
+        clean: &clean,
+    };
 
-    let mut rows = Vec::new();
-    for (i, m) in chosen.iter().enumerate() {
-        eprintln!("mutants: [{}/{}] {}", i + 1, chosen.len(), m.id);
-        let row = run_one(
-            m,
-            &root,
-            &tree_target,
-            &tree,
-            &bin,
-            &certifier,
-            &baseline,
-            &work,
-        )?;
-        eprintln!("mutants:   {}", outcome_word(m, &row.outcome));
-        rows.push(row);
+    let mut tables = String::new();
+    let mut failed = false;
+    for b in &batches {
+        let certifier = Certifier {
+            contract: b.contract.name,
+            vxcert: &vxcert,
+            profile: &profile,
+            root: &root,
+        };
+        let contract_started = Instant::now();
+        eprintln!(
+            "mutants: {}: certifying the clean reference (the baseline)",
+            b.contract.name
+        );
+        let reports = work.join("reports").join(b.contract.name);
+        let baseline = certifier.run(&clean, &reports.join("baseline"))?;
+        if !baseline.failing.is_empty() {
+            eprintln!(
+                "mutants: {}: the clean reference fails {} scenario(s); only other failures count as kills",
+                b.contract.name,
+                baseline.failing.len()
+            );
+        }
+        let mut rows = Vec::new();
+        for (n, &i) in b.chosen.iter().enumerate() {
+            let m = &b.mutants[i];
+            eprintln!(
+                "mutants: {} [{}/{}] {}",
+                b.contract.name,
+                n + 1,
+                b.chosen.len(),
+                m.id
+            );
+            let row = run_one(m, b.contract, &kit, &certifier, &baseline, &reports)?;
+            eprintln!("mutants:   {}", table::outcome_word(m, &row.outcome));
+            rows.push(row);
+        }
+        // Exit 1 when a mutant is invalid or a non-equivalent one survived: CI runs a
+        // subset of known kills, so any survivor there is a lost check.
+        failed |= rows.iter().any(|r| match r.outcome {
+            Outcome::Invalid(_) => true,
+            Outcome::Survived => r.mutant.equivalent.is_none(),
+            Outcome::Killed(_) => false,
+        });
+        tables.push_str(&format!(
+            "### {}\n\n{}\n",
+            b.contract.name,
+            table::result_table(&rows, contract_started.elapsed().as_secs_f64())
+        ));
     }
-    let table = result_table(&rows, started.elapsed().as_secs_f64());
-    print!("{table}");
-    let out = opts.out.unwrap_or_else(|| work.join("table.md"));
-    std::fs::write(&out, &table).map_err(|e| format!("{}: {e}", out.display()))?;
-    eprintln!("mutants: table written to {}", out.display());
-    // Exit 1 when a mutant is invalid or a non-equivalent one survived: CI runs a
-    // subset of known kills, so any survivor there is a lost check.
-    let failed = rows.iter().any(|r| match r.outcome {
-        Outcome::Invalid(_) => true,
-        Outcome::Survived => r.mutant.equivalent.is_none(),
-        Outcome::Killed(_) => false,
+    tables.push_str(&format!(
+        "All contracts: {:.0} s (with the clean kit's build).\n",
+        started.elapsed().as_secs_f64()
+    ));
+    print!("{tables}");
+    let out = opts.out.unwrap_or_else(|| match &opts.contract {
+        _ if opts.ci => work.join("table-ci.md"),
+        Some(c) => work.join(format!("table-{c}.md")),
+        None => work.join("table-recovery.md"),
     });
+    std::fs::write(&out, &tables).map_err(|e| format!("{}: {e}", out.display()))?;
+    eprintln!("mutants: table written to {}", out.display());
     Ok(i32::from(failed))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What every mutant's run shares: the repository, its scratch copy and the bin dirs.
+struct Kit<'a> {
+    root: &'a Path,
+    tree: &'a ScratchTree,
+    tree_target: &'a Path,
+    bin: &'a Path,
+    clean: &'a Path,
+}
+
 fn run_one<'a>(
     m: &'a Mutant,
-    root: &Path,
-    tree_target: &Path,
-    tree: &ScratchTree,
-    bin: &Path,
+    contract: &Contract,
+    kit: &Kit,
     certifier: &Certifier,
     baseline: &Verdict,
-    work: &Path,
+    reports: &Path,
 ) -> Result<Row<'a>, String> {
     let clean_text =
-        std::fs::read_to_string(root.join(&m.file)).map_err(|e| format!("{}: {e}", m.file))?;
-    tree.put(&m.file, &battery::apply(m, &clean_text))?;
+        std::fs::read_to_string(kit.root.join(&m.file)).map_err(|e| format!("{}: {e}", m.file))?;
+    kit.tree.put(&m.file, &battery::apply(m, &clean_text))?;
     let build_started = Instant::now();
-    let built = cargo_build_incremental(tree.root(), tree_target, &["vxref"]);
+    let built = cargo_build_incremental(kit.tree.root(), kit.tree_target, &[contract.package]);
     // Revert at once: an interrupted battery leaves a clean scratch tree.
-    tree.put(&m.file, &clean_text)?;
+    kit.tree.put(&m.file, &clean_text)?;
     let build_secs = build_started.elapsed().as_secs_f64();
     let mut row = Row {
         mutant: m,
@@ -213,22 +333,26 @@ fn run_one<'a>(
         row.outcome = Outcome::Invalid(format!("does not build: {e}"));
         return Ok(row);
     }
-    copy(&tree_target.join("debug/vxref"), &bin.join("vxref"))?;
-    if let Err(e) = probe::daemon_starts(&bin.join("vxref")) {
-        row.outcome = Outcome::Invalid(e);
-        return Ok(row);
-    }
+    let program = kit.bin.join(contract.binary);
+    copy(
+        &kit.tree_target.join("debug").join(contract.binary),
+        &program,
+    )?;
     let run_started = Instant::now();
-    let report = work.join("reports").join(&m.id);
-    let verdict = certifier.run(bin, &report);
+    let verdict = match probe::program_starts(contract.binary, &program) {
+        Err(e) => Err(e),
+        Ok(()) => certifier.run(kit.bin, &reports.join(&m.id)),
+    };
     row.run_secs = run_started.elapsed().as_secs_f64();
+    // The next contract's mutants run beside the clean program again.
+    copy(&kit.clean.join(contract.binary), &program)?;
     row.outcome = match verdict {
         Err(e) => Outcome::Invalid(e),
         Ok(v) => {
             row.harness_errors = v.harness_errors.saturating_sub(baseline.harness_errors);
             let new: BTreeSet<String> = v.failing.difference(&baseline.failing).cloned().collect();
             let _ = std::fs::write(
-                report.join("caught.txt"),
+                reports.join(&m.id).join("caught.txt"),
                 new.iter().map(|s| format!("{s}\n")).collect::<String>(),
             );
             if new.is_empty() {
@@ -296,103 +420,4 @@ fn copy(from: &Path, to: &Path) -> Result<(), String> {
     std::fs::copy(from, to)
         .map(|_| ())
         .map_err(|e| format!("copy {} to {}: {e}", from.display(), to.display()))
-}
-
-fn outcome_word(m: &Mutant, o: &Outcome) -> String {
-    match o {
-        Outcome::Killed(failing) => format!("killed ({} scenario(s))", failing.len()),
-        Outcome::Survived if m.equivalent.is_some() => "survived (equivalent)".into(),
-        Outcome::Survived => "survived".into(),
-        Outcome::Invalid(why) => format!("INVALID: {why}"),
-    }
-}
-
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
-
-fn list_table(mutants: &[Mutant]) -> String {
-    let mut t =
-        String::from("| mutant | clause | § | file | description |\n|---|---|---|---|---|\n");
-    for m in mutants {
-        t.push_str(&format!(
-            "| {} | {} | {} | {} | {} |\n",
-            m.id,
-            m.clause,
-            m.section,
-            m.file,
-            cell(&m.description)
-        ));
-    }
-    t.push_str(&format!("{} mutants\n", mutants.len()));
-    t
-}
-
-fn result_table(rows: &[Row], total_secs: f64) -> String {
-    let mut t = String::from(
-        "| mutant | clause | § | result | rows that caught it (scenarios) | build s | run s | harness errors |\n\
-         |---|---|---|---|---|---|---|---|\n",
-    );
-    for r in rows {
-        let (result, caught) = match &r.outcome {
-            Outcome::Killed(failing) => {
-                let mut per_row: BTreeMap<&str, usize> = BTreeMap::new();
-                for s in failing {
-                    *per_row
-                        .entry(s.split(": ").next().unwrap_or("?"))
-                        .or_default() += 1;
-                }
-                let caught: Vec<String> = per_row
-                    .iter()
-                    .map(|(row, n)| format!("{row} ({n})"))
-                    .collect();
-                ("killed".to_string(), caught.join("; "))
-            }
-            Outcome::Survived => match &r.mutant.equivalent {
-                Some(why) => ("equivalent".to_string(), why.clone()),
-                None => (
-                    "**survived**".to_string(),
-                    r.mutant.survivor_note.clone().unwrap_or_default(),
-                ),
-            },
-            Outcome::Invalid(why) => ("INVALID".to_string(), why.clone()),
-        };
-        t.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {:.0} | {:.0} | {} |\n",
-            r.mutant.id,
-            r.mutant.clause,
-            r.mutant.section,
-            result,
-            cell(&caught),
-            r.build_secs,
-            r.run_secs,
-            r.harness_errors
-        ));
-    }
-    let killed = rows
-        .iter()
-        .filter(|r| matches!(r.outcome, Outcome::Killed(_)))
-        .count();
-    let invalid = rows
-        .iter()
-        .filter(|r| matches!(r.outcome, Outcome::Invalid(_)))
-        .count();
-    let equivalent = rows
-        .iter()
-        .filter(|r| matches!(r.outcome, Outcome::Survived) && r.mutant.equivalent.is_some())
-        .count();
-    let valid = rows.len() - invalid - equivalent;
-    let rate = if valid == 0 {
-        0.0
-    } else {
-        100.0 * killed as f64 / valid as f64
-    };
-    t.push_str(&format!(
-        "\n{} mutant(s) in {:.0} s; {invalid} invalid (battery bugs) and {equivalent} \
-         equivalent (surviving, break no MUST), neither counted.\n\
-         Kill rate: {killed}/{valid} valid mutants killed ({rate:.1} %)\n",
-        rows.len(),
-        total_secs
-    ));
-    t
 }

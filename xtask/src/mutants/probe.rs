@@ -1,5 +1,6 @@
-//! What the runner observes of one build: whether its daemon starts and answers
-//! `server.info`, and what the clean `vxcert` says about it.
+//! What the runner observes of one build: whether its program starts (the daemon
+//! answers `server.info`, any other program its `--help`), and what the clean `vxcert`
+//! says about it.
 
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -10,7 +11,7 @@ use std::time::{Duration, Instant};
 /// How long a daemon may take to create its socket, and `server.info` to answer.
 const START_TIMEOUT: Duration = Duration::from_secs(15);
 /// A recovery run of the reference takes ~30 s on a loaded 2-core machine; a mutant
-/// that makes the suite hang past this is reported, never counted as a kill.
+/// that makes a contract's suite hang past this is reported, never counted as a kill.
 const RUN_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// A fresh private directory for one probe, removed when dropped.
@@ -44,9 +45,32 @@ impl Drop for Reaped {
     }
 }
 
+/// Whether the mutant's program `binary` (at `path`) starts: `vxref` must serve and
+/// answer `server.info`; a checker or broker program must answer `--help` (a broker
+/// that then fails to serve is refused by `vxcert`'s preflight: exit 2, INVALID too).
+pub fn program_starts(binary: &str, path: &Path) -> Result<(), String> {
+    if binary == "vxref" {
+        return daemon_starts(path);
+    }
+    let tmp = TempDir::new("help")?;
+    let mut help = Command::new(path);
+    help.arg("--help")
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &tmp.0)
+        .current_dir(&tmp.0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    match wait_output(help, START_TIMEOUT)? {
+        (Some(0), _) => Ok(()),
+        (code, _) => Err(format!("{binary} --help exited with {code:?}")),
+    }
+}
+
 /// Starts `vxref serve` on a temporary socket with a temporary home, and asks it
 /// `server.info`. `Err` says why the build is not a valid mutant.
-pub fn daemon_starts(vxref: &Path) -> Result<(), String> {
+fn daemon_starts(vxref: &Path) -> Result<(), String> {
     let tmp = TempDir::new("start")?;
     let dir = &tmp.0;
     let socket = dir.join("s.sock");
@@ -123,17 +147,19 @@ pub struct Verdict {
 }
 
 pub struct Certifier<'a> {
+    /// The contract `vxcert run --contract` certifies.
+    pub contract: &'a str,
     pub vxcert: &'a Path,
     pub profile: &'a Path,
     pub root: &'a Path,
 }
 
 impl Certifier<'_> {
-    /// `vxcert run --contract recovery --profile … --bin-dir BIN --report REPORT`.
+    /// `vxcert run --contract CONTRACT --profile … --bin-dir BIN --report REPORT`.
     pub fn run(&self, bin_dir: &Path, report: &Path) -> Result<Verdict, String> {
         let _ = std::fs::remove_dir_all(report);
         let mut cmd = Command::new(self.vxcert);
-        cmd.args(["run", "--contract", "recovery", "--quiet"])
+        cmd.args(["run", "--contract", self.contract, "--quiet"])
             .arg("--profile")
             .arg(self.profile)
             .arg("--bin-dir")
