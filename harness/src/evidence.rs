@@ -83,6 +83,9 @@ pub struct Collector {
     /// (counted over the whole scenario, so it survives the ring's trimming).
     step_first_command: usize,
     commands_seen: usize,
+    /// The slowest reply of the implementation in this scenario so far (a command's
+    /// run, a connection's open): the pace a settle window is derived from.
+    slowest_reply: std::time::Duration,
 }
 
 pub type Shared = Arc<Mutex<Collector>>;
@@ -192,6 +195,8 @@ pub fn output(cmd: &mut std::process::Command) -> std::io::Result<std::process::
 /// Records a command the suite ran.
 pub fn command(run: CommandRun) {
     with(|c| {
+        let took = std::time::Duration::from_millis(run.duration_ms.min(u64::MAX as u128) as u64);
+        c.slowest_reply = c.slowest_reply.max(took);
         c.commands_seen += 1;
         c.commands.push_back(run);
         while c.commands.len() > KEEP_COMMANDS {
@@ -272,6 +277,36 @@ pub fn ensure(ok: bool, clause: Option<&str>, words: impl FnOnce() -> (String, S
         let (expected, observed) = words();
         fail(clause, expected, observed)
     }
+}
+
+/// Records how long the implementation took to answer something (a connection's
+/// open and first frame): the scenario's pace, see [`settle`].
+pub fn reply_took(took: std::time::Duration) {
+    with(|c| c.slowest_reply = c.slowest_reply.max(took));
+}
+
+/// Settle windows are this many times the slowest reply seen in the scenario.
+const SETTLE_FACTOR: u32 = 4;
+
+/// The barrier before a negative observation for which the seed offers no positive
+/// witness ("the master stays" after a viewer left): waits a settle window derived
+/// from this scenario's measured pace, `SETTLE_FACTOR` × its slowest reply and at
+/// least `floor` (scaled by the profile's `timeout_multiplier`), and says in the
+/// evidence that it did, and how long. docs/harness.md "Barriers".
+pub fn settle(what: &str, floor: std::time::Duration) {
+    let slowest = current()
+        .map(|c| lock(&c).slowest_reply)
+        .unwrap_or_default();
+    let window = (slowest * SETTLE_FACTOR).max(floor);
+    std::thread::sleep(window);
+    note(format!(
+        "no witness of the implementation having acted is defined for {what}: the suite \
+         waited a settle window of {} ms ({SETTLE_FACTOR} x the slowest reply of this \
+         scenario, {} ms, at least {} ms) before observing it",
+        window.as_millis(),
+        slowest.as_millis(),
+        floor.as_millis()
+    ));
 }
 
 /// Records a remark for the report: a check the step left out and why (a part the

@@ -90,6 +90,7 @@ fn main() {
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let code = match &cli.command {
         Command::Validate(args) => validate_cmd::run_validate(args),
+    drivers::start_state::close_inherited_on_exec();
         Command::Store(StoreCommand::List(args)) => store_cmd::run_store_list(args),
         Command::Run(args) => run::run_run(args),
         Command::Profile(_) => {

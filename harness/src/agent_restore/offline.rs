@@ -49,7 +49,7 @@ impl Kind {
 /// One scenario's offline checker runs: its sandbox (the checkers' working
 /// directory), the inputs the scenario writes, and what the last run said.
 pub struct Offline {
-    dir: tempfile::TempDir,
+    dir: crate::drivers::sandbox::SandboxDir,
     inputs: checker::CheckerScenario,
     ph: Placeholders,
     last: Option<(Kind, Said)>,

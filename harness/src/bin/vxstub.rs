@@ -20,6 +20,10 @@
 mod agent;
 #[path = "vxstub/cli.rs"]
 mod cli;
+// Only `reset_dispositions` is used here; the rest serves vxcert.
+#[allow(dead_code)]
+#[path = "../drivers/start_state.rs"]
+mod start_state;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -63,6 +67,13 @@ enum Mode {
     Exit { code: i32 },
     /// Sleep until a signal ends the process.
     Sleep,
+    /// An agent's background process (`vxstub agent`'s `fork`): sleeps until killed,
+    /// at most two minutes. `--history` names the agent's sandbox in its command line,
+    /// so the suite finds it.
+    Background {
+        #[arg(long)]
+        history: PathBuf,
+    },
     /// A fake CLI agent for session persist (docs/spec/persist-drive.md).
     Cli(cli::CliArgs),
     /// The single-writer suite's agent (see vxstub_agent.rs).
@@ -70,6 +81,15 @@ enum Mode {
 }
 
 fn main() {
+    // As a real agent CLI: default dispositions and an empty mask, whatever its
+    // parent left it (a broker started under `nohup` hands its agents SIGHUP
+    // ignored, and the suites observe what a SIGHUP does to the agent). SIGPIPE
+    // stays ignored as Rust's runtime (and Node's, a real agent's) sets it.
+    start_state::reset_dispositions();
+    // SAFETY: SIG_IGN involves no handler; no other thread runs yet.
+    unsafe {
+        nix::libc::signal(nix::libc::SIGPIPE, nix::libc::SIG_IGN);
+    }
     let cli = Cli::parse();
     let code = match cli.mode {
         Mode::ArgvDump { file, env, .. } => argv_dump(&file, &env),
@@ -77,6 +97,10 @@ fn main() {
         Mode::HoldLock { file } => hold_lock(&file),
         Mode::Exit { code } => code,
         Mode::Sleep => sleep_forever(),
+        Mode::Background { .. } => {
+            std::thread::sleep(std::time::Duration::from_secs(120));
+            0
+        }
         Mode::Cli(args) => cli::run(&args),
         Mode::Agent(a) => agent::run(&a),
     };

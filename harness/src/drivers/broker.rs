@@ -47,7 +47,7 @@ pub enum LockState {
 
 /// The sandbox of one scenario's brokers.
 pub struct BrokerSandbox {
-    _dir: tempfile::TempDir,
+    _dir: crate::drivers::sandbox::SandboxDir,
     pub root: PathBuf,
     pub ph: Placeholders,
     pub lock_dir: PathBuf,

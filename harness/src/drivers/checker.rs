@@ -170,7 +170,7 @@ pub fn assert_refused_judged(s: &Said, code: &str, rule: &str, judging: &Judging
 /// The inputs of a scenario that runs offline checkers: files written into its own
 /// sandbox, which lives as long as the scenario.
 pub struct CheckerScenario {
-    dir: tempfile::TempDir,
+    dir: crate::drivers::sandbox::SandboxDir,
 }
 
 impl CheckerScenario {

@@ -42,10 +42,29 @@ pub const PLACEHOLDERS: [&str; 7] = [
     "{store}",
 ];
 
+/// A scenario's temporary directory. Dropping it kills every process still running
+/// that belongs to it ([`super::start_state::sweep_scenario`]: whatever the
+/// implementation and its agents started, also after a crash or a panicking step),
+/// then removes the directory.
+#[derive(Debug)]
+pub struct SandboxDir(tempfile::TempDir);
+
+impl SandboxDir {
+    pub fn path(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
+impl Drop for SandboxDir {
+    fn drop(&mut self) {
+        super::start_state::sweep_scenario(self.0.path());
+    }
+}
+
 /// A fresh temporary directory with `home`, `run`, `run/venomx`, `config` and
 /// `state`, each 0700. The socket is `run/venomx/s.sock`; `store` is left to the
 /// contract (it depends on the socket).
-pub fn create(bin_dir: PathBuf) -> (tempfile::TempDir, Placeholders) {
+pub fn create(bin_dir: PathBuf) -> (SandboxDir, Placeholders) {
     let dir = tempfile::Builder::new()
         .prefix("vxc")
         .tempdir_in("/tmp")
@@ -66,12 +85,13 @@ pub fn create(bin_dir: PathBuf) -> (tempfile::TempDir, Placeholders) {
         bin_dir,
         store: PathBuf::new(),
     };
-    (dir, ph)
+    (SandboxDir(dir), ph)
 }
 
 /// A command from `template` with the scenario's environment: `PATH` inherited,
 /// `HOME` and the XDG directories pointing into the sandbox, then `env` (expanded),
-/// working directory `cwd`.
+/// working directory `cwd`. It starts in a clean process state
+/// ([`super::start_state::clean_start`]).
 pub fn command(
     ph: &Placeholders,
     template: &[String],
@@ -100,5 +120,6 @@ pub fn command(
         cmd.env(k, ph.expand(v));
     }
     cmd.current_dir(cwd);
+    super::start_state::clean_start(&mut cmd);
     cmd
 }

@@ -24,7 +24,7 @@ pub fn profile() -> &'static Profile {
 }
 
 pub struct Scenario {
-    pub dir: tempfile::TempDir,
+    pub dir: crate::drivers::sandbox::SandboxDir,
     pub ph: Placeholders,
     pub daemon: Option<Child>,
     /// Status and duration of the last stop.

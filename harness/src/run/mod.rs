@@ -106,6 +106,8 @@ pub fn run_run(args: &RunArgs) -> i32 {
 /// The contracts to run: those named on the command line (each claimed by the
 /// profile and with a suite in this kit), else every contract the profile claims.
 fn choose_contracts(args: &RunArgs, profile: &Profile) -> Result<Vec<Contract>, String> {
+    // Before any thread starts: they inherit the blocked signals the sweep waits for.
+    crate::drivers::start_state::sweep_on_interrupt();
     let names: Vec<String> = if args.contracts.is_empty() {
         profile.contracts.clone()
     } else {
@@ -256,6 +258,17 @@ struct SuiteSetup {
     contract: Contract,
     dir: PathBuf,
     report: PathBuf,
+    // Each scenario's sandbox swept its own processes; what is left escaped them all
+    // (a process without the sandbox in its environment, command line or cwd).
+    let escaped = crate::drivers::start_state::sweep_all();
+    if !escaped.is_empty() {
+        let names: Vec<String> = escaped.iter().map(ToString::to_string).collect();
+        eprintln!(
+            "vxcert: stopped {} process(es) still running after every scenario ended: {}",
+            names.len(),
+            names.join(", ")
+        );
+    }
     tags: Option<cucumber::gherkin::tagexpr::TagOperation>,
     concurrency: usize,
     claimed: Vec<String>,

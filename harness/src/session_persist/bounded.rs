@@ -7,7 +7,6 @@ use super::bench::{Persist, Ran};
 use crate::drivers::sandbox;
 use crate::verdict::OrHarness;
 use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -46,8 +45,7 @@ pub fn run(
     let mut cmd = sandbox::command(&s.ph, &words, env, s.sandbox());
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+        .stderr(Stdio::piped());
     let start = Instant::now();
     let mut sup = s.injection.as_ref().and_then(|i| i.apply(&mut cmd));
     let child = cmd.spawn();

@@ -23,7 +23,7 @@ pub enum Input {
 pub struct Checks {
     /// What the last offline checker read.
     pub input: Input,
-    dir: tempfile::TempDir,
+    dir: crate::drivers::sandbox::SandboxDir,
     ph: Placeholders,
     last: Option<Said>,
     /// The live rows' brokers, viewers and probes; built by the first live step.

@@ -21,10 +21,12 @@ pub fn attach(cmd: &mut Command) -> std::io::Result<Output> {
         .stdout(Stdio::from(slave.try_clone()?))
         .stderr(Stdio::from(slave));
     // SAFETY: setsid and ioctl are async-signal-safe; between fork and exec the child
-    // only makes its stdin (the pty's slave end) its controlling terminal.
+    // only makes its stdin (the pty's slave end) its controlling terminal. The
+    // command may lead its session already (`start_state::clean_start` made one):
+    // then setsid fails and the session is used as it is.
     unsafe {
         cmd.pre_exec(|| {
-            nix::unistd::setsid()?;
+            let _ = nix::unistd::setsid();
             if nix::libc::ioctl(0, nix::libc::TIOCSCTTY, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }

@@ -47,7 +47,7 @@ pub struct Attempt {
 
 /// One contract's sandbox: the scenario directories, the placeholders, the env.
 pub struct Bench {
-    _dir: tempfile::TempDir,
+    _dir: crate::drivers::sandbox::SandboxDir,
     pub root: PathBuf,
     pub ph: Placeholders,
     pub env: Vec<(String, String)>,

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Lists every process of the kit or of an implementation under test that is still
+# running, and exits 1 naming them (0 when there is none). .ci/run calls it after each
+# step: nothing a step started may outlive it (issue 47).
+#
+# A process counts when its name is one of the kit's programs, when its command line
+# runs a foreign peer (peers/), or when its environment, command line or working
+# directory names a scenario sandbox (/tmp/vxc…, where every implementation the kit
+# starts has its HOME). The S3 twins, the background fuzz build and this script's own
+# ancestors are not the kit's leftovers and are never listed.
+#
+#   bash .ci/leftovers.sh [STEP]       STEP names the step in the message
+set -uo pipefail
+step="${1:-the step}"
+kit_names=" vxref vxbroker vxpersist vxstub vxcert vxfault vxfault-probe "
+peers_dir="$(cd "$(dirname "$0")/.." && pwd)/peers/"
+
+# This script's ancestors (the CI shell, its callers) are not leftovers.
+ancestors=" "
+p=$$
+while [ -n "$p" ] && [ "$p" -gt 1 ]; do
+  ancestors+="$p "
+  p=$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null || true)
+done
+
+found=()
+for d in /proc/[0-9]*; do
+  pid=${d#/proc/}
+  case "$ancestors" in *" $pid "*) continue ;; esac
+  stat=$(cat "$d/stat" 2>/dev/null) || continue
+  state=$(echo "${stat##*) }" | cut -d' ' -f1)
+  [ "$state" = Z ] && continue
+  comm=$(cat "$d/comm" 2>/dev/null) || continue
+  cmdline=$({ tr '\0' ' ' <"$d/cmdline"; } 2>/dev/null) || continue
+  why=""
+  case "$kit_names" in *" $comm "*) why="a kit program" ;; esac
+  if [ -z "$why" ]; then
+    case "$cmdline" in *"$peers_dir"*) why="a foreign peer" ;; esac
+  fi
+  if [ -z "$why" ]; then
+    cwd=$(readlink "$d/cwd" 2>/dev/null || true)
+    if [[ "$cwd" == /tmp/vxc* ]] || [[ "$cmdline" == *" /tmp/vxc"* ]] ||
+      { tr '\0' '\n' <"$d/environ"; } 2>/dev/null | grep -q '^[A-Z_]*=/tmp/vxc'; then
+      why="started in a scenario sandbox"
+    fi
+  fi
+  [ -n "$why" ] && found+=("pid $pid $comm ($why): ${cmdline:0:160}")
+done
+
+if [ ${#found[@]} -gt 0 ]; then
+  echo "leftovers: ${#found[@]} process(es) outlived $step:" >&2
+  printf '  %s\n' "${found[@]}" >&2
+  exit 1
+fi
+echo "leftovers: none after $step"
