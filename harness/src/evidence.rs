@@ -9,7 +9,7 @@
 //! every deviation from a kit pin. Recording with no collector installed (unit tests,
 //! offline commands) does nothing.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -22,7 +22,7 @@ const KEEP_FRAMES: usize = 16;
 pub const TAIL_BYTES: usize = 4096;
 
 /// One command the suite ran for the scenario.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CommandRun {
     pub argv: Vec<String>,
     /// The exit status; `null` when a signal ended it (then `signal`).
@@ -40,7 +40,7 @@ pub struct CommandRun {
 }
 
 /// A file under the scenario's roots that the step changed.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct FileChange {
     pub path: String,
     /// `created`, `changed` or `removed`.
@@ -48,7 +48,7 @@ pub struct FileChange {
 }
 
 /// The valid twin of a refusal: the same setup without the defect, run first.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Control {
     /// What the control did, in words.
     pub what: String,
@@ -60,7 +60,7 @@ pub struct Control {
 }
 
 /// A place where the implementation chose differently from a kit pin.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PinDeviation {
     pub clause: String,
     pub expected: String,

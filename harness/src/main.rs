@@ -47,6 +47,10 @@ enum Command {
     Store(StoreCommand),
     /// Run the acceptance suite against an implementation and write the reports.
     Run(run::RunArgs),
+    /// Join shard reports (and reports of separate --contract runs) into one report.
+    Merge(run::MergeArgs),
+    /// What changed between two reports; exit 1 when a scenario regressed.
+    Diff(run::DiffArgs),
     /// What a profile holds: every key, its meaning and its placeholders.
     Profile(ProfileArgs),
     /// Write a commented profile skeleton for the parts of a contract you implement.
@@ -86,13 +90,15 @@ fn contracts_help() -> String {
 }
 
 fn main() {
+    drivers::start_state::close_inherited_on_exec();
     let matches = Cli::command().after_help(contracts_help()).get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let code = match &cli.command {
         Command::Validate(args) => validate_cmd::run_validate(args),
-    drivers::start_state::close_inherited_on_exec();
         Command::Store(StoreCommand::List(args)) => store_cmd::run_store_list(args),
         Command::Run(args) => run::run_run(args),
+        Command::Merge(args) => run::run_merge(args),
+        Command::Diff(args) => run::run_diff(args),
         Command::Profile(_) => {
             print!("{}", profile_explain::explain());
             0

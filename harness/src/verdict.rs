@@ -10,7 +10,9 @@
 use serde::Serialize;
 
 /// The verdict of one scenario, row or clause (`report.json`'s `verdict`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// A part of the contract the profile does not claim (`parts = [...]`).

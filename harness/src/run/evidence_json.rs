@@ -7,12 +7,13 @@ use super::Outcome;
 use crate::contract::Contract;
 use crate::evidence::{CommandRun, Control, FileChange, PinDeviation};
 use crate::verdict::Verdict;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How many of the scenario's last commands stand in for a step that ran none.
 pub const SCENARIO_TAIL: usize = 8;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(bound(deserialize = "'de: 'static"))]
 pub struct EvidenceJson {
     /// The step the scenario ended at (`When …`), when one failed.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -37,7 +38,7 @@ pub struct EvidenceJson {
 }
 
 /// A refusal's valid twin, with the kind of input it counts for (liveness).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ControlJson {
     pub kind: String,
     #[serde(flatten)]
@@ -45,7 +46,7 @@ pub struct ControlJson {
 }
 
 /// The clause a scenario breaks, as the seed says it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ClauseRef {
     pub id: String,
     pub level: String,

@@ -6,17 +6,25 @@
 //! each contract's cucumber suite, collecting one typed [`Outcome`] per scenario →
 //! build the typed report once and write it.
 
+mod assemble;
 pub mod clauses;
+mod diff;
 pub mod error_codes;
 mod evidence_json;
 mod failed_steps;
 mod html;
 mod html_evidence;
+mod load;
+mod merge;
 mod preflight;
 mod progress;
 mod report;
 mod report_files;
 mod repro;
+mod shard;
+
+pub use diff::{run_diff, DiffArgs};
+pub use merge::{run_merge, MergeArgs};
 
 use crate::contract::{Contract, SuiteWorld};
 use crate::profile::{self, Profile, RunContext};
@@ -58,6 +66,10 @@ pub struct RunArgs {
     /// No progress on stderr.
     #[arg(long)]
     pub quiet: bool,
+    /// Run only shard K of N: the scenarios whose stable id (contract, feature file,
+    /// scenario name, Examples row) hashes into it. `vxcert merge` joins the shards.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<shard::Shard>,
 }
 
 /// One finished (or not run) scenario.
@@ -94,6 +106,8 @@ pub(crate) fn default_profile() -> Result<PathBuf, String> {
 }
 
 pub fn run_run(args: &RunArgs) -> i32 {
+    // Before any thread starts: they inherit the blocked signals the sweep waits for.
+    crate::drivers::start_state::sweep_on_interrupt();
     match run_inner(args) {
         Ok(code) => code,
         Err(e) => {
@@ -106,8 +120,6 @@ pub fn run_run(args: &RunArgs) -> i32 {
 /// The contracts to run: those named on the command line (each claimed by the
 /// profile and with a suite in this kit), else every contract the profile claims.
 fn choose_contracts(args: &RunArgs, profile: &Profile) -> Result<Vec<Contract>, String> {
-    // Before any thread starts: they inherit the blocked signals the sweep waits for.
-    crate::drivers::start_state::sweep_on_interrupt();
     let names: Vec<String> = if args.contracts.is_empty() {
         profile.contracts.clone()
     } else {
@@ -170,6 +182,21 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
                 .map_err(|e| format!("--tags {t:?}: {e}"))?,
         ),
     };
+    let identity = report::Identity {
+        shard: args.shard.map(|s| s.to_string()),
+        tags: args.tags.clone(),
+        profile_sha256: merge::file_digest(&profile_path),
+        suites: contracts
+            .iter()
+            .map(|c| {
+                (
+                    c.name(),
+                    merge::suite_digest(&suite_root.join(c.suite_dir())),
+                )
+            })
+            .collect(),
+        repeat: None,
+    };
     let checked = preflight::check(&preflight::Inputs {
         profile: &profile,
         bin_dir: &bin_dir,
@@ -210,6 +237,7 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
             dir: suite_root.join(contract.suite_dir()),
             report: args.report.clone(),
             tags: tags.clone(),
+            shard: args.shard,
             concurrency,
             claimed: profile.features.clone(),
             faketime: checked.faketime.is_some(),
@@ -230,6 +258,17 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
         }
     }
     progress.finish();
+    // Each scenario's sandbox swept its own processes; what is left escaped them all
+    // (a process without the sandbox in its environment, command line or cwd).
+    let escaped = crate::drivers::start_state::sweep_all();
+    if !escaped.is_empty() {
+        let names: Vec<String> = escaped.iter().map(ToString::to_string).collect();
+        eprintln!(
+            "vxcert: stopped {} process(es) still running after every scenario ended: {}",
+            names.len(),
+            names.join(", ")
+        );
+    }
     let duration_ms = start.elapsed().as_millis();
 
     let mut outcomes = std::mem::take(&mut *OUTCOMES.lock().unwrap_or_else(|p| p.into_inner()));
@@ -247,6 +286,7 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
         concurrency,
         outcomes: &outcomes,
         registries: &checked.registries,
+        identity,
     });
     report_files::write(&args.report, &rep)?;
     println!("{}", report::summary(&rep));
@@ -258,18 +298,8 @@ struct SuiteSetup {
     contract: Contract,
     dir: PathBuf,
     report: PathBuf,
-    // Each scenario's sandbox swept its own processes; what is left escaped them all
-    // (a process without the sandbox in its environment, command line or cwd).
-    let escaped = crate::drivers::start_state::sweep_all();
-    if !escaped.is_empty() {
-        let names: Vec<String> = escaped.iter().map(ToString::to_string).collect();
-        eprintln!(
-            "vxcert: stopped {} process(es) still running after every scenario ended: {}",
-            names.len(),
-            names.join(", ")
-        );
-    }
     tags: Option<cucumber::gherkin::tagexpr::TagOperation>,
+    shard: Option<shard::Shard>,
     concurrency: usize,
     claimed: Vec<String>,
     faketime: bool,
@@ -407,6 +437,13 @@ where
         let setup = &filter_setup;
         if let Some(ex) = &setup.tags {
             if !ex.eval(all.iter().copied()) {
+                return false;
+            }
+        }
+        if let Some(shard) = &setup.shard {
+            let example = example_row(f, s.position.line);
+            let id = shard::scenario_id(name, &feature_file(f), &s.name, example.as_deref());
+            if !shard.holds(&id) {
                 return false;
             }
         }

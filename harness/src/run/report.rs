@@ -7,9 +7,12 @@ use super::Outcome;
 use crate::contract::Contract;
 use crate::profile::Profile;
 use crate::verdict::Verdict;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
+
+/// A clause's note when no selected scenario checks it (recomputed by a merge).
+pub const NO_SCENARIO_NOTE: &str = "no selected scenario checks this clause in this run";
 
 pub struct Inputs<'a> {
     pub profile: &'a Profile,
@@ -20,9 +23,24 @@ pub struct Inputs<'a> {
     pub concurrency: usize,
     pub outcomes: &'a [Outcome],
     pub registries: &'a [(Contract, Vec<Clause>)],
+    /// What names the run beyond the profile: shard, tags, suites' and profile's digests.
+    pub identity: Identity,
 }
 
-#[derive(Serialize)]
+/// What a merge requires its inputs to agree on, and what it lists.
+#[derive(Debug, Default, Clone)]
+pub struct Identity {
+    pub shard: Option<String>,
+    pub tags: Option<String>,
+    pub profile_sha256: String,
+    pub suites: BTreeMap<&'static str, String>,
+    pub repeat: Option<u32>,
+}
+
+// Reports are read back (`vxcert merge`, `diff`, `--baseline`) from text that lives
+// for the rest of the process (`load`), so the `&'static str` fields borrow from it.
+#[derive(Serialize, Deserialize)]
+#[serde(bound(deserialize = "'de: 'static"))]
 pub struct ReportJson {
     pub run: RunJson,
     pub rows: Vec<RowJson>,
@@ -30,11 +48,12 @@ pub struct ReportJson {
     pub clauses: Vec<ClauseJson>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize)]
 pub struct RunJson {
     pub suite_version: &'static str,
     /// The recovery RFC's title (kept for readers of the one-contract report).
     pub rfc: &'static str,
+    #[serde(borrow)]
     pub contracts: Vec<&'static str>,
     pub profile: String,
     pub profile_path: String,
@@ -45,27 +64,58 @@ pub struct RunJson {
     pub concurrency: usize,
     pub result: &'static str,
     pub problems: Vec<String>,
-    /// The parts certified, per contract that has parts.
+    /// The parts certified, per contract that has parts: claimed, checked by at least
+    /// one scenario that held, and none of whose MUST scenarios failed.
+    #[serde(borrow)]
     pub parts: BTreeMap<&'static str, Vec<&'static str>>,
+    /// The claimed parts with a failing MUST scenario, per contract.
+    #[serde(borrow, default)]
+    pub parts_failing: BTreeMap<&'static str, Vec<&'static str>>,
+    /// The parts the profile claims, per contract that has parts.
+    #[serde(borrow, default)]
+    pub parts_claimed: BTreeMap<&'static str, Vec<&'static str>>,
     /// Kinds of valid input the implementation never accepted in this run (its
     /// refusals of that kind prove nothing).
     pub liveness: Vec<String>,
+    /// Per kind of valid input: how many the implementation accepted and refused.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub liveness_counts: BTreeMap<String, (usize, usize)>,
     /// How many scenarios got each verdict.
+    #[serde(borrow)]
     pub counts: BTreeMap<&'static str, usize>,
+    /// `K/N` when this run was shard K of N (`--shard`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+    /// The reports a `vxcert merge` joined, as each named itself (shard, contracts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<String>,
+    /// The tag expression that selected the scenarios (`--tags`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<String>,
+    /// How many times each scenario ran (`--repeat`), when more than once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
+    /// SHA-256 of the profile file.
+    #[serde(default)]
+    pub profile_sha256: String,
+    /// SHA-256 of each contract's suite (its feature files and clause registry).
+    #[serde(borrow, default)]
+    pub suites: BTreeMap<&'static str, String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize)]
 pub struct RowJson {
     pub contract: &'static str,
     pub row: String,
     pub verdict: Verdict,
     pub scenarios: usize,
+    #[serde(borrow)]
     pub counts: BTreeMap<&'static str, usize>,
     pub expected_failures: Vec<String>,
     pub accepted: bool,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize, Clone)]
 pub struct ScenarioJson {
     pub contract: &'static str,
     pub feature: String,
@@ -74,6 +124,9 @@ pub struct ScenarioJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub example: Option<String>,
     pub row: String,
+    /// The contract's part the scenario checks (its `@part-` tag).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part: Option<String>,
     pub clauses: Vec<String>,
     pub level: &'static str,
     pub verdict: Verdict,
@@ -82,13 +135,13 @@ pub struct ScenarioJson {
     pub message: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expected_failure: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unexpected_pass: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<super::evidence_json::EvidenceJson>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize, Clone)]
 pub struct ClauseJson {
     pub contract: &'static str,
     pub id: String,
@@ -97,7 +150,7 @@ pub struct ClauseJson {
     pub verdict: Verdict,
     pub scenarios: Vec<String>,
     pub text: String,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub expected_failure: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub observable: Option<bool>,
@@ -117,14 +170,9 @@ impl ScenarioJson {
             None => self.name.clone(),
         }
     }
-
-    /// Did not pass, and is declared.
-    fn declared(&self) -> bool {
-        self.expected_failure.is_some() && self.verdict != Verdict::Pass
-    }
 }
 
-fn counts(vs: impl Iterator<Item = Verdict>) -> BTreeMap<&'static str, usize> {
+pub(super) fn counts(vs: impl Iterator<Item = Verdict>) -> BTreeMap<&'static str, usize> {
     let mut m = BTreeMap::new();
     for v in vs {
         *m.entry(v.as_str()).or_default() += 1;
@@ -132,174 +180,109 @@ fn counts(vs: impl Iterator<Item = Verdict>) -> BTreeMap<&'static str, usize> {
     m
 }
 
+/// One scenario's entry, from its outcome.
+fn scenario(i: &Inputs<'_>, o: &Outcome) -> ScenarioJson {
+    let prefix = o.contract.clause_prefix();
+    let expected = i
+        .profile
+        .expected(o.contract.name(), &o.row, &o.name, o.example.as_deref())
+        .map(str::to_string);
+    let level = if o.tags.iter().any(|t| t == "should") {
+        "should"
+    } else {
+        "must"
+    };
+    ScenarioJson {
+        contract: o.contract.name(),
+        feature: o.feature.clone(),
+        name: o.name.clone(),
+        line: o.line,
+        example: o.example.clone(),
+        row: o.row.clone(),
+        part: o
+            .tags
+            .iter()
+            .find_map(|t| t.strip_prefix("part-"))
+            .map(str::to_string),
+        clauses: o
+            .tags
+            .iter()
+            .filter(|t| t.starts_with(prefix))
+            .cloned()
+            .collect(),
+        level,
+        verdict: o.verdict,
+        duration_ms: o.duration_ms,
+        message: o.message.clone(),
+        unexpected_pass: expected.is_some() && o.verdict.held(),
+        expected_failure: expected,
+        evidence: super::evidence_json::of(o, i.registries),
+    }
+}
+
+/// A clause of a registry as a report lists it before any scenario is counted: the
+/// note it keeps whatever ran (unobservable, pending).
+fn clause_template(contract: Contract, c: &Clause) -> ClauseJson {
+    let note = if !c.observable {
+        c.reason.clone()
+    } else {
+        c.pending
+            .as_ref()
+            .map(|p| format!("not yet checked by the kit: {p}"))
+    };
+    ClauseJson {
+        contract: contract.name(),
+        id: c.id.clone(),
+        section: c.section.clone(),
+        level: c.level.clone(),
+        verdict: Verdict::UnsupportedOptional,
+        scenarios: Vec::new(),
+        text: c.text.clone(),
+        expected_failure: false,
+        observable: (!c.observable).then_some(false),
+        note,
+    }
+}
+
 pub fn build(i: Inputs<'_>) -> Report {
-    let mut problems = Vec::new();
-    let mut scenarios = Vec::new();
-    for o in i.outcomes {
-        let prefix = o.contract.clause_prefix();
-        let expected = i
-            .profile
-            .expected(o.contract.name(), &o.row, &o.name, o.example.as_deref())
-            .map(str::to_string);
-        let level = if o.tags.iter().any(|t| t == "should") {
-            "should"
-        } else {
-            "must"
-        };
-        let s = ScenarioJson {
-            contract: o.contract.name(),
-            feature: o.feature.clone(),
-            name: o.name.clone(),
-            line: o.line,
-            example: o.example.clone(),
-            row: o.row.clone(),
-            clauses: o
-                .tags
-                .iter()
-                .filter(|t| t.starts_with(prefix))
-                .cloned()
-                .collect(),
-            level,
-            verdict: o.verdict,
-            duration_ms: o.duration_ms,
-            message: o.message.clone(),
-            unexpected_pass: expected.is_some() && o.verdict.held(),
-            expected_failure: expected,
-            evidence: super::evidence_json::of(o, i.registries),
-        };
-        let example = s
-            .example
-            .as_deref()
-            .map(|e| format!(" [{e}]"))
-            .unwrap_or_default();
-        if s.unexpected_pass {
-            problems.push(format!(
-                "{}: {} / {}{example}: declared as an expected failure but passed; remove it from the profile",
-                s.contract, s.row, s.name
-            ));
-        } else if s.expected_failure.is_none() && s.verdict.fails_run() && level == "must" {
-            problems.push(format!(
-                "{}: {} / {}{example}: {}",
-                s.contract, s.row, s.name, s.verdict
-            ));
-        }
-        scenarios.push(s);
-    }
-
-    // Rows in the order the features give them (files sorted by name).
-    let mut rows: Vec<RowJson> = Vec::new();
-    let mut members: Vec<Vec<&ScenarioJson>> = Vec::new();
-    for s in &scenarios {
-        let k = match rows
-            .iter()
-            .position(|r| r.contract == s.contract && r.row == s.row)
-        {
-            Some(k) => k,
-            None => {
-                rows.push(RowJson {
-                    contract: s.contract,
-                    row: s.row.clone(),
-                    verdict: Verdict::UnsupportedOptional,
-                    scenarios: 0,
-                    counts: BTreeMap::new(),
-                    expected_failures: Vec::new(),
-                    accepted: true,
-                });
-                members.push(Vec::new());
-                rows.len() - 1
-            }
-        };
-        members[k].push(s);
-    }
-    for (r, ss) in rows.iter_mut().zip(&members) {
-        r.verdict = Verdict::worst(ss.iter().map(|s| s.verdict)).unwrap_or(r.verdict);
-        r.scenarios = ss.len();
-        r.counts = counts(ss.iter().map(|s| s.verdict));
-        r.expected_failures = ss
-            .iter()
-            .filter(|s| s.declared())
-            .map(|s| s.name.clone())
-            .collect();
-        // Every scenario that did not pass is a declared expected failure.
-        r.accepted = ss
-            .iter()
-            .all(|s| !s.verdict.fails_run() || s.expected_failure.is_some());
-    }
-
-    let mut clauses = Vec::new();
-    for (contract, registry) in i.registries {
-        for c in registry {
-            let js: Vec<&ScenarioJson> = scenarios
-                .iter()
-                .filter(|s| s.contract == contract.name() && s.clauses.contains(&c.id))
-                .collect();
-            let note = if !c.observable {
-                c.reason.clone()
-            } else if let Some(p) = &c.pending {
-                Some(format!("not yet checked by the kit: {p}"))
-            } else if js.is_empty() {
-                Some("no selected scenario checks this clause in this run".into())
-            } else {
-                None
-            };
-            clauses.push(ClauseJson {
-                contract: contract.name(),
-                id: c.id.clone(),
-                section: c.section.clone(),
-                level: c.level.clone(),
-                verdict: Verdict::worst(js.iter().map(|s| s.verdict))
-                    .unwrap_or(Verdict::UnsupportedOptional),
-                scenarios: js
-                    .iter()
-                    .map(|s| format!("{} / {}", s.row, s.display_name()))
-                    .collect(),
-                text: c.text.clone(),
-                expected_failure: js.iter().any(|s| s.declared()),
-                observable: (!c.observable).then_some(false),
-                note,
-            });
-        }
-    }
-
-    let liveness: Vec<String> = crate::evidence::liveness_table()
-        .into_iter()
-        .filter(|(_, (accepted, _))| *accepted == 0)
-        .map(|(kind, (_, refused))| {
-            format!(
-                "{kind}: the implementation refused all {refused} valid inputs of this kind the suite gave it; every refusal row of this kind is inconclusive"
-            )
-        })
+    let scenarios: Vec<ScenarioJson> = i.outcomes.iter().map(|o| scenario(&i, o)).collect();
+    let templates: Vec<ClauseJson> = i
+        .registries
+        .iter()
+        .flat_map(|(c, r)| r.iter().map(|clause| clause_template(*c, clause)))
         .collect();
-    let parts = i
+    let parts_claimed = i
         .registries
         .iter()
         .filter(|(c, _)| !c.parts().is_empty())
         .map(|(c, _)| (c.name(), i.profile.claimed_parts(*c)))
         .collect();
-    let ok = problems.is_empty() && !i.outcomes.is_empty();
-    let contracts: Vec<&'static str> = i.registries.iter().map(|(c, _)| c.name()).collect();
-    let json = ReportJson {
-        run: RunJson {
-            suite_version: super::SUITE_VERSION,
-            rfc: Contract::Recovery.source(),
-            contracts,
-            profile: i.profile.name.clone(),
-            profile_path: i.profile_path.display().to_string(),
-            implementation: i.implementation.to_string(),
-            started_at: i.started_at.to_string(),
-            duration_ms: i.duration_ms,
-            concurrency: i.concurrency,
-            result: if ok { "pass" } else { "fail" },
-            problems,
-            parts,
-            liveness,
-            counts: counts(scenarios.iter().map(|s| s.verdict)),
-        },
-        rows,
-        scenarios,
-        clauses,
+    let run = RunJson {
+        suite_version: super::SUITE_VERSION,
+        rfc: Contract::Recovery.source(),
+        contracts: i.registries.iter().map(|(c, _)| c.name()).collect(),
+        profile: i.profile.name.clone(),
+        profile_path: i.profile_path.display().to_string(),
+        implementation: i.implementation.to_string(),
+        started_at: i.started_at.to_string(),
+        duration_ms: i.duration_ms,
+        concurrency: i.concurrency,
+        result: "fail",
+        problems: Vec::new(),
+        parts: BTreeMap::new(),
+        parts_failing: BTreeMap::new(),
+        parts_claimed,
+        liveness: Vec::new(),
+        liveness_counts: crate::evidence::liveness_table(),
+        counts: BTreeMap::new(),
+        shard: i.identity.shard,
+        merged: Vec::new(),
+        tags: i.identity.tags,
+        repeat: i.identity.repeat,
+        profile_sha256: i.identity.profile_sha256,
+        suites: i.identity.suites,
     };
-    Report { json, ok }
+    super::assemble::assemble(run, scenarios, &templates)
 }
 
 pub fn summary(r: &Report) -> String {
@@ -333,9 +316,7 @@ pub fn summary(r: &Report) -> String {
     for p in &r.json.run.problems {
         out += &format!("PROBLEM: {p}\n");
     }
-    for (contract, parts) in &r.json.run.parts {
-        out += &format!("{contract}: parts certified: {}\n", parts.join(", "));
-    }
+    out += &super::assemble::parts_summary(&r.json.run);
     let counts: Vec<String> = Verdict::ALL
         .iter()
         .filter_map(|v| Some(format!("{} {v}", r.json.run.counts.get(v.as_str())?)))
