@@ -72,7 +72,12 @@ pub fn points_with(inj: Injector, cmd: &mut Command, filter: &PointFilter) -> io
 pub fn points_from_trace(records: &[TraceRecord], filter: &PointFilter) -> Vec<Point> {
     let mut counts: HashMap<(String, Vec<u8>), u64> = HashMap::new();
     let mut out = Vec::new();
-    for r in records.iter().filter(|r| r.is_call()) {
+    // A write glibc made for a stdio call already decided (`"action":"stdio"`) is
+    // not a decision of its own: no rule can select it.
+    for r in records
+        .iter()
+        .filter(|r| r.is_call() && r.action != "stdio")
+    {
         let path = r.path_bytes();
         let path2 = r.path2_bytes();
         let mut bump = |p: &[u8]| -> u64 {

@@ -113,6 +113,28 @@ pub unsafe fn run(c: &mut Call, len: usize, lie: i64, real: impl FnMut(usize) ->
     }
 }
 
+/// Makes a call the plan has already decided for (a write glibc makes inside a hooked
+/// stdio call): traced (action `stdio`) and recorded when tracing, never counted or
+/// matched again.
+///
+/// # Safety
+/// As [`run`].
+pub unsafe fn run_traced(c: &mut Call, len: usize, mut real: impl FnMut(usize) -> i64) -> i64 {
+    let Some(st) = state().filter(|st| st.tracing) else {
+        return real(len);
+    };
+    Paths::with_stack(|paths| {
+        // SAFETY: the caller's guarantee about the targets.
+        unsafe { resolve_target(&c.target, &mut paths.p1) };
+        set_errno(c.entry_errno);
+        let r = real(len);
+        let e = if r == c.fail { errno() } else { 0 };
+        c.trace(st, paths, Some(r), e, b"stdio");
+        set_errno(if r == c.fail { e } else { c.entry_errno });
+        r
+    })
+}
+
 /// Counts the call, and does what the first firing rule says (or the call itself).
 #[inline(always)]
 fn act(
@@ -149,10 +171,15 @@ fn act(
     let mut abuf = [0u8; 32];
     let an = action_text(d.action, &mut abuf);
     let atext = &abuf[..an];
-    // Does the call for real, traces it and leaves the call's own errno.
-    let mut done = |c: &Call, limit: usize| -> i64 {
+    // Does the call for real, traces it and leaves the call's own errno. `flush`: a
+    // stdio call's stream is flushed before the line, so the line of the call that
+    // kills stays the last one (the flush's writes are lines of their own).
+    let mut done = |c: &Call, limit: usize, flush: bool| -> i64 {
         let r = real(limit);
         let e = if r == c.fail { errno() } else { 0 };
+        if flush {
+            flush_stream(c);
+        }
         c.trace(st, paths, Some(r), e, atext);
         set_errno(if r == c.fail { e } else { c.entry_errno });
         r
@@ -163,10 +190,9 @@ fn act(
             set_errno(e);
             c.fail
         }
-        Action::Short(n) => done(c, len.min(n as usize)),
+        Action::Short(n) => done(c, len.min(n as usize), false),
         Action::Torn(n) => {
-            done(c, len.min(n as usize));
-            flush_stream(c);
+            done(c, len.min(n as usize), true);
             die()
         }
         Action::Crash => {
@@ -174,14 +200,13 @@ fn act(
             die()
         }
         Action::CrashAfter => {
-            done(c, len);
-            flush_stream(c);
+            done(c, len, true);
             die()
         }
         Action::Delay(ms) => {
             sleep_ms(ms);
             set_errno(c.entry_errno);
-            done(c, len)
+            done(c, len, false)
         }
         Action::Lie => {
             c.trace(st, paths, Some(lie), 0, atext);

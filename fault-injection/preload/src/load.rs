@@ -109,6 +109,9 @@ pub fn init() {
     }
     // SAFETY: registering a handler that only touches atomics.
     unsafe { pthread_atfork(None, None, Some(atfork_child)) };
+    if mask & (1 << Op::Write as u32) != 0 {
+        crate::hooks::hook_file_write();
+    }
 
     shm(plan::SHM_LOADED).fetch_add(1, Ordering::Relaxed);
     if let Err(e) = plan_result {

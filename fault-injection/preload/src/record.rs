@@ -134,7 +134,9 @@ pub fn fields(c: &Call, result: Option<i64>, l: &mut Line) {
         l.i64("len", len);
         return;
     }
-    if c.op != Op::Write {
+    // A stdio call's own line (fwrite, fputs, fflush) carries no bytes: glibc's
+    // writes of its buffer are lines of their own (`_IO_file_write`).
+    if c.op != Op::Write || !c.stream.is_null() {
         return;
     }
     let Some(n) = result.filter(|&r| r > 0) else {

@@ -50,7 +50,11 @@ extern "C" {
     ) -> c_int;
     pub fn dirfd(dir: *mut c_void) -> c_int;
     pub fn lseek64(fd: c_int, off: i64, whence: c_int) -> i64;
+    pub fn mprotect(addr: *mut c_void, len: usize, prot: c_int) -> c_int;
+    pub fn sysconf(name: c_int) -> i64;
 }
+
+pub const SC_PAGESIZE: c_int = 30;
 
 pub const RTLD_NEXT: *mut c_void = -1isize as *mut c_void;
 pub const AT_FDCWD: c_int = -100;

@@ -86,12 +86,18 @@ pub fn record(args: &[OsString], err: &mut dyn Write) -> i32 {
         choice.backend.name(),
         choice.reason
     );
-    match super::record_with(&out, &root, &mut c, choice.backend) {
+    match super::record_with(&out, &root, &mut c, backend) {
         Ok(r) => {
+            if let Some(why) = &r.switched {
+                let _ = writeln!(err, "vxfault: {why}; recorded again with seccomp");
+            }
             let _ = writeln!(
                 err,
-                "vxfault: recorded {} lines, {} data bytes",
-                r.meta.lines, r.meta.data_bytes
+                "vxfault: recorded {} lines, {} data bytes with the {} backend; replayed, \
+                 the log reproduces the root the run left",
+                r.meta.lines,
+                r.meta.data_bytes,
+                r.backend.name()
             );
             r.meta.exit_code
         }

@@ -151,7 +151,7 @@ impl Report {
         for v in &self.violations {
             let key = v.verdict.output.lines().next().unwrap_or("");
             let rank = |x: &Violation| {
-                let dev = usize::from(x.state.dropped.is_some() || x.state.torn.is_some());
+                let dev = usize::from(x.state.deviates());
                 (x.state.crash, dev, x.state.id)
             };
             match best

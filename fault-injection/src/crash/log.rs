@@ -29,6 +29,14 @@ pub struct Meta {
     pub data_bytes: u64,
     /// The command's exit code (128+N for signal N).
     pub exit_code: i32,
+    /// The umask the command started with (the recorder's), octal: what a created
+    /// file's or directory's mode is masked with when its line carries none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub umask: Option<u32>,
+    /// What the command's standard output and error were (`pipe:[N]`, `/dev/pts/3`,
+    /// a file), as `/proc` names them: writes to these are outputs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outputs: Vec<String>,
 }
 
 /// Why a recording cannot be explored (the CLI prints it as one line, exit 2).
@@ -47,6 +55,8 @@ pub enum LogError {
     /// A write under the root whose bytes were not recorded (stdio, copy_file_range,
     /// sendfile, splice, raw syscall).
     NoBytes(usize),
+    /// A call under the root that the log cannot model (its line and call name).
+    Unmodeled(usize, String),
     Io(std::io::Error),
 }
 
@@ -68,6 +78,11 @@ impl fmt::Display for LogError {
                 f,
                 "log.jsonl line {n}: a write under the root whose bytes were not recorded \
                  (stdio, copy_file_range, sendfile, splice or a raw syscall)"
+            ),
+            LogError::Unmodeled(n, call) => write!(
+                f,
+                "log.jsonl line {n}: `{call}` under the root is an operation the crash log \
+                 cannot model"
             ),
             LogError::Io(e) => write!(f, "cannot read the recording: {}", e.kind()),
         }
@@ -128,11 +143,18 @@ pub enum FsOp {
         from: PathBuf,
         to: PathBuf,
     },
+    /// A symbolic link at `path` whose content is `target`, as written.
+    Symlink {
+        target: PathBuf,
+        path: PathBuf,
+    },
     Unlink {
         path: PathBuf,
     },
     Mkdir {
         path: PathBuf,
+        /// The directory's permission bits (the umask applied).
+        mode: u32,
     },
     Rmdir {
         path: PathBuf,
@@ -148,8 +170,9 @@ impl FsOp {
         let parent = |p: &Path| p.parent().map(Path::to_path_buf).unwrap_or_default();
         match self {
             FsOp::Create { path, .. }
+            | FsOp::Symlink { path, .. }
             | FsOp::Unlink { path }
-            | FsOp::Mkdir { path }
+            | FsOp::Mkdir { path, .. }
             | FsOp::Rmdir { path } => vec![parent(path)],
             FsOp::Rename { from, to, .. } | FsOp::Link { from, to } => {
                 let (a, b) = (parent(from), parent(to));
@@ -193,10 +216,13 @@ impl FsOp {
             },
             FsOp::Rename { from, to, .. } => format!("rename {} -> {}", p(from), p(to)),
             FsOp::Link { from, to } => format!("link {} -> {}", p(from), p(to)),
+            FsOp::Symlink { target, path } => format!("symlink {} -> {}", p(path), p(target)),
             FsOp::Unlink { path } => format!("unlink {}", p(path)),
-            FsOp::Mkdir { path } => format!("mkdir {}", p(path)),
+            FsOp::Mkdir { path, .. } => format!("mkdir {}", p(path)),
             FsOp::Rmdir { path } => format!("rmdir {}", p(path)),
-            FsOp::Output => "output (write to a pipe, socket, terminal, stdout or stderr)".into(),
+            FsOp::Output => {
+                "output (write to the command's stdout or stderr, a terminal or a socket)".into()
+            }
         }
     }
 }
@@ -228,6 +254,15 @@ impl Recording {
 
 /// Reads the recording in `dir`; `root`, if given, must be the recorded root.
 pub fn read(dir: &Path, root: Option<&Path>) -> Result<Recording, LogError> {
+    let rec = read_any(dir, root)?;
+    if !rec.ops.iter().any(|o| !matches!(o, FsOp::Output)) {
+        return Err(LogError::NothingUnderRoot);
+    }
+    Ok(rec)
+}
+
+/// [`read`], also when nothing in the log touched the root.
+pub fn read_any(dir: &Path, root: Option<&Path>) -> Result<Recording, LogError> {
     let meta: Meta = fs::read(dir.join("meta.json"))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
@@ -262,10 +297,8 @@ pub fn read(dir: &Path, root: Option<&Path>) -> Result<Recording, LogError> {
         return Err(LogError::Truncated);
     }
     let initial = snapshot_files(&dir.join("root")).map_err(LogError::Io)?;
-    let (ops, lines) = logical_ops(&meta.root, &initial, &records)?;
-    if !ops.iter().any(|o| !matches!(o, FsOp::Output)) {
-        return Err(LogError::NothingUnderRoot);
-    }
+    let links = snapshot_symlinks(&dir.join("root")).map_err(LogError::Io)?;
+    let (ops, lines) = logical_ops(&meta, &initial, &links, &records)?;
     Ok(Recording {
         dir: dir.to_path_buf(),
         meta,
@@ -288,6 +321,9 @@ struct Record {
     data: Option<u64>,
     #[serde(default)]
     falloc_mode: Option<i64>,
+    /// The process's umask at a creating call (seccomp backend), octal.
+    #[serde(default)]
+    umask: Option<String>,
 }
 
 /// The regular files of a snapshot, relative and sorted, with their sizes: they are
@@ -308,6 +344,25 @@ pub fn snapshot_files(root: &Path) -> std::io::Result<Vec<(PathBuf, u64)>> {
         }
     }
     out.sort();
+    Ok(out)
+}
+
+/// The symbolic links of a snapshot, relative.
+pub fn snapshot_symlinks(root: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        for e in fs::read_dir(root.join(&rel))? {
+            let e = e?;
+            let t = e.file_type()?;
+            let p = rel.join(e.file_name());
+            if t.is_dir() {
+                stack.push(p);
+            } else if t.is_symlink() {
+                out.push(p);
+            }
+        }
+    }
     Ok(out)
 }
 
@@ -359,10 +414,12 @@ pub fn moved_name(p: &Path, from: &Path, to: &Path) -> PathBuf {
     }
 }
 
-/// Whether the preload made the call for real (`pass`, or an action that still does
-/// it: `short:N`, `delay:MS`, `torn:N`, `crash-after`, `after:ERRNO`).
+/// Whether the preload made the call for real (`pass`; `stdio`, a write glibc made for
+/// a stdio call already decided; or an action that still does it: `short:N`,
+/// `delay:MS`, `torn:N`, `crash-after`, `after:ERRNO`).
 fn made(action: &str) -> bool {
     action == "pass"
+        || action == "stdio"
         || ["short:", "delay:", "torn:", "after:"]
             .iter()
             .any(|p| action.starts_with(p))
@@ -371,12 +428,33 @@ fn made(action: &str) -> bool {
 
 const FALLOC_FL_KEEP_SIZE: i64 = 1;
 
+/// Whether a write to `path` (as `/proc` names the fd; not under the root) is output:
+/// the command's own stdout or stderr, a terminal, or a socket (a reply a client
+/// reads). A pipe the command made for itself (a shell's `$(…)`) and a file outside
+/// the root are not.
+fn is_output(meta: &Meta, path: &str) -> bool {
+    meta.outputs.iter().any(|o| o == path)
+        || path.starts_with("socket:")
+        || path.starts_with("/dev/pts/")
+        || path.starts_with("/dev/tty")
+}
+
+/// The permission bits a creating call with `mode` gives under `umask`.
+fn masked(mode: Option<&str>, umask: Option<&str>, meta: &Meta, default: u32) -> u32 {
+    let oct = |s: &str| u32::from_str_radix(s, 8).ok();
+    let mode = mode.and_then(oct).unwrap_or(default);
+    let umask = umask.and_then(oct).or(meta.umask).unwrap_or(0o022);
+    mode & !umask & 0o7777
+}
+
 /// The logical operations of the successful calls under `root`.
 fn logical_ops(
-    root: &Path,
+    meta: &Meta,
     initial: &[(PathBuf, u64)],
+    links: &[PathBuf],
     records: &[(usize, Record)],
 ) -> Result<(Vec<FsOp>, Vec<usize>), LogError> {
+    let root = meta.root.as_path();
     let rel = |s: &str| -> Option<PathBuf> {
         Path::new(s).strip_prefix(root).ok().map(Path::to_path_buf)
     };
@@ -388,6 +466,11 @@ fn logical_ops(
     for (p, size) in initial {
         let ino = names.fresh(p);
         names.size.insert(ino, *size);
+    }
+    // Symlinks get identities after the files' (the replay never looks them up):
+    // a rename over one replaces an existing name.
+    for p in links {
+        names.fresh(p);
     }
     // Which file each (pid, fd) opened: the trace names an fd by the path it was
     // opened under, which a later rename makes stale.
@@ -422,11 +505,7 @@ fn logical_ops(
                     if let Some(k) = key {
                         fds.insert(k, ino);
                     }
-                    let mode = b
-                        .mode
-                        .as_deref()
-                        .and_then(|m| u32::from_str_radix(m, 8).ok())
-                        .unwrap_or(0o644);
+                    let mode = masked(b.mode.as_deref(), r.umask.as_deref(), meta, 0o666);
                     push(FsOp::Create { path: p, ino, mode });
                 } else if has("O_TRUNC") {
                     let ino = names.get_or_new(&p);
@@ -448,6 +527,9 @@ fn logical_ops(
                 }
             }
             "write" => match path {
+                // A stdio call's own line: its bytes are on the lines of the writes
+                // glibc made (`_IO_file_write`); what no line shows, `verify` finds.
+                Some(_) if r.len.is_none() => {}
                 Some(p) => {
                     let ino = by_fd.unwrap_or_else(|| names.get_or_new(&p));
                     let (Some(off), Some(len), Some(data)) = (r.off, r.len, r.data) else {
@@ -465,12 +547,8 @@ fn logical_ops(
                         extends,
                     });
                 }
-                // Output: bytes written to a pipe, socket or terminal, or to standard
-                // output/error whatever file they were redirected to (not a flush).
-                None if r.len.is_some_and(|n| n > 0)
-                    && ((r.off.is_none() && !b.path.starts_with('/'))
-                        || matches!(b.fd, Some(1 | 2))) =>
-                {
+                // Output: bytes the world reads (not a flush of nothing).
+                None if r.len.is_some_and(|n| n > 0) && is_output(meta, &b.path) => {
                     push(FsOp::Output)
                 }
                 None => {}
@@ -537,18 +615,32 @@ fn logical_ops(
                     names.by_path.retain(|p, _| !p.starts_with(&from));
                     push(FsOp::Unlink { path: from });
                 }
+                // Moved in from outside the root: its bytes were never seen.
+                (None, Some(_)) => return Err(LogError::Unmodeled(*line, b.call.clone())),
                 _ => {}
             },
-            "link" => {
-                if let (Some(from), Some(to)) = (path, path2) {
-                    if b.call.contains("symlink") {
-                        continue;
-                    }
+            // A symlink's `path` is its target as written (never relative to the
+            // root); only the new name must be under it.
+            "link" if b.call.contains("symlink") => {
+                if let Some(p) = path2 {
+                    names.fresh(&p);
+                    push(FsOp::Symlink {
+                        target: PathBuf::from(&b.path),
+                        path: p,
+                    });
+                }
+            }
+            "link" => match (path, path2) {
+                (Some(from), Some(to)) => {
                     let ino = names.get_or_new(&from);
                     names.by_path.insert(to.clone(), ino);
                     push(FsOp::Link { from, to });
                 }
-            }
+                // A file from outside the root linked into it: its bytes were never
+                // seen.
+                (None, Some(_)) => return Err(LogError::Unmodeled(*line, b.call.clone())),
+                _ => {}
+            },
             "unlink" => {
                 if let Some(p) = path {
                     names.by_path.remove(&p);
@@ -557,13 +649,19 @@ fn logical_ops(
             }
             "mkdir" => {
                 if let Some(p) = path {
-                    push(FsOp::Mkdir { path: p });
+                    let mode = masked(b.mode.as_deref(), r.umask.as_deref(), meta, 0o777);
+                    push(FsOp::Mkdir { path: p, mode });
                 }
             }
             "rmdir" => {
                 if let Some(p) = path {
                     push(FsOp::Rmdir { path: p });
                 }
+            }
+            "flock" => {}
+            // A family this reader does not know, under the root: never skipped.
+            _ if path.is_some() || path2.is_some() => {
+                return Err(LogError::Unmodeled(*line, b.call.clone()))
             }
             _ => {}
         }

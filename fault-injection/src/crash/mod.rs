@@ -8,10 +8,12 @@ pub mod explore;
 pub mod log;
 pub mod model;
 pub mod replay;
+mod verify;
 
 pub use explore::{explore, Checker, ExploreError, Options, Report, Verdict};
 pub use log::{read, FsOp, LogError, Meta, Recording};
 pub use model::{enumerate, CrashState, Model, Strategy, Tear};
+pub use verify::{verify, Missed};
 
 use std::fs;
 use std::io;
@@ -23,6 +25,10 @@ use std::process::{Command, ExitStatus};
 pub struct Recorded {
     pub status: ExitStatus,
     pub meta: Meta,
+    /// The backend that made the recording.
+    pub backend: crate::Backend,
+    /// With `auto`: why the preload's recording was dropped for seccomp's.
+    pub switched: Option<String>,
 }
 
 /// Copies the tree at `from` to `to` (files, directories, symlinks; modes kept).
@@ -44,6 +50,15 @@ pub fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// The variables [`Recorder::env`] sets.
+pub const RECORD_ENV: [&str; 5] = [
+    "LD_PRELOAD",
+    "VXFAULT_PLAN",
+    "VXFAULT_TRACE",
+    "VXFAULT_DATA",
+    "VXFAULT_SHM",
+];
+
 /// A recording in progress, for a program the caller starts itself (a daemon it
 /// talks to): [`Recorder::env`] is the environment to start it with, and
 /// [`Recorder::finish`] (after it stopped) writes `meta.json`.
@@ -54,6 +69,18 @@ pub struct Recorder {
     _counters: tempfile::TempDir,
     counters: crate::Counters,
     plan: String,
+    umask: Option<u32>,
+    /// Our stdout and stderr, which a command we start inherits.
+    outputs: Vec<String>,
+}
+
+/// This process's umask, which the commands it starts inherit.
+fn own_umask() -> Option<u32> {
+    fs::read_to_string("/proc/self/status")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("Umask:"))
+        .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
 }
 
 impl Recorder {
@@ -77,7 +104,7 @@ impl Recorder {
         }
         fs::create_dir_all(out)?;
         let out = out.canonicalize()?;
-        if out.starts_with(&root) {
+        if out.starts_with(&root) || root.starts_with(&out) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "the --out directory is inside the recorded root",
@@ -94,20 +121,31 @@ impl Recorder {
             _counters: dir,
             counters,
             plan: plan.to_string(),
+            umask: own_umask(),
+            outputs: [1, 2]
+                .iter()
+                .filter_map(|fd| fs::read_link(format!("/proc/self/fd/{fd}")).ok())
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect(),
         })
     }
 
     /// The environment that records a program: the preload with an empty plan, the
-    /// trace, the data file and the shared counter file.
+    /// trace, the data file and the shared counter file (the names of [`RECORD_ENV`]).
     pub fn env(&self, lib: &Path) -> Vec<(String, String)> {
         let s = |p: &Path| p.to_string_lossy().into_owned();
-        vec![
-            ("LD_PRELOAD".into(), s(lib)),
-            ("VXFAULT_PLAN".into(), self.plan.clone()),
-            ("VXFAULT_TRACE".into(), s(&self.out.join("log.jsonl"))),
-            ("VXFAULT_DATA".into(), s(&self.out.join("data.bin"))),
-            ("VXFAULT_SHM".into(), s(self.counters.path())),
-        ]
+        let values = [
+            s(lib),
+            self.plan.clone(),
+            s(&self.out.join("log.jsonl")),
+            s(&self.out.join("data.bin")),
+            s(self.counters.path()),
+        ];
+        RECORD_ENV
+            .iter()
+            .map(|k| k.to_string())
+            .zip(values)
+            .collect()
     }
 
     /// Prepares `cmd` to be recorded by the seccomp backend (for programs the preload
@@ -158,6 +196,8 @@ impl Recorder {
             lines,
             data_bytes: fs::metadata(self.out.join("data.bin"))?.len(),
             exit_code,
+            umask: self.umask,
+            outputs: self.outputs.clone(),
         };
         let tmp = self.out.join("meta.json.tmp");
         fs::write(
@@ -175,16 +215,84 @@ pub fn record(out: &Path, root: &Path, cmd: &mut Command) -> io::Result<Recorded
     record_with(out, root, cmd, crate::Backend::Preload)
 }
 
-/// [`record`] with a backend (`auto` chooses as `vxfault run` does).
+/// [`record`] with a backend. `auto` chooses as `vxfault run` does and, when the
+/// preload's recording does not reproduce the root the run left ([`verify`]), puts
+/// the root back as it was, and records the command again under seccomp. Any other
+/// backend whose recording does not reproduce the root is an error naming what the
+/// log missed.
 pub fn record_with(
     out: &Path,
     root: &Path,
     cmd: &mut Command,
     backend: crate::Backend,
 ) -> io::Result<Recorded> {
-    let rec = Recorder::start(out, root)?;
     let choice = crate::seccomp::choose(backend, Path::new(cmd.get_program()));
-    let status = if choice.backend == crate::Backend::Seccomp {
+    let mut r = record_once(out, root, cmd, choice.backend)?;
+    let Err(missed) = verify(out) else {
+        return Ok(r);
+    };
+    if backend != crate::Backend::Auto || choice.backend != crate::Backend::Preload {
+        return Err(io::Error::other(missed.message(choice.backend)));
+    }
+    // Again from the same start: the root as the snapshot has it, an empty --out.
+    let root = root.canonicalize()?;
+    let saved = tempfile::Builder::new()
+        .prefix("vxfault-rec-root-")
+        .tempdir()?;
+    copy_tree(&snapshot_dir(out), &saved.path().join("root"))?;
+    empty_dir(&root)?;
+    copy_into(&saved.path().join("root"), &root)?;
+    empty_dir(out)?;
+    for k in RECORD_ENV {
+        cmd.env_remove(k);
+    }
+    r = record_once(out, &root, cmd, crate::Backend::Seccomp)?;
+    if let Err(m) = verify(out) {
+        return Err(io::Error::other(m.message(crate::Backend::Seccomp)));
+    }
+    r.switched = Some(missed.message(crate::Backend::Preload));
+    Ok(r)
+}
+
+/// Removes everything inside `dir` (not `dir` itself).
+fn empty_dir(dir: &Path) -> io::Result<()> {
+    for e in fs::read_dir(dir)? {
+        let e = e?;
+        if e.file_type()?.is_dir() {
+            fs::remove_dir_all(e.path())?;
+        } else {
+            fs::remove_file(e.path())?;
+        }
+    }
+    Ok(())
+}
+
+/// Copies the entries of `from` into the existing `to`, and `from`'s mode onto it.
+fn copy_into(from: &Path, to: &Path) -> io::Result<()> {
+    for e in fs::read_dir(from)? {
+        let e = e?;
+        let dst = to.join(e.file_name());
+        let ty = e.file_type()?;
+        if ty.is_dir() {
+            copy_tree(&e.path(), &dst)?;
+        } else if ty.is_symlink() {
+            std::os::unix::fs::symlink(fs::read_link(e.path())?, &dst)?;
+        } else if ty.is_file() {
+            fs::copy(e.path(), &dst)?;
+        }
+    }
+    fs::set_permissions(to, fs::metadata(from)?.permissions())
+}
+
+/// One recording with a resolved backend.
+fn record_once(
+    out: &Path,
+    root: &Path,
+    cmd: &mut Command,
+    backend: crate::Backend,
+) -> io::Result<Recorded> {
+    let rec = Recorder::start(out, root)?;
+    let status = if backend == crate::Backend::Seccomp {
         let mut att = rec.attach(cmd)?;
         let child = cmd.spawn();
         att.spawned();
@@ -217,7 +325,12 @@ pub fn record_with(
              try --backend seccomp)",
         ));
     }
-    Ok(Recorded { status, meta })
+    Ok(Recorded {
+        status,
+        meta,
+        backend,
+        switched: None,
+    })
 }
 
 /// The default `--out`-relative path of the snapshot.

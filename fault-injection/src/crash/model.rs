@@ -1,15 +1,17 @@
 //! Persistence models and ALICE's bounded enumeration strategies: from a logical log,
 //! the crash states a model allows. Pure: no I/O (the replay materializes the states).
 //!
-//! A state is "crash after the first `crash` ops", with at most one deviation from
-//! the prefix: one op dropped, or the last op (a write) torn. An op is *synced* at a
-//! crash point when a barrier that covers it (see [`Model::covers`]) comes after it
-//! and before the crash; only unsynced ops may be dropped.
+//! A state is "crash after the first `crash` ops" with one deviation from the prefix:
+//! one op dropped, the last op (a write) torn, or a set of one file's unsynced data
+//! ops lost together (all of them, a head or a tail of them, or any subset when there
+//! are few; see [`lost_sets`]). An op is *synced* at a crash point when a barrier
+//! that covers it (see [`Model::covers`]) comes after it and before the crash; only
+//! unsynced ops may be dropped.
 
 use std::fmt;
 use std::str::FromStr;
 
-use super::log::FsOp;
+use super::log::{FsOp, Ino};
 
 /// Sector and block sizes at which writes tear.
 pub const SECTOR: u64 = 512;
@@ -91,16 +93,26 @@ pub enum Strategy {
     OmitOne,
     /// Crash right after a write, which is torn.
     Torn,
+    /// Crash after op k with two or more of one file's unsynced data ops lost (the
+    /// file's pages were never written back); `zeroed`: the appends' size landed,
+    /// their bytes did not.
+    LoseWrites,
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 3] = [Strategy::Prefix, Strategy::OmitOne, Strategy::Torn];
+    pub const ALL: [Strategy; 4] = [
+        Strategy::Prefix,
+        Strategy::OmitOne,
+        Strategy::Torn,
+        Strategy::LoseWrites,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Strategy::Prefix => "prefix",
             Strategy::OmitOne => "omit-one",
             Strategy::Torn => "torn",
+            Strategy::LoseWrites => "lose-writes",
         }
     }
 }
@@ -136,16 +148,38 @@ pub struct CrashState {
     pub strategy: Strategy,
     /// Ops `0..crash` happened before the crash.
     pub crash: usize,
-    pub dropped: Option<usize>,
+    /// Ops left out (ascending).
+    pub dropped: Vec<usize>,
     pub torn: Option<(usize, Tear)>,
+    /// Dropped writes that grew the file leave its new size, filled with zeros.
+    pub zeroed: bool,
 }
 
 impl CrashState {
+    /// Whether the state deviates from a prefix.
+    pub fn deviates(&self) -> bool {
+        !self.dropped.is_empty() || self.torn.is_some()
+    }
+
     /// Ops applied, in order, as ranges of indices.
     pub fn describe(&self, ops: &[FsOp]) -> String {
         let mut s = format!("crash after op {} of {}", self.crash, ops.len());
-        if let Some(d) = self.dropped {
-            s += &format!("; op {d} dropped ({})", ops[d].describe());
+        match self.dropped.as_slice() {
+            [] => {}
+            [d] => s += &format!("; op {d} dropped ({})", ops[*d].describe()),
+            many => {
+                let list: Vec<String> = many.iter().map(usize::to_string).collect();
+                s += &format!(
+                    "; ops {} dropped (the {} writes {} of the file they write never landed)",
+                    list.join(", "),
+                    many.len(),
+                    if self.zeroed {
+                        "are zeros in the grown file:"
+                    } else {
+                        "before the crash"
+                    },
+                );
+            }
         }
         if let Some((w, t)) = self.torn {
             s += &format!("; op {w} torn ({}: {t})", ops[w].describe());
@@ -166,7 +200,10 @@ pub fn durable_at(model: Model, ops: &[FsOp]) -> Vec<Option<usize>> {
             // Both directories must be fsynced: durable at the later of the two.
             let mut at = Some(0);
             for d in &dirs {
-                let one = FsOp::Mkdir { path: d.join("x") };
+                let one = FsOp::Mkdir {
+                    path: d.join("x"),
+                    mode: 0,
+                };
                 let first = (i + 1..ops.len()).find(|&j| model.covers(&ops[j], &one));
                 at = match (at, first) {
                     (Some(a), Some(f)) => Some(a.max(f)),
@@ -255,7 +292,7 @@ fn tears(model: Model, op: &FsOp) -> Vec<Tear> {
 /// Every state of the model's strategies, in a stable order.
 pub fn enumerate(model: Model, ops: &[FsOp]) -> Vec<CrashState> {
     let mut out = Vec::new();
-    let mut push = |strategy, crash, dropped, torn| {
+    let mut push = |strategy, crash, dropped: Vec<usize>, torn, zeroed| {
         let id = out.len();
         out.push(CrashState {
             id,
@@ -263,10 +300,11 @@ pub fn enumerate(model: Model, ops: &[FsOp]) -> Vec<CrashState> {
             crash,
             dropped,
             torn,
+            zeroed,
         });
     };
     for k in 0..=ops.len() {
-        push(Strategy::Prefix, k, None, None);
+        push(Strategy::Prefix, k, vec![], None, false);
     }
     if model == Model::Prefix {
         return out;
@@ -276,14 +314,72 @@ pub fn enumerate(model: Model, ops: &[FsOp]) -> Vec<CrashState> {
         for i in 0..k {
             let synced = durable[i].is_some_and(|d| d < k);
             if ops[i].is_mutation() && !synced && may_drop(model, ops, i, k) {
-                push(Strategy::OmitOne, k, Some(i), None);
+                push(Strategy::OmitOne, k, vec![i], None, false);
             }
         }
     }
     for (w, op) in ops.iter().enumerate() {
         for t in tears(model, op) {
-            push(Strategy::Torn, w + 1, None, Some((w, t)));
+            push(Strategy::Torn, w + 1, vec![], Some((w, t)), false);
         }
+    }
+    for k in 1..=ops.len() {
+        // Per file, its data ops still unsynced at k that the model may lose.
+        let mut files: Vec<(Ino, Vec<usize>)> = Vec::new();
+        for i in 0..k {
+            let Some(ino) = ops[i].data_ino() else {
+                continue;
+            };
+            if durable[i].is_some_and(|d| d < k) || !may_drop(model, ops, i, k) {
+                continue;
+            }
+            match files.iter_mut().find(|(f, _)| *f == ino) {
+                Some((_, v)) => v.push(i),
+                None => files.push((ino, vec![i])),
+            }
+        }
+        for (_, unsynced) in files {
+            for set in lost_sets(&unsynced) {
+                let all = set.len() == unsynced.len();
+                let grows = set
+                    .iter()
+                    .any(|&i| matches!(ops[i], FsOp::Write { extends: true, .. }));
+                push(Strategy::LoseWrites, k, set.clone(), None, false);
+                // ALICE's "append → zeros": the size reached the disk, the data not.
+                if all && grows && model == Model::Posix {
+                    push(Strategy::LoseWrites, k, set, None, true);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// At most this many unsynced data ops of one file have every subset enumerated.
+pub const ALL_SUBSETS_UP_TO: usize = 4;
+
+/// The sets of two or more of one file's unsynced data ops `u` (ascending) that a
+/// state loses together: every subset when `u` has at most [`ALL_SUBSETS_UP_TO`];
+/// otherwise all of them, every tail (the writes from the j-th on never landed:
+/// writeback stopped) and every head (the first j never landed; later ones, written
+/// back first, did) — at most 2·|u| − 3 sets instead of 2^|u|.
+pub fn lost_sets(u: &[usize]) -> Vec<Vec<usize>> {
+    let n = u.len();
+    if n < 2 {
+        return vec![];
+    }
+    if n <= ALL_SUBSETS_UP_TO {
+        return (1u32..1 << n)
+            .filter(|m| m.count_ones() >= 2)
+            .map(|m| (0..n).filter(|b| m & (1 << b) != 0).map(|b| u[b]).collect())
+            .collect();
+    }
+    let mut out = vec![u.to_vec()];
+    for j in 1..n - 1 {
+        out.push(u[j..].to_vec());
+    }
+    for j in 2..n {
+        out.push(u[..j].to_vec());
     }
     out
 }
@@ -348,8 +444,8 @@ mod tests {
         assert_eq!(d, vec![Some(4), Some(2), None, Some(4), None]);
         let states = enumerate(Model::Posix, &ops);
         // After the dir fsync (crash = 5) nothing may be dropped.
-        assert!(!states.iter().any(|s| s.crash == 5 && s.dropped.is_some()));
-        assert!(states.iter().any(|s| s.crash == 4 && s.dropped == Some(3)));
+        assert!(!states.iter().any(|s| s.crash == 5 && s.deviates()));
+        assert!(states.iter().any(|s| s.crash == 4 && s.dropped == [3]));
     }
 
     #[test]
@@ -364,7 +460,9 @@ mod tests {
         let ops = publish();
         let states = enumerate(Model::Ext4Ordered, &ops);
         // The create cannot be lost while the later rename is kept.
-        assert!(!states.iter().any(|s| s.crash == 4 && s.dropped == Some(0)));
+        assert!(!states
+            .iter()
+            .any(|s| s.crash == 4 && s.dropped.contains(&0)));
         assert!(!states.iter().any(|s| s.strategy == Strategy::Torn));
         let posix = enumerate(Model::Posix, &ops);
         assert!(posix
@@ -377,6 +475,67 @@ mod tests {
         assert_eq!(cut_points(0, 1000), vec![512]);
         assert_eq!(cut_points(100, 9000), vec![512, 4096, 8192, 8704]);
         assert!(cut_points(0, 512).is_empty());
+    }
+
+    fn write(ino: Ino, off: u64, len: u64) -> FsOp {
+        FsOp::Write {
+            ino,
+            off,
+            len,
+            data: 0,
+            extends: true,
+        }
+    }
+
+    /// A save of three writes published by a symlink flip, no fsync: the posix model
+    /// loses all three writes behind the published name (an empty file), and zeroes
+    /// them (the size landed); ext4-ordered loses them but never shows zeros.
+    #[test]
+    fn every_unsynced_write_of_a_file_can_be_lost_together() {
+        let mut ops = vec![FsOp::Create {
+            path: p("save"),
+            ino: 1,
+            mode: 0o644,
+        }];
+        ops.extend((0..3).map(|i| write(1, i * 10, 10)));
+        ops.push(FsOp::Symlink {
+            target: p("save"),
+            path: p("last"),
+        });
+        let posix = enumerate(Model::Posix, &ops);
+        let all = |s: &CrashState| s.crash == 5 && s.dropped == [1, 2, 3];
+        assert!(posix.iter().any(|s| all(s) && !s.zeroed));
+        assert!(posix.iter().any(|s| all(s) && s.zeroed));
+        let ext4 = enumerate(Model::Ext4Ordered, &ops);
+        assert!(ext4.iter().any(|s| all(s) && !s.zeroed));
+        assert!(!ext4.iter().any(|s| s.zeroed));
+        // After an fsync of the file nothing of it is lost.
+        ops.insert(
+            4,
+            FsOp::Fsync {
+                ino: Some(1),
+                path: p("save"),
+                dir: false,
+                all: false,
+            },
+        );
+        let synced = enumerate(Model::Posix, &ops);
+        assert!(!synced
+            .iter()
+            .any(|s| s.crash >= 5 && s.dropped.iter().any(|&d| (1..=3).contains(&d))));
+    }
+
+    #[test]
+    fn lost_sets_are_every_subset_when_few_and_heads_and_tails_when_many() {
+        assert_eq!(lost_sets(&[1]), Vec::<Vec<usize>>::new());
+        assert_eq!(lost_sets(&[1, 2, 3]).len(), 4);
+        assert_eq!(lost_sets(&[1, 2, 3, 4]).len(), 11);
+        let many: Vec<usize> = (0..10).collect();
+        let sets = lost_sets(&many);
+        assert_eq!(sets.len(), 2 * 10 - 3);
+        assert!(sets.contains(&many));
+        assert!(sets.contains(&vec![8, 9]));
+        assert!(sets.contains(&vec![0, 1]));
     }
 
     #[test]

@@ -18,6 +18,9 @@ enum Entry {
     Dir,
     File(Ino),
     Symlink(PathBuf),
+    /// A fifo (`p`), socket (`s`), block (`b`) or character (`c`) device: in a
+    /// snapshot it is kept (a fifo is made again); the log never creates one.
+    Special(char),
 }
 
 /// A directory tree in memory.
@@ -57,6 +60,16 @@ impl Tree {
                     stack.push(p);
                 } else if ty.is_symlink() {
                     t.names.insert(p, Entry::Symlink(fs::read_link(e.path())?));
+                } else if !ty.is_file() {
+                    use std::os::unix::fs::FileTypeExt;
+                    let k = match () {
+                        _ if ty.is_fifo() => 'p',
+                        _ if ty.is_socket() => 's',
+                        _ if ty.is_block_device() => 'b',
+                        _ => 'c',
+                    };
+                    t.dir_modes.insert(p.clone(), mode(&e.path())?);
+                    t.names.insert(p, Entry::Special(k));
                 }
             }
         }
@@ -152,7 +165,11 @@ impl Tree {
                 }
                 for (p, e) in moved {
                     self.names.remove(&p);
-                    self.names.insert(moved_name(&p, from, to), e);
+                    let new = moved_name(&p, from, to);
+                    if let Some(m) = self.dir_modes.remove(&p) {
+                        self.dir_modes.insert(new.clone(), m);
+                    }
+                    self.names.insert(new, e);
                 }
             }
             FsOp::Link { from, to } => {
@@ -162,14 +179,21 @@ impl Tree {
                     }
                 }
             }
+            FsOp::Symlink { target, path } => {
+                if self.parent_exists(path) && !self.names.contains_key(path) {
+                    self.names
+                        .insert(path.clone(), Entry::Symlink(target.clone()));
+                }
+            }
             FsOp::Unlink { path } => {
                 if !matches!(self.names.get(path), Some(Entry::Dir) | None) {
                     self.names.remove(path);
                 }
             }
-            FsOp::Mkdir { path } => {
+            FsOp::Mkdir { path, mode } => {
                 if self.parent_exists(path) && !self.names.contains_key(path) {
                     self.names.insert(path.clone(), Entry::Dir);
+                    self.dir_modes.insert(path.clone(), *mode);
                 }
             }
             FsOp::Rmdir { path } => {
@@ -182,23 +206,56 @@ impl Tree {
         }
     }
 
-    /// A digest of what a program would see: names, types and contents.
+    /// What a program sees at each name: type, mode, size and contents' digest, or
+    /// a symlink's target.
+    pub fn view(&self) -> BTreeMap<PathBuf, Seen> {
+        let dir_mode = |p: &Path| self.dir_modes.get(p).copied().unwrap_or(0o700);
+        self.names
+            .iter()
+            .map(|(p, e)| {
+                let seen = match e {
+                    Entry::Dir => Seen::Dir(dir_mode(p)),
+                    Entry::Symlink(t) => Seen::Symlink(t.clone()),
+                    Entry::Special(k) => Seen::Special(*k, dir_mode(p)),
+                    Entry::File(ino) => {
+                        let d = self.files.get(ino).map(Vec::as_slice).unwrap_or(&[]);
+                        let mode = self.modes.get(ino).copied().unwrap_or(0o644);
+                        Seen::File {
+                            mode,
+                            len: d.len() as u64,
+                            sha: Sha256::digest(d).into(),
+                        }
+                    }
+                };
+                (p.clone(), seen)
+            })
+            .collect()
+    }
+
+    /// A digest of what a program would see: names, types, modes and contents.
     pub fn digest(&self) -> [u8; 32] {
         let mut h = Sha256::new();
-        for (p, e) in &self.names {
+        for (p, seen) in self.view() {
             h.update(p.as_os_str().as_encoded_bytes());
             h.update([0]);
-            match e {
-                Entry::Dir => h.update(b"d"),
-                Entry::Symlink(t) => {
+            match seen {
+                Seen::Dir(m) => {
+                    h.update(b"d");
+                    h.update(m.to_le_bytes());
+                }
+                Seen::Special(k, m) => {
+                    h.update([k as u8]);
+                    h.update(m.to_le_bytes());
+                }
+                Seen::Symlink(t) => {
                     h.update(b"l");
                     h.update(t.as_os_str().as_encoded_bytes());
                 }
-                Entry::File(ino) => {
-                    let d = self.files.get(ino).map(Vec::as_slice).unwrap_or(&[]);
+                Seen::File { mode, len, sha } => {
                     h.update(b"f");
-                    h.update((d.len() as u64).to_le_bytes());
-                    h.update(Sha256::digest(d));
+                    h.update(mode.to_le_bytes());
+                    h.update(len.to_le_bytes());
+                    h.update(sha);
                 }
             }
             h.update([0]);
@@ -219,6 +276,18 @@ impl Tree {
                     fs::set_permissions(&full, fs::Permissions::from_mode(dir_mode(p)))?;
                 }
                 Entry::Symlink(t) => std::os::unix::fs::symlink(t, &full)?,
+                Entry::Special('p') => {
+                    rustix::fs::mknodat(
+                        rustix::fs::CWD,
+                        &full,
+                        rustix::fs::FileType::Fifo,
+                        rustix::fs::Mode::from_raw_mode(dir_mode(p)),
+                        0,
+                    )?;
+                    fs::set_permissions(&full, fs::Permissions::from_mode(dir_mode(p)))?;
+                }
+                // Sockets and devices cannot be made again by an unprivileged checker.
+                Entry::Special(_) => {}
                 Entry::File(ino) => {
                     let d = self.files.get(ino).map(Vec::as_slice).unwrap_or(&[]);
                     fs::write(&full, d)?;
@@ -231,14 +300,28 @@ impl Tree {
     }
 }
 
+/// What a name shows a program (timestamps are not part of a state).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seen {
+    Dir(u32),
+    File { mode: u32, len: u64, sha: [u8; 32] },
+    Symlink(PathBuf),
+    Special(char, u32),
+}
+
 /// The tree of crash state `s`, built from the loaded snapshot `base`.
 pub fn state_tree(rec: &Recording, base: &Tree, s: &CrashState) -> Tree {
     let mut t = base.clone();
     for (i, op) in rec.ops[..s.crash].iter().enumerate() {
-        if s.dropped == Some(i) {
-            continue;
+        let mut tear = s.torn.filter(|(w, _)| *w == i).map(|(_, t)| t);
+        if s.dropped.contains(&i) {
+            // A lost append whose size landed: zeros up to its end.
+            let grows = matches!(op, FsOp::Write { extends: true, .. });
+            if !(s.zeroed && grows) {
+                continue;
+            }
+            tear = Some(Tear::Zero);
         }
-        let tear = s.torn.filter(|(w, _)| *w == i).map(|(_, t)| t);
         t.apply(rec, op, tear);
     }
     t

@@ -153,7 +153,7 @@ pub struct SweepPoint {
 
 /// One scenario.
 pub struct Persist {
-    dir: crate::drivers::sandbox::SandboxDir,
+    dir: tempfile::TempDir,
     pub ph: Placeholders,
     pub t: Templates,
     /// The session each pod was planted with.

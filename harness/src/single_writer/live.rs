@@ -323,17 +323,13 @@ impl Live {
         match Viewer::open(&socket, &route) {
             Ok(mut viewer) => {
                 // The first frame says what the open did: a role, a replay, a seq,
-        let asked = std::time::Instant::now();
                 // or a close; a delta with nothing missed says nothing.
-                let answered = viewer.pump(Duration::from_millis(300), |v| {
+                viewer.pump(Duration::from_millis(300), |v| {
                     v.close.is_some() || !v.texts.is_empty() || !v.output.is_empty()
                 });
                 self.viewers.insert(
                     name.to_string(),
                     Tracked {
-                if answered {
-                    crate::evidence::reply_took(asked.elapsed());
-                }
                         viewer,
                         base,
                         gen: None,

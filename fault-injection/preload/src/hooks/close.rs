@@ -79,6 +79,7 @@ pub unsafe extern "C" fn fclose(fp: *mut c_void) -> c_int {
         _ => unsafe { f(fp) },
     };
     cache_clear(fd);
+    super::decided_clear(fd);
     r
 }
 

@@ -56,6 +56,9 @@ mod lock;
 mod names;
 mod open;
 mod stdio;
+
+use stdio::decided_clear;
+pub use stdio::hook_file_write;
 mod sync;
 mod syscall;
 mod write;

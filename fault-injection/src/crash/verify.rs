@@ -1,0 +1,130 @@
+//! Whether a recording is faithful: replayed in full, its log must leave the root
+//! exactly as the run left it (names, types, modes, sizes, bytes; not timestamps).
+//! A difference means the backend missed an operation — stdio buffers glibc flushed
+//! itself, a raw system call, a call the log does not model — and a crash state
+//! built from that log would be a state of another program.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::log::{self, LogError};
+use super::model::{CrashState, Strategy};
+use super::replay::{state_tree, Seen, Tree};
+use crate::Backend;
+
+/// What the log missed: the first path whose replay differs from the run's result.
+#[derive(Debug)]
+pub enum Missed {
+    /// The log itself cannot be read or modelled.
+    Log(LogError),
+    /// The root after the run cannot be read.
+    Io(std::io::Error),
+    /// `path` after the run (`real`) and after the replay (`replayed`).
+    Differs {
+        path: PathBuf,
+        real: Option<Seen>,
+        replayed: Option<Seen>,
+    },
+}
+
+fn kind(s: &Seen) -> String {
+    match s {
+        Seen::Dir(m) => format!("a directory of mode {m:04o}"),
+        Seen::File { mode, len, .. } => format!("a file of {len} bytes and mode {mode:04o}"),
+        Seen::Symlink(t) => format!("a symlink to {}", t.display()),
+        Seen::Special(k, _) => match k {
+            'p' => "a fifo".into(),
+            's' => "a socket".into(),
+            _ => "a device node".into(),
+        },
+    }
+}
+
+impl Missed {
+    /// The sentence `record` fails with, naming what `backend` did not see and the
+    /// backend that sees it.
+    pub fn message(&self, backend: Backend) -> String {
+        let (path, real, replayed) = match self {
+            Missed::Log(e) => return format!("the {} backend's log: {e}", backend.name()),
+            Missed::Io(e) => return format!("cannot read the root after the run: {}", e.kind()),
+            Missed::Differs {
+                path,
+                real,
+                replayed,
+            } => (path, real, replayed),
+        };
+        let what = |s: &Option<Seen>| s.as_ref().map_or("nothing".to_string(), kind);
+        let why = match (real, replayed) {
+            (Some(Seen::Special(..)), _) => {
+                "mknod/mkfifo/bind are not recorded: the crash log cannot model them"
+            }
+            (Some(Seen::File { mode: a, .. }), Some(Seen::File { mode: b, .. })) if a != b => {
+                "chmod/fchmod (or a umask the program set itself) is not recorded"
+            }
+            (Some(Seen::Dir(a)), Some(Seen::Dir(b))) if a != b => {
+                "chmod/fchmod (or a umask the program set itself) is not recorded"
+            }
+            (Some(Seen::File { .. }), Some(Seen::File { .. })) if backend == Backend::Preload => {
+                "writes glibc made itself (stdio buffers flushed at exit), raw system calls or \
+                 truncate(2) were not seen by the preload; --backend seccomp sees every write \
+                 as a system call"
+            }
+            (Some(Seen::File { .. }), Some(Seen::File { .. })) => {
+                "truncate(2) on a path is not recorded"
+            }
+            _ if backend == Backend::Preload => {
+                "a call the preload did not see (a raw system call, or one made inside \
+                 glibc); --backend seccomp sees them as system calls"
+            }
+            _ => "a call the crash log does not record",
+        };
+        format!(
+            "the {} backend's recording does not reproduce the run: {} is {} after the run \
+             but {} when the log is replayed ({why})",
+            backend.name(),
+            path.display(),
+            what(real),
+            what(replayed),
+        )
+    }
+}
+
+impl fmt::Display for Missed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Missed::Log(e) => e.fmt(f),
+            Missed::Io(e) => write!(f, "cannot read the root after the run: {}", e.kind()),
+            Missed::Differs { path, .. } => {
+                write!(f, "{} differs from the replayed log", path.display())
+            }
+        }
+    }
+}
+
+/// Checks the recording in `dir` against its root as the run left it.
+pub fn verify(dir: &Path) -> Result<(), Missed> {
+    let rec = log::read_any(dir, None).map_err(Missed::Log)?;
+    let base = Tree::load(&rec.snapshot()).map_err(Missed::Io)?;
+    let complete = CrashState {
+        id: 0,
+        strategy: Strategy::Prefix,
+        crash: rec.ops.len(),
+        dropped: vec![],
+        torn: None,
+        zeroed: false,
+    };
+    let replayed = state_tree(&rec, &base, &complete).view();
+    let real = Tree::load(&rec.meta.root).map_err(Missed::Io)?.view();
+    let paths: std::collections::BTreeSet<&PathBuf> = real.keys().chain(replayed.keys()).collect();
+    for p in paths {
+        let (a, b) = (real.get(p), replayed.get(p));
+        if a != b {
+            return Err(Missed::Differs {
+                path: p.clone(),
+                real: a.cloned(),
+                replayed: b.cloned(),
+            });
+        }
+    }
+    Ok(())
+}
