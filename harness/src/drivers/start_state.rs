@@ -243,3 +243,107 @@ pub fn sweep_on_interrupt() {
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naming(root: &Path) -> Vec<i32> {
+        let marker = root.as_os_str().as_encoded_bytes().to_vec();
+        live_descendants()
+            .into_iter()
+            .filter(|p| belongs_to(*p, &marker))
+            .collect()
+    }
+
+    /// A "daemon" whose "panes" left its session (setsid) and fork, killed
+    /// mid-scenario as a crash row kills one: its orphans come back to the run (the
+    /// subreaper) and the sandbox's drop kills every one of them.
+    #[test]
+    fn a_killed_daemon_leaves_nothing_once_its_sandbox_is_dropped() {
+        nix::sys::prctl::set_child_subreaper(true).expect("become a subreaper");
+        let (dir, ph) = crate::drivers::sandbox::create(std::path::PathBuf::from("/"));
+        let root = dir.path().to_path_buf();
+        let script = "setsid sh -c 'sleep 300 & sleep 300' & sleep 300 & sleep 300";
+        let mut daemon = crate::drivers::sandbox::command(
+            &ph,
+            &["sh".into(), "-c".into(), script.into()],
+            &[],
+            &root,
+        )
+        .spawn()
+        .expect("start the stand-in daemon");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while naming(&root).len() < 5 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(
+            naming(&root).len() >= 5,
+            "the daemon and its four sleeps should be running: {:?}",
+            naming(&root)
+        );
+        daemon.kill().expect("kill the daemon");
+        daemon.wait().expect("reap the daemon");
+        assert!(
+            naming(&root).len() >= 4,
+            "the daemon's orphans come back to the subreaper and still run"
+        );
+        drop(dir);
+        assert_eq!(
+            naming(&root),
+            Vec::<i32>::new(),
+            "left after the sandbox's drop"
+        );
+    }
+
+    /// A program started through [`clean_start`] has every signal at its default,
+    /// nothing blocked and a session of its own, although its parent ignored SIGHUP
+    /// and SIGPIPE and blocked SIGUSR1 (as `nohup` or a CI runner may start vxcert).
+    #[test]
+    fn a_started_program_has_default_dispositions_and_an_empty_mask() {
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            "grep -E '^(SigBlk|SigIgn):' /proc/self/status; ps -o sid= -p $$; echo $$",
+        ]);
+        // SAFETY: signal and sigprocmask are async-signal-safe. Registered before
+        // clean_start's closure, so the child is first put in the hostile state.
+        unsafe {
+            cmd.pre_exec(|| {
+                nix::libc::signal(nix::libc::SIGHUP, nix::libc::SIG_IGN);
+                nix::libc::signal(nix::libc::SIGPIPE, nix::libc::SIG_IGN);
+                let mut set: nix::libc::sigset_t = std::mem::zeroed();
+                nix::libc::sigemptyset(&mut set);
+                nix::libc::sigaddset(&mut set, nix::libc::SIGUSR1);
+                nix::libc::sigprocmask(nix::libc::SIG_BLOCK, &set, std::ptr::null_mut());
+                Ok(())
+            });
+        }
+        clean_start(&mut cmd);
+        let out = cmd.output().expect("run sh");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let field = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(|v| u64::from_str_radix(v.trim(), 16).unwrap_or(u64::MAX))
+        };
+        assert_eq!(field("SigBlk:"), Some(0), "blocked signals: {text}");
+        // Signals 32 and 33 are glibc's own (thread cancellation, setxid); its
+        // sigaction refuses them, and no program using glibc can handle them.
+        let glibc_own = (1u64 << 31) | (1u64 << 32);
+        assert_eq!(
+            field("SigIgn:").map(|m| m & !glibc_own),
+            Some(0),
+            "ignored signals: {text}"
+        );
+        let ids: Vec<u32> = text
+            .lines()
+            .skip(2)
+            .map(|l| l.trim().parse().unwrap_or(0))
+            .collect();
+        assert!(
+            ids.len() == 2 && ids[0] == ids[1],
+            "the program leads a session of its own: {text}"
+        );
+    }
+}
