@@ -153,7 +153,7 @@ pub struct SweepPoint {
 
 /// One scenario.
 pub struct Persist {
-    dir: tempfile::TempDir,
+    dir: crate::drivers::sandbox::SandboxDir,
     pub ph: Placeholders,
     pub t: Templates,
     /// The session each pod was planted with.

@@ -320,13 +320,17 @@ impl Live {
         self.viewers.remove(name);
         self.dropped.remove(name);
         self.refused.remove(name);
+        let asked = std::time::Instant::now();
         match Viewer::open(&socket, &route) {
             Ok(mut viewer) => {
                 // The first frame says what the open did: a role, a replay, a seq,
                 // or a close; a delta with nothing missed says nothing.
-                viewer.pump(Duration::from_millis(300), |v| {
+                let answered = viewer.pump(Duration::from_millis(300), |v| {
                     v.close.is_some() || !v.texts.is_empty() || !v.output.is_empty()
                 });
+                if answered {
+                    crate::evidence::reply_took(asked.elapsed());
+                }
                 self.viewers.insert(
                     name.to_string(),
                     Tracked {

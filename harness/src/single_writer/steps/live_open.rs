@@ -2,8 +2,6 @@
 //! keys (one, or many at once), BUSY and refusals, and the probes from outside:
 //! agents per key by PID, the lock from the suite's flock, the session socket.
 
-use std::time::Duration;
-
 use cucumber::{given, then, when};
 use nix::sys::signal::Signal;
 
@@ -181,6 +179,15 @@ async fn served_by(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let live = s.live();
         let noted = *live.noted.get(&c[1]).or_harness("no agent was noted");
+        if &c[2] == "the noted" {
+            // "Still served by the same agent" is a negative observation (nothing
+            // killed or relaunched it) after an event the broker reacts to in its
+            // own time (a viewer leaving, a reconnect): barrier first.
+            crate::evidence::settle(
+                "\"the session is still served by the noted agent\"",
+                scaled(STABLE_MS),
+            );
+        }
         let pids = live.sb.agents_of(&stub_name(&c[1]));
         if &c[2] == "the noted" {
             assert_eq!(pids, vec![noted], "the agent was relaunched or duplicated");
@@ -201,7 +208,8 @@ async fn agent_count(w: &mut World, c: &[String]) {
         poll("the session's agent count", scaled(WAIT_MS), || {
             (live.sb.agents_of(&p).len() == want).then_some(())
         });
-        std::thread::sleep(Duration::from_millis(STABLE_MS));
+        // The count was reached; it must also hold (no late second launch).
+        crate::evidence::settle("\"the agent count holds\"", scaled(STABLE_MS));
         let pids = live.sb.agents_of(&p);
         assert_eq!(pids.len(), want, "agents of {}: {pids:?}", &c[1]);
     })
@@ -211,6 +219,7 @@ async fn agent_count(w: &mut World, c: &[String]) {
 #[then(regex = r"^no agent reported a second writer$")]
 async fn no_violation(w: &mut World) {
     w.run(&[], None, |s, _| {
+        crate::evidence::settle("\"no agent reported a second writer\"", scaled(STABLE_MS));
         let v = s.live().sb.violations();
         assert!(v.is_empty(), "second writers: {v:?}");
     })

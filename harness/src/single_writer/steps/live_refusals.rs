@@ -137,7 +137,10 @@ async fn refused_started_none(w: &mut World) {
             .agents_after_control
             .clone()
             .or_harness("no valid twin opened before the refusal");
-        std::thread::sleep(Duration::from_millis(STABLE_MS));
+        crate::evidence::settle(
+            "\"the refused open started no agent\"",
+            crate::drivers::scaled(STABLE_MS),
+        );
         let mut now: Vec<i32> = live.sb.agents().iter().map(|a| a.pid).collect();
         now.sort_unstable();
         crate::evidence::ensure(now == before, Some("sw-one-writer"), || {
