@@ -2,7 +2,7 @@
 # The steps of ci/action.yml and ci/certify.yml, runnable anywhere (the kit's test
 # harness/tests/shards_merge_diff.rs runs them locally the way a runner would).
 #
-#   vxcert-ci.sh shard K N [vxcert run arguments…]  -> $VXCERT_OUT/shard-K-of-N/
+#   vxcert-ci.sh shard K/N [vxcert run arguments…]  -> $VXCERT_OUT/shard-K-of-N/
 #   vxcert-ci.sh merge                               -> $VXCERT_OUT/report/
 #   vxcert-ci.sh diff BASELINE                       -> $VXCERT_OUT/diff/ (BASELINE: a
 #                                                      report directory or report.json)
@@ -13,13 +13,14 @@
 set -euo pipefail
 vxcert=${VXCERT:-vxcert}
 out=${VXCERT_OUT:-vxcert-out}
-step=${1:?usage: vxcert-ci.sh shard K N [args…] | merge | diff BASELINE}
+step=${1:?usage: vxcert-ci.sh shard K/N [args…] | merge | diff BASELINE}
 shift
 case "$step" in
 shard)
-    k=${1:?shard K N}
-    n=${2:?shard K N}
-    shift 2
+    kn=${1:?shard K/N}
+    shift
+    k=${kn%/*}
+    n=${kn#*/}
     mkdir -p "$out"
     status=0
     "$vxcert" run --quiet --shard "$k/$n" --report "$out/shard-$k-of-$n" "$@" || status=$?

@@ -27,6 +27,9 @@ pub enum Verdict {
     /// The scenario could not show what it is for: its valid twin (the control) was
     /// refused, or the implementation never accepted a valid input of that kind.
     Inconclusive,
+    /// Run more than once (`vxcert run --repeat N`), the scenario got different
+    /// verdicts; the report keeps the evidence of each.
+    Flaky,
     /// An assertion about the implementation failed.
     Fail,
     /// A wait ran past its deadline.
@@ -37,10 +40,11 @@ pub enum Verdict {
 
 impl Verdict {
     /// Every verdict, in the order reports show their counts.
-    pub const ALL: [Verdict; 8] = [
+    pub const ALL: [Verdict; 9] = [
         Verdict::Pass,
         Verdict::NonStrict,
         Verdict::Fail,
+        Verdict::Flaky,
         Verdict::Inconclusive,
         Verdict::Timeout,
         Verdict::HarnessError,
@@ -53,6 +57,7 @@ impl Verdict {
             Verdict::Pass => "pass",
             Verdict::NonStrict => "non-strict",
             Verdict::Inconclusive => "inconclusive",
+            Verdict::Flaky => "flaky",
             Verdict::NotClaimed => "not-claimed",
             Verdict::Fail => "fail",
             Verdict::Timeout => "timeout",
@@ -66,7 +71,11 @@ impl Verdict {
     pub fn fails_run(self) -> bool {
         matches!(
             self,
-            Verdict::Fail | Verdict::Inconclusive | Verdict::Timeout | Verdict::HarnessError
+            Verdict::Fail
+                | Verdict::Flaky
+                | Verdict::Inconclusive
+                | Verdict::Timeout
+                | Verdict::HarnessError
         )
     }
 
@@ -75,7 +84,7 @@ impl Verdict {
         matches!(self, Verdict::Pass | Verdict::NonStrict)
     }
 
-    /// The worst of a group (harness-error > timeout > fail > inconclusive >
+    /// The worst of a group (harness-error > timeout > fail > flaky > inconclusive >
     /// non-strict > pass > unsupported > not-claimed);
     /// `None` for an empty group.
     pub fn worst(vs: impl IntoIterator<Item = Verdict>) -> Option<Verdict> {
@@ -219,6 +228,9 @@ mod tests {
             Some(Inconclusive)
         );
         assert_eq!(Verdict::worst([Inconclusive, Fail]), Some(Fail));
+        assert_eq!(Verdict::worst([Inconclusive, Flaky, Pass]), Some(Flaky));
+        assert_eq!(Verdict::worst([Flaky, Fail]), Some(Fail));
+        assert!(Flaky.fails_run());
         assert_eq!(
             Verdict::worst([NotClaimed, UnsupportedOptional]),
             Some(UnsupportedOptional)

@@ -75,6 +75,30 @@ fn text(o: &Output) -> String {
     )
 }
 
+/// The workflow's steps are the script's: what this test runs is what CI runs.
+#[test]
+fn the_action_runs_the_scripts_steps() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ci");
+    let action = std::fs::read_to_string(dir.join("action.yml")).expect("ci/action.yml");
+    for step in [
+        "shard \"${{ inputs.shard }}\"",
+        "merge",
+        "diff \"${{ inputs.baseline }}\"",
+    ] {
+        let line = format!("bash \"${{{{ github.action_path }}}}/vxcert-ci.sh\" {step}");
+        assert!(action.contains(&line), "ci/action.yml lacks `{line}`");
+    }
+    let workflow = std::fs::read_to_string(dir.join("certify.yml")).expect("ci/certify.yml");
+    for needle in [
+        "shard: [1, 2, 3, 4]",
+        "step: shard",
+        "step: merge",
+        "vxcert-out/report/",
+    ] {
+        assert!(workflow.contains(needle), "ci/certify.yml lacks `{needle}`");
+    }
+}
+
 #[test]
 fn four_shards_merged_are_one_run_and_diffs_name_regressions() {
     common::ensure_reference(&[]);
@@ -90,8 +114,8 @@ fn four_shards_merged_are_one_run_and_diffs_name_regressions() {
     one.stdout(std::process::Stdio::null());
     let mut children = vec![one.spawn().expect("start the single run")];
     for k in 1..=4 {
-        let k = k.to_string();
-        let mut c = ci(&out, &["shard", &k, "4"]);
+        let k = format!("{k}/4");
+        let mut c = ci(&out, &["shard", &k]);
         c.args(SELECTION).stdout(std::process::Stdio::null());
         children.push(c.spawn().expect("start a shard"));
     }

@@ -85,6 +85,7 @@ td.zero{color:#b5bcc4}
 .pass{background:#2e8540}.fail{background:#c62828}.timeout{background:#e07b00}
 .harness-error{background:#6a1b9a}.unsupported-optional{background:#78909c}
 .non-strict{background:#5c8a2e}.inconclusive{background:#b8860b}.not-claimed{background:#aab4bd}
+.flaky{background:#ad1457}
 .declared{outline:2px dashed #c62828;outline-offset:1px;background:#8d6e63}
 details{margin:0}summary{cursor:pointer;font-weight:600}
 details table{margin:6px 0 10px;box-shadow:none;border:1px solid #e3e6ea}
@@ -231,8 +232,22 @@ fn scenario_html(out: &mut String, s: &ScenarioJson, steps: &Transcripts) {
     if let Some(m) = &s.message {
         let _ = write!(out, "<p class=\"msg\">{}</p>", esc(m));
     }
-    if let Some(e) = &s.evidence {
-        super::html_evidence::evidence_html(out, e);
+    if s.outcomes.is_empty() {
+        if let Some(e) = &s.evidence {
+            super::html_evidence::evidence_html(out, e);
+        }
+    }
+    for v in &s.outcomes {
+        let rounds: Vec<String> = v.rounds.iter().map(u32::to_string).collect();
+        let _ = write!(
+            out,
+            "<p class=\"msg\">{} in round(s) {}</p>",
+            esc(v.verdict.as_str()),
+            rounds.join(", ")
+        );
+        if let Some(e) = &v.evidence {
+            super::html_evidence::evidence_html(out, e);
+        }
     }
     if !matches!(
         s.verdict,

@@ -18,6 +18,7 @@ mod load;
 mod merge;
 mod preflight;
 mod progress;
+mod repeat;
 mod report;
 mod report_files;
 mod repro;
@@ -70,6 +71,11 @@ pub struct RunArgs {
     /// scenario name, Examples row) hashes into it. `vxcert merge` joins the shards.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<shard::Shard>,
+    /// Run each selected scenario N times, each in a fresh sandbox; a scenario whose
+    /// runs disagree is `flaky`, with the evidence of each distinct outcome.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
 }
 
 /// One finished (or not run) scenario.
@@ -92,6 +98,10 @@ pub struct Outcome {
     pub kept: Option<crate::evidence::Kept>,
     /// The reproduction directory, relative to the report.
     pub reproduce: Option<String>,
+    /// Which run of the scenario this was (`--repeat`), from 1.
+    pub round: u32,
+    /// A `flaky` scenario's distinct outcomes (`--repeat`).
+    pub variants: Vec<repeat::Variant>,
 }
 
 static OUTCOMES: Mutex<Vec<Outcome>> = Mutex::new(Vec::new());
@@ -195,7 +205,7 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
                 )
             })
             .collect(),
-        repeat: None,
+        repeat: (args.repeat > 1).then_some(args.repeat),
     };
     let checked = preflight::check(&preflight::Inputs {
         profile: &profile,
@@ -231,29 +241,34 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    for contract in &contracts {
-        let setup = Arc::new(SuiteSetup {
-            contract: *contract,
-            dir: suite_root.join(contract.suite_dir()),
-            report: args.report.clone(),
-            tags: tags.clone(),
-            shard: args.shard,
-            concurrency,
-            claimed: profile.features.clone(),
-            faketime: checked.faketime.is_some(),
-            root: checked.root,
-            progress: progress.clone(),
-        });
-        match contract {
-            Contract::Recovery => runtime.block_on(run_suite::<crate::recovery::World>(setup))?,
-            Contract::AgentRestore => {
-                runtime.block_on(run_suite::<crate::agent_restore::World>(setup))?
-            }
-            Contract::SingleWriter => {
-                runtime.block_on(run_suite::<crate::single_writer::World>(setup))?
-            }
-            Contract::SessionPersist => {
-                runtime.block_on(run_suite::<crate::session_persist::World>(setup))?
+    for round in 1..=args.repeat {
+        for contract in &contracts {
+            let setup = Arc::new(SuiteSetup {
+                contract: *contract,
+                dir: suite_root.join(contract.suite_dir()),
+                report: args.report.clone(),
+                tags: tags.clone(),
+                shard: args.shard,
+                concurrency,
+                claimed: profile.features.clone(),
+                faketime: checked.faketime.is_some(),
+                root: checked.root,
+                progress: progress.clone(),
+                round,
+            });
+            match contract {
+                Contract::Recovery => {
+                    runtime.block_on(run_suite::<crate::recovery::World>(setup))?
+                }
+                Contract::AgentRestore => {
+                    runtime.block_on(run_suite::<crate::agent_restore::World>(setup))?
+                }
+                Contract::SingleWriter => {
+                    runtime.block_on(run_suite::<crate::single_writer::World>(setup))?
+                }
+                Contract::SessionPersist => {
+                    runtime.block_on(run_suite::<crate::session_persist::World>(setup))?
+                }
             }
         }
     }
@@ -272,11 +287,14 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
     let duration_ms = start.elapsed().as_millis();
 
     let mut outcomes = std::mem::take(&mut *OUTCOMES.lock().unwrap_or_else(|p| p.into_inner()));
-    outcomes
-        .sort_by(|a, b| (a.contract, &a.feature, a.line).cmp(&(b.contract, &b.feature, b.line)));
+    outcomes.sort_by(|a, b| {
+        (a.contract, &a.feature, a.line, a.round).cmp(&(b.contract, &b.feature, b.line, b.round))
+    });
     // The filter may be asked more than once about one scenario.
-    outcomes
-        .dedup_by(|a, b| a.contract == b.contract && a.feature == b.feature && a.line == b.line);
+    outcomes.dedup_by(|a, b| {
+        a.contract == b.contract && a.feature == b.feature && a.line == b.line && a.round == b.round
+    });
+    let outcomes = repeat::combine(outcomes);
     let rep = report::build(report::Inputs {
         profile: &profile,
         profile_path: &profile_path,
@@ -305,9 +323,19 @@ struct SuiteSetup {
     faketime: bool,
     root: bool,
     progress: Arc<progress::Progress>,
+    /// Which run of the suite this is (`--repeat`), from 1.
+    round: u32,
 }
 
 impl SuiteSetup {
+    /// `name` for the first round, `name` with `-round<k>` before its extension after.
+    fn per_round(&self, stem: &str, ext: &str) -> String {
+        match self.round {
+            1 => format!("{stem}.{ext}"),
+            k => format!("{stem}-round{k}.{ext}"),
+        }
+    }
+
     /// Why a scenario with these tags does not run here, when it does not.
     fn not_runnable(&self, tags: &[&String]) -> Option<(Verdict, String)> {
         let profile = &profile::context().profile;
@@ -363,10 +391,13 @@ where
 {
     let contract = setup.contract;
     let name = contract.name();
-    let log = std::fs::File::create(setup.report.join(format!("cucumber-{name}.log")))
-        .map_err(|e| format!("cannot create cucumber-{name}.log: {e}"))?;
-    let json = std::fs::File::create(setup.report.join(format!("cucumber-{name}.json")))
-        .map_err(|e| format!("cannot create cucumber-{name}.json: {e}"))?;
+    let create = |file: String| {
+        std::fs::File::create(setup.report.join(&file))
+            .map_err(|e| format!("cannot create {file}: {e}"))
+    };
+    let log = create(setup.per_round(&format!("cucumber-{name}"), "log"))?;
+    let json = create(setup.per_round(&format!("cucumber-{name}"), "json"))?;
+    let round = setup.round;
     let progress = setup.progress.clone();
     let report_dir = setup.report.clone();
     let filter_setup = setup.clone();
@@ -403,11 +434,12 @@ where
                     } else {
                         &k.last_step_commands[..]
                     };
-                    repro::write(
-                        &report_dir,
-                        &repro_name(contract, feature, scenario.position.line),
-                        commands,
-                    )
+                    let name = repro_name(contract, feature, scenario.position.line);
+                    let name = match round {
+                        1 => name,
+                        k => format!("{name}-round{k}"),
+                    };
+                    repro::write(&report_dir, &name, commands)
                 })
                 .flatten();
             let mut tags: Vec<String> = feature.tags.clone();
@@ -427,6 +459,8 @@ where
                 feature_path: feature_path(feature),
                 kept,
                 reproduce,
+                round,
+                variants: Vec::new(),
             });
             Box::pin(async {})
         });
@@ -465,6 +499,8 @@ where
                 feature_path: feature_path(f),
                 kept: None,
                 reproduce: None,
+                round: setup.round,
+                variants: Vec::new(),
             });
             return false;
         }

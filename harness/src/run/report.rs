@@ -139,6 +139,22 @@ pub struct ScenarioJson {
     pub unexpected_pass: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<super::evidence_json::EvidenceJson>,
+    /// A `flaky` scenario's distinct outcomes, worst first (`--repeat`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outcomes: Vec<VariantJson>,
+}
+
+/// One distinct verdict of a repeated scenario: the rounds that gave it, and the
+/// first such run's message and evidence.
+#[derive(Serialize, Deserialize, Clone)]
+#[serde(bound(deserialize = "'de: 'static"))]
+pub struct VariantJson {
+    pub verdict: Verdict,
+    pub rounds: Vec<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<super::evidence_json::EvidenceJson>,
 }
 
 #[derive(Serialize, Deserialize, Clone)]
@@ -216,7 +232,21 @@ fn scenario(i: &Inputs<'_>, o: &Outcome) -> ScenarioJson {
         message: o.message.clone(),
         unexpected_pass: expected.is_some() && o.verdict.held(),
         expected_failure: expected,
-        evidence: super::evidence_json::of(o, i.registries),
+        // A flaky scenario's evidence is its worst run's.
+        evidence: match o.variants.first() {
+            Some(worst) => super::evidence_json::of(&worst.outcome, i.registries),
+            None => super::evidence_json::of(o, i.registries),
+        },
+        outcomes: o
+            .variants
+            .iter()
+            .map(|v| VariantJson {
+                verdict: v.outcome.verdict,
+                rounds: v.rounds.clone(),
+                message: v.outcome.message.clone(),
+                evidence: super::evidence_json::of(&v.outcome, i.registries),
+            })
+            .collect(),
     }
 }
 

@@ -31,7 +31,7 @@ fn junit(r: &ReportJson) -> String {
         let failures = ss
             .iter()
             .filter(undeclared)
-            .filter(|s| s.verdict == Verdict::Fail)
+            .filter(|s| matches!(s.verdict, Verdict::Fail | Verdict::Flaky))
             .count();
         let errors = ss
             .iter()
@@ -83,6 +83,9 @@ fn junit(r: &ReportJson) -> String {
                         out += &format!("<skipped message=\"{}: {msg}\"/>", s.verdict)
                     }
                     Verdict::Fail => out += &format!("<failure message=\"{line}\">{msg}</failure>"),
+                    Verdict::Flaky => {
+                        out += &format!("<failure message=\"flaky: {msg}\">{line}</failure>")
+                    }
                     v @ (Verdict::Timeout | Verdict::HarnessError | Verdict::Inconclusive) => {
                         out += &format!("<error message=\"{v}: {line}\">{msg}</error>")
                     }
@@ -242,6 +245,14 @@ fn evidence_markdown(scenarios: &[ScenarioJson]) -> String {
         }
         if let Some(r) = &e.reproduce {
             out += &format!("- reproduce: `sh {r}/repro.sh`\n");
+        }
+        for v in &s.outcomes {
+            let rounds: Vec<String> = v.rounds.iter().map(u32::to_string).collect();
+            out += &format!("- {} in round(s) {}", v.verdict, rounds.join(", "));
+            match &v.evidence {
+                Some(e) => out += &format!(": expected {}; observed {}\n", e.expected, e.observed),
+                None => out += "\n",
+            }
         }
     }
     out
