@@ -37,6 +37,8 @@ pub enum Detail {
     },
     /// An fsync-family call: the trace marks a directory fd.
     Sync,
+    /// mkdir's mode (before the umask).
+    Mode(c_uint),
     /// ftruncate (`len`) and fallocate (`mode`, `off`, `len`): recorded by `vxfault
     /// record` so the crash explorer can replay them.
     Range {

@@ -227,6 +227,7 @@ impl Call {
                 let n = names::fcntl_lock(cmd, kind, &mut buf);
                 l.str("lock", &buf[..n]);
             }
+            Detail::Mode(m) => l.str("mode", &names::octal4(m)),
             Detail::Sync => {
                 if file_type(self.fd) == Some(S_IFDIR) {
                     l.bool("dir", true);

@@ -23,6 +23,8 @@ pub enum Detail {
     },
     /// An fsync-family call on a directory.
     SyncDir,
+    /// mkdir's mode (before the umask).
+    Mode(u32),
 }
 
 /// One decoded call.
@@ -173,6 +175,9 @@ pub fn decode(n: &Notif, sys: &'static Syscall, paths: bool, kinds: bool) -> Res
             let raw = cstr(p)?;
             c.path = at(dirfd, &raw);
             c.raw = Some(raw);
+            if c.op == Op::Mkdir {
+                c.detail = Detail::Mode(a[p + 1] as u32 & 0o7777);
+            }
         }
         Args::Unlinkat => {
             if int(2) & AT_REMOVEDIR != 0 {

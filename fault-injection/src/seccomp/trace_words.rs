@@ -29,6 +29,7 @@ pub fn detail(l: &mut Line, c: &Call) {
             l.str("lock", &buf[..n]);
         }
         Detail::SyncDir => l.bool("dir", true),
+        Detail::Mode(m) => l.str("mode", &planlang::names::octal4(m)),
     }
 }
 

@@ -7,7 +7,7 @@ use core::ffi::{c_char, c_int, c_uint};
 use plan::Op;
 use vxfault_plan as plan;
 
-use crate::call::{run, Call, Target};
+use crate::call::{run, Call, Detail, Target};
 use crate::sys::{AT_FDCWD, AT_REMOVEDIR};
 
 hook! {
@@ -93,7 +93,8 @@ hook! {
     real Mkdir;
     op Op::Mkdir;
     |f| {
-        let mut c = Call::new(Op::Mkdir, "mkdir", Target::At(AT_FDCWD, path));
+        let mut c = Call::new(Op::Mkdir, "mkdir", Target::At(AT_FDCWD, path))
+            .with_detail(Detail::Mode(mode));
         run(&mut c, 0, 0, |_| i64::from(f(path, mode))) as c_int
     }
 }
@@ -103,7 +104,8 @@ hook! {
     real Mkdirat;
     op Op::Mkdir;
     |f| {
-        let mut c = Call::new(Op::Mkdir, "mkdirat", Target::At(dirfd, path));
+        let mut c = Call::new(Op::Mkdir, "mkdirat", Target::At(dirfd, path))
+            .with_detail(Detail::Mode(mode));
         run(&mut c, 0, 0, |_| i64::from(f(dirfd, path, mode))) as c_int
     }
 }
