@@ -275,6 +275,67 @@ fn a_broker_that_lists_ghost_rows_fails_the_alias_list_rows_only() {
     );
 }
 
+/// The lock and launch fault rows whose lock cannot be taken (ENOLCK, EACCES) or
+/// whose launch fails, run against the reference broker with `defect` under the
+/// kit's default pins: the lock-error rows fail, naming `clause` and saying
+/// `observed`, and nothing else does.
+fn lock_error_rows_fail(defect: &str, clause: &str, observed: &str) {
+    let args = ["--tags", "@fault-plans and @sw-launch-fail-frees"];
+    let (code, report) = run_report(&[], Some(defect), &args);
+    assert_eq!(code, 1, "{defect}: the run must fail");
+    let rows = report["scenarios"].as_array().expect("scenarios");
+    let lock_rows: Vec<_> = rows
+        .iter()
+        .filter(|s| {
+            s["name"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("A lock that cannot be taken")
+        })
+        .collect();
+    assert_eq!(
+        lock_rows.len(),
+        2,
+        "{defect}: the ENOLCK and EACCES rows ran"
+    );
+    for s in &lock_rows {
+        let e = &s["evidence"];
+        assert_eq!(s["verdict"], "fail", "{defect}: {s}");
+        assert_eq!(e["clause"]["id"], clause, "{defect}: {e}");
+        assert!(
+            e["observed"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(observed),
+            "{defect}: {e}"
+        );
+    }
+    assert_eq!(
+        failing(&report).len(),
+        2,
+        "{defect}: only the lock-error rows fail"
+    );
+}
+
+/// A broker that drops the connection with no close frame on a lock error (a crash
+/// of its handler): the viewer's broken connection is no close code, so never a pin
+/// deviation (`non-strict`) but a failure, with the kit's own pins.
+#[test]
+fn a_broker_that_drops_the_connection_on_a_lock_error_fails_those_rows() {
+    lock_error_rows_fail(
+        "reset-on-lock-error",
+        "sw-launch-fail-frees",
+        "without a close frame",
+    );
+}
+
+/// A broker that closes a lock error 4409, BUSY: the seed's code for a lock that
+/// would block, not one that cannot be taken.
+#[test]
+fn a_broker_that_calls_a_lock_error_busy_fails_those_rows() {
+    lock_error_rows_fail("busy-on-lock-error", "sw-busy", "close code 4409");
+}
+
 /// The reference broker's `serve` command without the flags of an optional feature.
 fn plain_broker() -> String {
     let b = bin_dir().join("vxbroker");

@@ -159,8 +159,11 @@ pub struct Viewer {
     /// Control frames (text messages), in order, each with the output length when it
     /// arrived.
     pub texts: Vec<(usize, Value)>,
-    /// The close code, once the broker closed.
+    /// The close code, once the broker closed (1006 when no close frame came).
     pub close: Option<u16>,
+    /// How the connection ended without a close frame (a reset, an end of stream, a
+    /// protocol error): its own outcome, never a close code a pin can name.
+    pub broken: Option<String>,
 }
 
 impl Viewer {
@@ -185,6 +188,7 @@ impl Viewer {
                     output: Vec::new(),
                     texts: Vec::new(),
                     close: None,
+                    broken: None,
                 })
             }
             Err(tungstenite::HandshakeError::Failure(tungstenite::Error::Http(r))) => {
@@ -222,6 +226,7 @@ impl Viewer {
                 Ok(Message::Close(f)) => {
                     self.close = Some(f.map_or(1005, |f| u16::from(f.code)));
                     crate::evidence::frame(format!("← close {:?}", self.close));
+                    self.answer_close();
                 }
                 Ok(_) => {}
                 // The read slice ran out; the connection is fine.
@@ -229,9 +234,46 @@ impl Viewer {
                 Err(e) => {
                     // No close frame came: the report says what the transport saw.
                     crate::evidence::frame(format!("← no close frame: {e}"));
-                    self.close = Some(self.close.unwrap_or(1006));
+                    self.broke(e.to_string());
                 }
             }
+        }
+    }
+
+    /// Completes the closing handshake the broker started (RFC 6455 §5.5.1: an
+    /// endpoint that receives a Close frame sends one in response "as soon as
+    /// practical"). tungstenite queues the reply and sends it only on the next read,
+    /// write or flush, which a pump that stops at the close never makes: a broker
+    /// whose handler waits for the reply before it ends (and releases what it holds)
+    /// would wait for the suite's viewer to be dropped.
+    fn answer_close(&mut self) {
+        match self.ws.flush() {
+            Ok(()) => crate::evidence::frame("→ close (the reply)"),
+            Err(e) => crate::evidence::frame(format!("→ close reply not sent: {e}")),
+        }
+    }
+
+    /// The connection ended without a close frame.
+    fn broke(&mut self, how: String) {
+        if self.close.is_none() {
+            self.broken = Some(how);
+            self.close = Some(1006);
+        }
+    }
+
+    /// The close code the broker sent in a close frame; `None` while open, or when
+    /// the connection ended without one (see [`Viewer::broken`]).
+    pub fn close_frame_code(&self) -> Option<u16> {
+        self.close.filter(|_| self.broken.is_none())
+    }
+
+    /// How the viewer ended, in words for a report: a close code, or the broken
+    /// connection and what the transport said.
+    pub fn ending(&self) -> String {
+        match (&self.broken, self.close) {
+            (Some(how), _) => format!("the connection ended without a close frame ({how})"),
+            (None, Some(code)) => format!("close code {code}"),
+            (None, None) => "still open".into(),
         }
     }
 
@@ -244,8 +286,8 @@ impl Viewer {
         if self.close.is_some() {
             return;
         }
-        if self.ws.send(m).is_err() {
-            self.close = Some(self.close.unwrap_or(1006));
+        if let Err(e) = self.ws.send(m) {
+            self.broke(e.to_string());
         }
     }
 
@@ -253,6 +295,11 @@ impl Viewer {
     pub fn input(&mut self, text: &str) {
         let frame = serde_json::json!({"t": "i", "d": text}).to_string();
         self.send(Message::Text(frame.into()));
+    }
+
+    /// Raw input: one binary message (the seed's raw-byte frame).
+    pub fn raw_input(&mut self, bytes: &[u8]) {
+        self.send(Message::Binary(bytes.to_vec().into()));
     }
 
     /// One resize frame `{"t":"r","cols","rows"}`.
@@ -418,6 +465,66 @@ mod tests {
         });
         assert_eq!(got.unwrap_err().kind(), ErrorKind::ConnectionReset);
         assert_eq!(calls, 1);
+    }
+
+    /// A broker stand-in on a Unix socket: accepts one WebSocket and runs `then` on
+    /// it on a thread; the endpoint to open.
+    fn stand_in<R: Send + 'static>(
+        then: impl FnOnce(WebSocket<UnixStream>) -> R + Send + 'static,
+    ) -> (tempfile::TempDir, Endpoint, std::thread::JoinHandle<R>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.sock");
+        let l = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let t = std::thread::spawn(move || {
+            let (s, _) = l.accept().unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            then(tungstenite::accept(s).unwrap())
+        });
+        (dir, Endpoint::Unix(path), t)
+    }
+
+    #[test]
+    fn a_close_frame_is_answered_while_the_viewer_is_still_held() {
+        let (_dir, at, broker) = stand_in(|mut ws| {
+            ws.close(Some(tungstenite::protocol::CloseFrame {
+                code: CloseCode::Library(4409),
+                reason: "busy".into(),
+            }))
+            .unwrap();
+            // What a broker whose handler waits for the reply sees: the viewer's
+            // answer, or (unanswered) the read timing out.
+            loop {
+                match ws.read() {
+                    Ok(Message::Close(_)) | Err(tungstenite::Error::ConnectionClosed) => {
+                        return Ok(())
+                    }
+                    Ok(_) => {}
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
+        });
+        let mut v = Viewer::open(&at, "/ws/term/claude/x").unwrap();
+        assert!(v.pump(Duration::from_secs(5), |v| v.close.is_some()));
+        assert_eq!(v.close_frame_code(), Some(4409));
+        assert!(v.broken.is_none(), "{:?}", v.broken);
+        // The viewer is not dropped yet: the broker got its reply anyway.
+        assert_eq!(broker.join().unwrap(), Ok(()));
+        drop(v);
+    }
+
+    #[test]
+    fn a_connection_dropped_without_a_close_frame_is_broken_not_a_code() {
+        let (_dir, at, broker) = stand_in(drop);
+        let mut v = Viewer::open(&at, "/ws/term/claude/x").unwrap();
+        broker.join().unwrap();
+        v.pump(Duration::from_secs(5), |v| v.close.is_some());
+        assert!(v.broken.is_some(), "the drop was read as {:?}", v.close);
+        assert_eq!(v.close_frame_code(), None);
+        assert!(
+            v.ending().contains("without a close frame"),
+            "{}",
+            v.ending()
+        );
     }
 
     #[test]

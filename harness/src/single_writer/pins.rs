@@ -84,6 +84,10 @@ pub fn check(profile: &Profile) -> Result<(), String> {
             "physical_key" => v
                 .as_str()
                 .is_none_or(|t| !t.contains("{engine}") || !t.contains("{id}") || t.contains('/')),
+            // BUSY's code is the seed's, for a lock that would block only.
+            "close_refused" | "close_launch_failed" | "close_exited" => v
+                .as_integer()
+                .is_none_or(|n| n <= 0 || n == i64::from(BUSY)),
             _ => v.as_integer().is_none_or(|n| n <= 0),
         };
         if bad {
@@ -158,6 +162,33 @@ pub fn judge_int(key: &str, what: &str, got: Option<i64>) {
         .map(|n| n.to_string());
     let got = got.map_or_else(|| "none".to_string(), |n| n.to_string());
     judge(key, what, &kit_int(key).to_string(), own.as_deref(), &got);
+}
+
+/// The seed's BUSY close code ("The ws path closes 4409"): a lock that would block.
+pub const BUSY: u16 = 4409;
+
+/// Judges how a viewer the broker refused was closed, against the close-code pin
+/// `key`. A connection that ended without a close frame (a reset, an end of stream:
+/// the broker crashed or dropped the request) is no code at all, so never a pin: it
+/// fails the scenario's own requirement whatever the profile declares. So does the
+/// seed's BUSY code for a refusal that is not BUSY (a lock that cannot be taken for
+/// another reason is not "held by another instance").
+pub fn judge_close(key: &str, viewer: &crate::drivers::broker_ws::Viewer) {
+    if viewer.broken.is_some() {
+        crate::evidence::fail(
+            None,
+            format!("a close frame with a refusal's code (the {key} code)"),
+            viewer.ending(),
+        );
+    }
+    let code = viewer.close_frame_code();
+    crate::evidence::ensure(code != Some(BUSY), Some("sw-busy"), || {
+        (
+            format!("a refusal other than BUSY (the {key} code): nothing holds the lock"),
+            format!("close code {BUSY}, BUSY, which says the lock would block"),
+        )
+    });
+    judge_int(key, "close code", code.map(i64::from));
 }
 
 /// The physical key of `engine:id` under the profile's spelling (the kit's

@@ -12,7 +12,12 @@
 //!   `master --attach` with no master there exits 0 without a word;
 //! - `client-forces`: `vxbroker client` sends `force=1` on its automatic reconnects;
 //! - `ghost-row`: the session list takes the ids of the engine's index as physical
-//!   keys, without resolving them through the aliases (the seed's #64 failure mode).
+//!   keys, without resolving them through the aliases (the seed's #64 failure mode);
+//! - `reset-on-lock-error`: a lock that cannot be taken for a reason other than
+//!   another holder (`unavailable.lock`) drops the connection with no close frame,
+//!   as a broker whose handler crashes on the error does;
+//! - `busy-on-lock-error`: the same error closes 4409, BUSY, as if another held the
+//!   lock (flock's EACCES read as "held elsewhere").
 
 use std::sync::OnceLock;
 
@@ -28,6 +33,8 @@ pub enum Defect {
     LenientMaster,
     ClientForces,
     GhostRow,
+    ResetOnLockError,
+    BusyOnLockError,
 }
 
 /// The selected defect, read once; an unknown name selects none.
@@ -41,6 +48,8 @@ pub fn defect() -> Option<Defect> {
         Ok("lenient-master") => Some(Defect::LenientMaster),
         Ok("client-forces") => Some(Defect::ClientForces),
         Ok("ghost-row") => Some(Defect::GhostRow),
+        Ok("reset-on-lock-error") => Some(Defect::ResetOnLockError),
+        Ok("busy-on-lock-error") => Some(Defect::BusyOnLockError),
         _ => None,
     })
 }

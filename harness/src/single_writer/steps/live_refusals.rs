@@ -71,7 +71,8 @@ async fn refused_with(w: &mut World, c: &[String]) {
         });
         let style = match refused {
             Some(Ok((status, body))) => {
-                crate::evidence::ensure((400..500).contains(&status), Some(pins::REFUSAL_STYLE), || {
+                // A 5xx is the broker failing, not refusing: never a pin.
+                crate::evidence::ensure((400..500).contains(&status), None, || {
                     ("a refusal: an HTTP 4xx".into(), format!("HTTP {status}: {body}"))
                 });
                 if status.to_string() != c[2] {
@@ -99,7 +100,7 @@ async fn refused_with(w: &mut World, c: &[String]) {
             None => {
                 let t = live.viewer(&c[1]);
                 t.viewer.pump(scaled(WAIT_MS), |v| v.close.is_some());
-                let close = t.viewer.close;
+                let close = t.viewer.close_frame_code();
                 crate::evidence::ensure(
                     close.is_some_and(|c| (4000..5000).contains(&c)),
                     Some("sw-key-injective"),
@@ -109,11 +110,11 @@ async fn refused_with(w: &mut World, c: &[String]) {
                                 "viewer {} refused: an HTTP 4xx before the upgrade or a 4000-4999 close after it",
                                 &c[1]
                             ),
-                            format!("it opened; close {close:?}"),
+                            format!("it opened; {}", t.viewer.ending()),
                         )
                     },
                 );
-                pins::judge_int("close_refused", "close code", close.map(i64::from));
+                pins::judge_close("close_refused", &t.viewer);
                 "close"
             }
         };
@@ -173,14 +174,19 @@ async fn closed_as(w: &mut World, c: &[String]) {
         }
         let t = s.live().viewer(&c[1]);
         t.viewer.pump(scaled(WAIT_MS), |v| v.close.is_some());
-        let close = t.viewer.close;
-        crate::evidence::ensure(close.is_some(), Some(clause), || {
+        crate::evidence::ensure(t.viewer.close.is_some(), Some(clause), || {
             (
                 format!("viewer {} closed", &c[1]),
                 "it is still open".into(),
             )
         });
-        pins::judge_int(key, "close code", close.map(i64::from));
+        if key == "close_exited" {
+            // Not a refusal: the seed's viewer of an exited agent "gets EOF", so an
+            // end without a close frame is a choice the pin names, not a failure.
+            pins::judge_int(key, "close code", t.viewer.close.map(i64::from));
+        } else {
+            pins::judge_close(key, &t.viewer);
+        }
     })
     .await;
 }

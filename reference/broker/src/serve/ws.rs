@@ -24,6 +24,7 @@ use crate::error::{BrokerError, Code, Param, Result, Rule};
 use crate::frames::{self, ClientFrame};
 use crate::key::{parse_key, SessionKey};
 use crate::master::frame;
+use crate::negative::{self, Defect};
 use crate::open::{Action, MasterSpec};
 use crate::resume::parse_counter;
 
@@ -193,6 +194,14 @@ async fn session(app: Arc<App>, req: Request, socket: WebSocket) {
         Ok(Ok(Action::Attach)) => {}
         Ok(Err(e)) if e.code == Code::Spawn => {
             return close(socket, CLOSE_SPAWN, e.code.as_str()).await
+        }
+        Ok(Err(e)) if e.code == Code::Lock && negative::is(Defect::ResetOnLockError) => {
+            // Dropped without a close frame: what a crashing handler leaves.
+            drop(socket);
+            return;
+        }
+        Ok(Err(e)) if e.code == Code::Lock && negative::is(Defect::BusyOnLockError) => {
+            return close(socket, CLOSE_BUSY, "busy").await
         }
         Ok(Err(e)) => return close(socket, close_refused(), e.code.as_str()).await,
         Err(_) => return close(socket, close_refused(), "internal.error").await,
