@@ -123,3 +123,54 @@ pub fn command(
     super::start_state::clean_start(&mut cmd);
     cmd
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::start_state::{belongs_to, live_descendants};
+    use super::*;
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    fn naming(root: &Path) -> Vec<i32> {
+        let marker = root.as_os_str().as_encoded_bytes().to_vec();
+        live_descendants()
+            .into_iter()
+            .filter(|p| belongs_to(*p, &marker))
+            .collect()
+    }
+
+    /// A "daemon" whose "panes" left its session (setsid) and fork, killed
+    /// mid-scenario as a crash row kills one: its orphans come back to the run (the
+    /// subreaper) and the sandbox's drop kills every one of them.
+    #[test]
+    fn a_killed_daemon_leaves_nothing_once_its_sandbox_is_dropped() {
+        nix::sys::prctl::set_child_subreaper(true).expect("become a subreaper");
+        let (dir, ph) = create(std::path::PathBuf::from("/"));
+        let root = dir.path().to_path_buf();
+        let script = "setsid sh -c 'sleep 300 & sleep 300' & sleep 300 & sleep 300";
+        let mut daemon = command(&ph, &["sh".into(), "-c".into(), script.into()], &[], &root)
+            .spawn()
+            .expect("start the stand-in daemon");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while naming(&root).len() < 5 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(
+            naming(&root).len() >= 5,
+            "the daemon and its four sleeps should be running: {:?}",
+            naming(&root)
+        );
+        daemon.kill().expect("kill the daemon");
+        daemon.wait().expect("reap the daemon");
+        assert!(
+            naming(&root).len() >= 4,
+            "the daemon's orphans come back to the subreaper and still run"
+        );
+        drop(dir);
+        assert_eq!(
+            naming(&root),
+            Vec::<i32>::new(),
+            "left after the sandbox's drop"
+        );
+    }
+}
