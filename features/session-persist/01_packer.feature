@@ -109,6 +109,12 @@ Feature: The session packer
       | /etc/x | path-absolute |
       | a//b | path-empty-component |
       | ./x | path-dot-component |
+      | <id>/../../../../x below the session's directory | path-dotdot-interior |
+      | <id>/sub/.. | path-dotdot-trailing |
+      | <id>/./x | path-dot-interior |
+      | <id>/sub/. | path-dot-trailing |
+      | <id>//x | path-empty-interior |
+      | <id>/sub/ | path-empty-trailing |
       | a\\b | path-backslash |
       | a symlink | type-symlink |
       | a hard link | type-hardlink |
@@ -157,6 +163,7 @@ Feature: The session packer
       | case | defect |
       | 65 members | members-65 |
       | a member of 16 MiB + 1 | member-16mib-plus-1 |
+      | 32 MiB + 1 in all, each member under 16 MiB | members-total-32mib-plus-1 |
       | a size past the end | size-past-end |
       | a PAX size lie | pax-size-lie |
 
@@ -175,6 +182,24 @@ Feature: The session packer
     Examples:
       | case | backend | other |
       | another id | claude_code | 9f8e7d6c-1234-4abc-8def-0123456789ab |
+
+  @sp-header
+  Scenario Outline: A valid blob unpacked as another <what> into a fresh pod is refused and writes nothing (<from> as <as>)
+    # Only the header differs from the request: the members fit the header's own
+    # backend and id, and the pod holds nothing that could refuse it for another reason.
+    Given the control: the kit's valid <from> blob of session "<id>" is unpacked into a fresh pod
+    When pod "B" unpacks the kit's valid <from> blob of session "<id>" as <as> session "<as_id>"
+    Then the unpack is refused
+    And pod "B" is unchanged
+    And nothing outside pod "B" changed
+    And pod "B" has no <as> session "<as_id>"
+
+    Examples:
+      | what | from | as | id | as_id |
+      | backend | claude_code | codex | 6a73c0de-1234-4abc-8def-0123456789ab | 6a73c0de-1234-4abc-8def-0123456789ab |
+      | backend | codex | pi | 6a73c0de-1234-4abc-8def-0123456789ab | 6a73c0de-1234-4abc-8def-0123456789ab |
+      | backend | pi | claude_code | 6a73c0de-1234-4abc-8def-0123456789ab | 6a73c0de-1234-4abc-8def-0123456789ab |
+      | session | claude_code | claude_code | 6a73c0de-1234-4abc-8def-0123456789ab | 9f8e7d6c-1234-4abc-8def-0123456789ab |
 
   @sp-header
   Scenario Outline: A blob whose header is wrong is refused (<case>)
@@ -215,6 +240,26 @@ Feature: The session packer
       | a symlink to a file outside the pod |
       | a hard link |
       | a FIFO |
+
+  @sp-path-safety @sp-hassession-root
+  Scenario Outline: A session whose <place> is a symlink to a directory outside the pod is refused on pack
+    Given pod "A" holds a claude_code session "6a73c0de-1234-4abc-8def-0123456789ab"
+    And pod "A"'s <place> is a symlink to a directory outside the pod holding the session's files
+    When pod "A" packs its session
+    Then the pack is refused and no blob is left
+    And pod "A" has no claude_code session "6a73c0de-1234-4abc-8def-0123456789ab"
+
+    Examples:
+      | place |
+      | root |
+      | project dir |
+
+  @sp-path-safety
+  Scenario: A session whose subtree dir is a symlink to a directory outside the pod is refused on pack
+    Given pod "A" holds a claude_code session "6a73c0de-1234-4abc-8def-0123456789ab"
+    And pod "A"'s subtree dir is a symlink to a directory outside the pod holding the session's files
+    When pod "A" packs its session
+    Then the pack is refused and no blob is left
 
   @sp-hassession-root
   Scenario: A wiped root has no session

@@ -147,3 +147,41 @@ Feature: The slot commit
     When the pod's roots are wiped
     And node "j" runs
     Then node "j" resumed the session of its first visit at turn 2
+
+  @sp-reinvoke @sp-delete-after-commit
+  Scenario: Persist reInvoke whose checkpoint fails deletes neither B nor the old blob
+    # "Only after a successful session checkpoint": the commit that matters is this
+    # visit's, not the pause's or the first visit's, which did commit.
+    Given the graph:
+      """
+      w: pi persist
+      """
+    When node "w" runs
+    Then the checkpoint's slot of node "w" is kept as "A"
+    When node "w" runs and asks "ok?"
+    Then the checkpoint names a pause ref of node "w", kept as "B"
+    When the run moves to pod "pod-2"
+    And the next save_checkpoint fails
+    And the pause is answered "yes"
+    Then the run is failed_resumable
+    And the edge is not selected
+    And the store holds "A"
+    And the store holds "B"
+    And nothing was deleted
+
+  @sp-rewind @sp-delete-after-commit
+  Scenario: Rewind whose checkpoint fails deletes nothing
+    # Rewind checkpoints without the dropped refs first: the commit that matters is
+    # the rewind's own, not the visit's that did commit.
+    Given the graph:
+      """
+      w: pi persist
+      """
+    When node "w" runs
+    Then the checkpoint's slot of node "w" is kept as "W"
+    When the next save_checkpoint fails
+    And the run is asked to rewind to "w"
+    Then the store holds "W"
+    And nothing was deleted
+    And the checkpoint's slot of node "w" is kept as "V"
+    And "V" is "W"

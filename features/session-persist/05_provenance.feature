@@ -193,3 +193,101 @@ Feature: Visit-1 provenance
       | op | warning |
       | store_get | persist.slot_get_failed |
       | unpack | persist.slot_unpack_failed |
+
+  @sp-stamps
+  Scenario Outline: Provenance is the edge that delivered the id, not any stamped output (<case>)
+    # Node "a" served sess-other; whether its edge delivered that id decides.
+    Given the graph:
+      """
+      a: pi fresh extra {"_session_id": "sess-other"}
+      src: pi fresh
+      w: pi persist
+      <edge>
+      src -> w: <map>
+      """
+    And pod "pod-1" holds a pi session "sess-other"
+    When node "a" runs
+    And node "src" runs
+    And node "w" runs
+    Then <then>
+
+    Examples:
+      | case | edge | map | then |
+      | a's edge delivers it | a -> w: _session_id = output _session_id | note = output text | node "w" resumed session "sess-other" |
+      | a's edge delivers another id | a -> w: _session_id = literal "sess-decoy" | _session_id = literal "sess-other" | node "w" ran fresh |
+      | a's edge delivers no id | a -> w: note = output text | _session_id = literal "sess-other" | node "w" ran fresh |
+
+  @sp-fingerprint
+  Scenario Outline: HasSession path, no slot: the fingerprint is the source output's or none, never the inbound one (<case>)
+    Given the graph:
+      """
+      src: pi fresh <stamp>
+      w: pi persist
+      src -> w: _session_id = output _session_id, _session_fingerprint = literal "fp-lie"
+      """
+    When node "src" runs
+    And node "w" runs
+    Then node "w" resumed the session of node "src" at turn 2
+    And node "w" ran with <fingerprint>
+
+    Examples:
+      | case | stamp | fingerprint |
+      | the source stamped one | fingerprint fp-src | the fingerprint "fp-src" |
+      | the source stamped none | extra {"_session_fingerprint": null} | no fingerprint |
+
+  @sp-stamps
+  Scenario Outline: A visit that goes fresh carries neither the inbound id nor the inbound fingerprint (<case>)
+    Given the graph:
+      """
+      src: pi fresh
+      w: pi persist
+      src -> w: _session_id = <id>, _session_fingerprint = literal "fp-lie"
+      """
+    And pod "pod-1" holds a pi session "sess-other"
+    When node "src" runs
+    And node "w" runs
+    Then <then>
+    And node "w" ran with <fingerprint>
+
+    Examples:
+      | case | id | then | fingerprint |
+      | the source's own id | output _session_id | node "w" resumed the session of node "src" at turn 2 | the fingerprint "fp-src" |
+      | a literal id | literal "sess-other" | node "w" ran fresh | no fingerprint |
+
+  @sp-no-guess
+  Scenario Outline: Only a persist node resumes another node's id (<mode>)
+    Given the graph:
+      """
+      src: pi fresh
+      w: pi <mode>
+      src -> w: _session_id = output _session_id
+      """
+    When node "src" runs
+    And node "w" runs
+    Then <then>
+
+    Examples:
+      | mode | then |
+      | persist | node "w" resumed the session of node "src" at turn 2 |
+      | fresh | node "w" ran fresh |
+
+  @sp-slot-get-fail
+  Scenario Outline: Source-slot Get/unpack fail while the root still holds the session: no Task.SessionID (<op>)
+    # No fall-through to HasSession: the live root holding the id proves nothing.
+    Given the graph:
+      """
+      s: pi persist
+      w: pi persist
+      s -> w: _session_id = output _session_id
+      """
+    When node "s" runs
+    Then the checkpoint's slot of node "s" is kept as "S"
+    When the next <op> fails
+    And node "w" runs
+    Then node "w" ran with no session id
+    And the last visit warned "<warning>"
+
+    Examples:
+      | op | warning |
+      | store_get | persist.source_slot_get_failed |
+      | unpack | persist.source_slot_unpack_failed |

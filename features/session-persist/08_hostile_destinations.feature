@@ -14,7 +14,9 @@ Feature: Unpack into a hostile destination, and unpack failing part-way
   still running then is killed and the row fails with it, it never hangs the suite.
   Then the injector fails the unpack's writes, fsyncs and renames under the root
   (EIO), one call at a time: after each, HasSession is false or the whole session is
-  there, never a part.
+  there, never a part; over an earlier copy of the session (the same paths, other
+  bytes: a pod that ran the session before), the earlier copy untouched is a third
+  outcome, and its old transcript beside new files is a part.
 
   @sp-path-safety @sp-temp-rename @sp-hassession-root
   Scenario Outline: Unpack where the <place> is <kind>
@@ -57,4 +59,16 @@ Feature: Unpack into a hostile destination, and unpack failing part-way
       | call | least |
       | write | 1 |
       | fsync | 0 |
+      | rename | 1 |
+
+  @sp-temp-rename @sp-hassession-root
+  Scenario Outline: Unpack over an earlier copy of the session failed at each <call> in turn never leaves the old transcript beside new files
+    When pod "B" unpacks the kit's valid claude_code blob of session "6a73c0de-1234-4abc-8def-0123456789ab" over an earlier copy of the session failing each <call> in turn
+    Then the unpack was failed at <least> <call>s at least
+    And every failed call left the pod without the session or with all of it
+    And the unpack no fault reached left the whole session
+
+    Examples:
+      | call | least |
+      | write | 1 |
       | rename | 1 |

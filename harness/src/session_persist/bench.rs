@@ -149,6 +149,9 @@ pub struct SweepPoint {
     pub whole: bool,
     /// Whether it held none of them.
     pub none: bool,
+    /// Whether it still held, untouched, the earlier copy of the session the sweep
+    /// planted first (false when it planted none).
+    pub old_whole: bool,
 }
 
 /// One scenario.

@@ -54,6 +54,21 @@ pub const DEFECTS: [&str; 31] = [
     "header-duplicate-key",
 ];
 
+/// Defects written at run time only (no corpus case): unsafe components inside and
+/// at the end of a path below a layout's `**` subtree, where the whitelist cannot
+/// refuse them first (the corpus's path cases sit at the first components), and a
+/// blob over the 32 MiB total whose every member is under 16 MiB.
+#[cfg(test)]
+pub const UNPACK_ONLY: [&str; 7] = [
+    "path-dotdot-interior",
+    "path-dotdot-trailing",
+    "path-dot-interior",
+    "path-dot-trailing",
+    "path-empty-interior",
+    "path-empty-trailing",
+    "members-total-32mib-plus-1",
+];
+
 const REG: u8 = b'0';
 
 /// One ustar header block (Python's `tarfile` field layout: octal numbers padded
@@ -185,6 +200,14 @@ pub fn with_defect(spec: &Spec, defect: &str) -> Result<Vec<u8>, String> {
             plus(member(&other.key, b"{}\n"))
         }
         "path-dotdot" => plus(member("../x", b"")),
+        // Below the session's own directory (`<id>/**` whitelists any name there):
+        // four `..` climb out of the root, into the sandbox beside the pod.
+        "path-dotdot-interior" => plus(member(&format!("{inner}/../../../../escaped"), b"x")),
+        "path-dotdot-trailing" => plus(member(&format!("{inner}/sub/.."), b"x")),
+        "path-dot-interior" => plus(member(&format!("{inner}/./dot"), b"x")),
+        "path-dot-trailing" => plus(member(&format!("{inner}/sub/."), b"x")),
+        "path-empty-interior" => plus(member(&format!("{inner}//empty"), b"x")),
+        "path-empty-trailing" => plus(member(&format!("{inner}/sub/"), b"x")),
         "path-absolute" => plus(member("/etc/x", b"")),
         "path-empty-component" => plus(key_with("/", "//")),
         "path-dot-component" => plus(key_with("/", "/./")),
@@ -238,6 +261,13 @@ pub fn with_defect(spec: &Spec, defect: &str) -> Result<Vec<u8>, String> {
             )
         }
         "member-16mib-plus-1" => plus(member(&format!("{inner}/big"), &vec![0; 16 * MIB + 1])),
+        // 3 x 11184811 = 32 MiB + 1 of bodies, each member under 16 MiB; the blob
+        // stays under the 32 MiB + 64 KiB length rule, so only the total cap refuses.
+        "members-total-32mib-plus-1" => plus(
+            (0..3)
+                .flat_map(|i| member(&format!("{inner}/part{i}"), &vec![b'a'; 11_184_811]))
+                .collect(),
+        ),
         "size-past-end" => [
             good_head.clone(),
             files.clone(),
@@ -379,7 +409,7 @@ mod tests {
         let s = spec(".session-header.json");
         let good = valid(&s);
         let mut seen = std::collections::BTreeMap::new();
-        for defect in DEFECTS {
+        for defect in DEFECTS.iter().chain(&UNPACK_ONLY) {
             let blob = with_defect(&s, defect).unwrap();
             assert_ne!(blob, good, "{defect}");
             if let Some(prev) = seen.insert(blob, defect) {

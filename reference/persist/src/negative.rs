@@ -34,10 +34,36 @@ pub enum Defect {
     /// HasSession answers true for any key file of the id, and unpack writes beside
     /// another key file of the id: two key files are not ambiguous to it.
     GuessAmbiguous,
-    /// Unpack never calls fsync nor sync_file_range (the seed asks for a temp
-    /// extract and an atomic rename, not for fsync): not a violation, but a fault
-    /// row that fails each fsync in turn then fails none and shows nothing.
-    NoFsync,
+    /// The member-path rule refuses `.`, `..` and empty components only as a path's
+    /// first component (issue 43's survivor: `<id>/../../../../x` wrote outside).
+    PathFirstComponentOnly,
+    /// The reader enforces the 16 MiB member cap but not the 32 MiB total.
+    NoTotalCapOnRead,
+    /// Unpack compares the header's session id with the request, not its backend.
+    HeaderBackendUnchecked,
+    /// Pack and HasSession enter a symbolic link to a directory (root, project
+    /// directory, subtree) as if it were the directory.
+    FollowSessionSymlinks,
+    /// Unpack over an existing session leaves the old key file in place until the
+    /// last rename replaces it.
+    KeepOldKeyUntilRename,
+    /// Visit-1 provenance counts every output stamped with the id, not only sources
+    /// whose edge delivered it.
+    ScanEveryOutput,
+    /// The HasSession path keeps the inbound fingerprint when the source output
+    /// carries none.
+    InboundFingerprintFallback,
+    /// Going fresh strips `_session_id` but keeps an inbound `_session_fingerprint`.
+    FingerprintKeptOnFresh,
+    /// A node that is not persist passes an inbound `_session_id` on unchecked.
+    NonPersistKeepsInbound,
+    /// A reInvoke's success and a rewind delete the refs they drop before the
+    /// checkpoint without them is written (the earlier commit taken for it).
+    DeleteBeforeCheckpoint,
+    /// A failed Get or unpack of the source's slot falls through to HasSession.
+    SourceSlotFallsThrough,
+    /// Unpack compares the header's backend with the request, not its session id.
+    HeaderIdUnchecked,
 }
 
 impl Defect {
@@ -52,16 +78,28 @@ impl Defect {
             Defect::CollectByFileName => "collect-by-file-name",
             Defect::SkipHardLink => "skip-hard-link",
             Defect::GuessAmbiguous => "guess-ambiguous",
-            Defect::NoFsync => "no-fsync",
+            Defect::PathFirstComponentOnly => "path-first-component-only",
+            Defect::NoTotalCapOnRead => "no-total-cap-on-read",
+            Defect::HeaderBackendUnchecked => "header-backend-unchecked",
+            Defect::FollowSessionSymlinks => "follow-session-symlinks",
+            Defect::KeepOldKeyUntilRename => "keep-old-key-until-rename",
+            Defect::ScanEveryOutput => "scan-every-output",
+            Defect::InboundFingerprintFallback => "inbound-fingerprint-fallback",
+            Defect::FingerprintKeptOnFresh => "fingerprint-kept-on-fresh",
+            Defect::NonPersistKeepsInbound => "non-persist-keeps-inbound",
+            Defect::DeleteBeforeCheckpoint => "delete-before-checkpoint",
+            Defect::SourceSlotFallsThrough => "source-slot-falls-through",
+            Defect::HeaderIdUnchecked => "header-id-unchecked",
         }
     }
 }
 
-/// Whether `d` is the defect this process was started with.
+/// Whether `d` is the defect this process was started with (or one of them: the
+/// variable may name several, separated by commas).
 pub fn active(d: Defect) -> bool {
     static CHOSEN: OnceLock<Option<String>> = OnceLock::new();
     CHOSEN
         .get_or_init(|| std::env::var("VXPERSIST_NEGATIVE_CONTROL").ok())
         .as_deref()
-        == Some(d.name())
+        .is_some_and(|chosen| chosen.split(',').any(|name| name == d.name()))
 }

@@ -86,7 +86,7 @@ impl<'a> SessionPacker<'a> {
     /// `pack.caps`, never truncated; no key file is `not_found.session`.
     pub fn pack(&self, id: &str) -> Result<Vec<u8>> {
         check_id(id)?;
-        let root = Dir::open_root(&self.root, false)?.ok_or(PersistError::new(
+        let root = Dir::open_root(&self.walk_root(), false)?.ok_or(PersistError::new(
             ErrorCode::SessionNotFound,
             "root does not exist",
         ))?;
@@ -144,7 +144,7 @@ impl<'a> SessionPacker<'a> {
         if check_id(id).is_err() {
             return false;
         }
-        let Ok(Some(root)) = Dir::open_root(&self.root, false) else {
+        let Ok(Some(root)) = Dir::open_root(&self.walk_root(), false) else {
             return false;
         };
         let mut walk = Walk {
@@ -210,6 +210,16 @@ impl<'a> SessionPacker<'a> {
             &mut out,
         )?;
         Ok(out)
+    }
+
+    /// The root pack and HasSession open: the root itself, never through a final
+    /// symlink (through one under the follow-session-symlinks negative control).
+    fn walk_root(&self) -> PathBuf {
+        if crate::negative::active(crate::negative::Defect::FollowSessionSymlinks) {
+            self.root.join(".")
+        } else {
+            self.root.clone()
+        }
     }
 
     /// The root this packer answers for.
@@ -288,6 +298,13 @@ impl Walk<'_> {
                     self.pattern(&child, &comps[1..], rel)?;
                     rel.pop();
                 }
+                EntryType::Symlink if follows_links() => {
+                    if let Some(child) = through_link(dir, &name)? {
+                        rel.push(name);
+                        self.pattern(&child, &comps[1..], rel)?;
+                        rel.pop();
+                    }
+                }
                 // Fail closed: a symlink might lead to the session; it is never followed.
                 EntryType::Symlink => {
                     return Err(unsafe_entry(
@@ -322,6 +339,10 @@ impl Walk<'_> {
                     self.tail(&child, rel)?;
                     rel.pop();
                 }
+                EntryType::Symlink if follows_links() => match through_link(dir, &name)? {
+                    Some(child) => self.enter_linked(child, name, rel)?,
+                    None => check_session_file(&st)?,
+                },
                 _ if self.skips(&st) => {}
                 _ => {
                     check_session_file(&st)?;
@@ -330,6 +351,15 @@ impl Walk<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The follow-session-symlinks negative control: a linked directory walked as
+    /// part of the `**` subtree.
+    fn enter_linked(&mut self, child: Dir, name: String, rel: &mut Vec<String>) -> Result<()> {
+        rel.push(name);
+        let walked = self.tail(&child, rel);
+        rel.pop();
+        walked
     }
 
     /// The skip-hard-link negative control: a file with more links left out.
@@ -364,4 +394,17 @@ impl Walk<'_> {
         }
         Ok(())
     }
+}
+
+/// Whether the follow-session-symlinks negative control is on (never in the reference).
+fn follows_links() -> bool {
+    crate::negative::active(crate::negative::Defect::FollowSessionSymlinks)
+}
+
+/// The directory a symbolic link `name` in `dir` leads to, for that control; `None`
+/// when it leads to no directory.
+fn through_link(dir: &Dir, name: &str) -> Result<Option<Dir>> {
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&dir.fd());
+    let through = format!("/proc/self/fd/{fd}/{name}/.");
+    Ok(Dir::open_root(Path::new(&through), false).ok().flatten())
 }

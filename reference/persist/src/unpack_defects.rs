@@ -27,8 +27,12 @@ fn entry(parent: &Dir, name: &str) -> Result<Option<EntryType>> {
     Ok(parent.stat_entry(name)?.map(|st| entry_type(&st)))
 }
 
-/// Whether the stale key file is left where it is, for a defect to meet it later.
+/// Whether the stale key file is left where it is, for a defect to meet it later
+/// (or, under keep-old-key-until-rename, for the last rename to replace).
 pub(crate) fn keeps_stale_key(parent: &Dir, name: &str) -> Result<bool> {
+    if active(Defect::KeepOldKeyUntilRename) {
+        return Ok(true);
+    }
     Ok(match entry(parent, name)? {
         Some(EntryType::Symlink) => active(Defect::FollowDestinationSymlink),
         Some(EntryType::Regular { links }) if links > 1 => active(Defect::WriteThroughHardLink),

@@ -185,31 +185,47 @@ async fn only_whole(w: &mut World, c: &[String]) {
 }
 
 #[when(
-    regex = r#"^pod "([A-Z])" unpacks the kit's valid (\w+) blob of session "([A-Za-z0-9-]+)" failing each (write|fsync|rename) in turn$"#
+    regex = r#"^pod "([A-Z])" unpacks the kit's valid (\w+) blob of session "([A-Za-z0-9-]+)"( over an earlier copy of the session)? failing each (write|fsync|rename) in turn$"#
 )]
 async fn fault_sweep(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         s.blob = Some(kit_blob(s, &c[2], &c[3], None));
         let want = blob_files(s);
+        // The same paths with other bytes: the transcript of an earlier visit, which
+        // the unpack replaces (never leaves beside the new files).
+        let old: BTreeMap<String, Vec<u8>> = want
+            .keys()
+            .map(|k| {
+                (
+                    k.clone(),
+                    format!("{{\"earlier visit\":{k:?}}}\n").into_bytes(),
+                )
+            })
+            .collect();
+        let over_old = !c[4].is_empty();
+        let call = c[5].to_string();
         let traces = s.sandbox().join("traces");
         pods::make_private_dirs(&traces);
         let file = s.blob().to_string_lossy().into_owned();
         for k in 1..=MAX_SWEEP {
-            let pod = format!("{}-{}-{k}", &c[1], &c[4]);
+            let pod = format!("{}-{call}-{k}", &c[1]);
             let root = s.pod(&pod);
             let root_text = root.to_string_lossy().into_owned();
+            if over_old {
+                for (rel, bytes) in &old {
+                    pods::plant(&root, rel, bytes);
+                }
+                if k == 1 {
+                    earlier_copy_control(s, &root_text, &c[2], &c[3]);
+                }
+            }
             if root_text.contains(['*', '?', '[', '\\', ';', '#', '=']) {
                 crate::harness_error!("the pod's path would not read as a plain glob");
             }
             let trace = traces.join(format!("{pod}.jsonl"));
-            let plan = format!("{}@{root_text}*#{k}=EIO", &c[4]);
+            let plan = format!("{call}@{root_text}*#{k}=EIO");
             let t = s.t.unpack.clone();
-            let rules = vxfault::check_plan(&plan).or_harness("the fault plan");
-            let counters =
-                vxfault::Counters::create(&traces.join(format!("{pod}.counters")), &plan)
-                    .or_harness("the fault plan's counter file");
             s.inject(&t, &plan, Some(&trace));
-            s.injection = s.injection.take().map(|i| i.counted(&counters));
             let fill = [
                 ("backend", &c[2]),
                 ("root", root_text.as_str()),
@@ -237,70 +253,32 @@ async fn fault_sweep(w: &mut World, c: &[String]) {
                 has_session,
                 whole: holds_whole(&root, &want),
                 none: !got.keys().any(|k| want.contains_key(k)),
+                old_whole: over_old && holds_whole(&root, &old),
             });
             if !fired {
-                if k == 1 {
-                    never_fired(s, &c[4], &plan, &counters, &rules);
-                }
                 return;
             }
         }
-        panic!(
-            "the unpack still met a {} at call {MAX_SWEEP}: it writes without bound",
-            &c[4]
-        );
+        panic!("the unpack still met a {call} at call {MAX_SWEEP}: it writes without bound");
     })
     .await;
 }
 
-/// The calls the seed itself requires of an unpack ("temp extract + atomic
-/// rename": the files are written, then renamed into place). An fsync it does not.
-const SEED_CALLS: [&str; 2] = ["write", "rename"];
-
-/// The sweep's first plan never fired: the unpack made no `call` under the root, so
-/// no failed call was shown. Once the unfaulted unpack is seen whole (else the
-/// later steps fail it), a call the seed requires fails naming it; any other makes
-/// the row `inconclusive`, with the plan's counts: nothing was tested.
-fn never_fired(
-    s: &Persist,
-    call: &str,
-    plan: &str,
-    counters: &vxfault::Counters,
-    rules: &[vxfault::RuleInfo],
-) {
-    let Some(p) = s.sweep.last() else { return };
-    if p.exit != Some(0) || !p.has_session || !p.whole {
-        return;
-    }
-    let counts = match counters.read(rules) {
-        Ok(n) => n
-            .rules
-            .iter()
-            .map(|r| {
-                format!(
-                    "the plan {:?} matched {} calls and acted on {} ({} calls reached the \
-                     injector: {}; processes that loaded the plan: {})",
-                    r.text,
-                    r.matched,
-                    r.fired,
-                    call,
-                    if r.reached { "yes" } else { "no" },
-                    n.loaded
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; "),
-        Err(e) => format!("the plan {plan:?}: its counter file: {e}"),
-    };
-    if SEED_CALLS.contains(&call) {
-        crate::evidence::fail(
-            Some("sp-temp-rename"),
-            format!("an unpack that makes a {call} under the root (temp extract + atomic rename)"),
-            format!("no {call} under the root: {counts}"),
-        );
-    }
-    crate::inconclusive!(
-        "the unpack made no {call} under the root, so no failed {call} was shown: {counts}"
+/// The barrier of a sweep over an earlier copy: HasSession sees that copy before
+/// any unpack touches it, so a later "no session" is the unpack's doing.
+fn earlier_copy_control(s: &mut Persist, root: &str, backend: &str, id: &str) {
+    let said = bounded::has_session(s, root, backend, id);
+    crate::evidence::control(
+        "persist.has_session",
+        crate::evidence::Control {
+            what: format!("HasSession of the earlier copy of session {id:?} before the unpack"),
+            accepted: said == Ok(true),
+            observed: match said {
+                Ok(b) => format!("HasSession {b}"),
+                Err(e) => format!("has-session {e}"),
+            },
+            commands: crate::evidence::commands_of_step(),
+        },
     );
 }
 
@@ -324,11 +302,16 @@ async fn every_failure_all_or_nothing(w: &mut World) {
         let (_, failed) = s.sweep.split_last().or_harness("no sweep ran");
         for p in failed {
             let k = p.k;
-            crate::evidence::ensure(!p.has_session || p.whole, Some("sp-temp-rename"), || {
+            let one_session = !p.has_session || p.whole || p.old_whole;
+            crate::evidence::ensure(one_session, Some("sp-temp-rename"), || {
                 (
-                    format!("after the failed call {k}: HasSession false, or the whole session"),
                     format!(
-                        "unpack exit {:?}; HasSession true with a part of the session",
+                        "after the failed call {k}: HasSession false, the whole session, or \
+                         the earlier copy untouched"
+                    ),
+                    format!(
+                        "unpack exit {:?}; HasSession true with a part of the session (an \
+                         earlier transcript beside new files)",
                         p.exit
                     ),
                 )

@@ -112,6 +112,52 @@ async fn session_file_replaced(w: &mut World, c: &[String]) {
     .await;
 }
 
+/// A directory of the layout (the root, the project directory, or a directory below
+/// the session's own one) moved out of the pod, a symbolic link to it left in its
+/// place: the session's files are all still reachable through the link.
+#[given(
+    regex = r#"^pod "([A-Z])"'s (root|project dir|subtree dir) is a symlink to a directory outside the pod holding the session's files$"#
+)]
+async fn session_dir_linked_out(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let root = s.pod(&c[1]);
+        let p = s.planted(&c[1]).clone();
+        let parent = |f: &str| {
+            f.rsplit_once('/')
+                .map_or(String::new(), |(d, _)| d.to_string())
+        };
+        let rel = match &c[2] {
+            "root" => String::new(),
+            "project dir" => parent(&p.key),
+            _ => p
+                .files
+                .keys()
+                .find(|k| k.contains("/subagents/"))
+                .map(|f| parent(f))
+                .or_harness("the planted session has no subtree directory"),
+        };
+        s.keep_has_session_before_defect(&c[1]);
+        s.vary(
+            &c[1],
+            format!(
+                "its {} {rel:?} is a symlink to a directory outside it",
+                &c[2]
+            ),
+        );
+        let inside = if rel.is_empty() {
+            root.clone()
+        } else {
+            root.join(&rel)
+        };
+        let outside = s
+            .sandbox()
+            .join(format!("outside-{}-{}", &c[1], c[2].replace(' ', "-")));
+        std::fs::rename(&inside, &outside).or_harness("moving a directory out of the pod");
+        std::os::unix::fs::symlink(&outside, &inside).or_harness("symlink");
+    })
+    .await;
+}
+
 #[given(regex = r#"^pod "([A-Z])"'s session has (\d+) more files? of (\d+) (bytes|KiB|MiB)$"#)]
 async fn session_has_more_files(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {

@@ -82,6 +82,15 @@ async fn run_rewound(w: &mut World, c: &[String]) {
     .await;
 }
 
+/// A rewind the scenario expects may be refused (its checkpoint was made to fail).
+#[when(regex = r#"^the run is asked to rewind to "(\w+)"$"#)]
+async fn asked_to_rewind(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        s.drive().send(json!({"cmd": "rewind", "to": &c[1]}));
+    })
+    .await;
+}
+
 #[when(regex = r#"^the run is forked as "(\w+)"$"#)]
 async fn run_forked(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {

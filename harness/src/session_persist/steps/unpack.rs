@@ -110,6 +110,20 @@ async fn pod_unpacks_defect(w: &mut World, c: &[String]) {
     .await;
 }
 
+/// The kit's valid blob of one backend and session offered to an unpack that names
+/// another: the blob itself is sound, only its header differs from the request.
+#[when(
+    regex = r#"^pod "([A-Z])" unpacks the kit's valid (\w+) blob of session "([A-Za-z0-9-]+)" as (\w+) session "([A-Za-z0-9-]+)"$"#
+)]
+async fn pod_unpacks_as_other(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        s.blob = Some(kit_blob(s, &c[2], &c[3], None));
+        s.keep_before(&c[1]);
+        unpack_into(s, &c[1], &c[4], &c[5], &[]);
+    })
+    .await;
+}
+
 #[then(regex = r"^the unpack succeeds$")]
 async fn unpack_succeeds(w: &mut World) {
     w.run(&[], None, |s, _| {
@@ -265,6 +279,7 @@ async fn crash_sweep(w: &mut World, c: &[String]) {
                 has_session,
                 whole,
                 none,
+                old_whole: false,
             });
             if exit.is_some() {
                 return;

@@ -22,6 +22,9 @@ pub fn check_path(bytes: &[u8]) -> Result<&str, &'static str> {
     if text.contains('\\') {
         return Err("member path contains a backslash");
     }
+    if crate::negative::active(crate::negative::Defect::PathFirstComponentOnly) {
+        return first_component_only(text);
+    }
     let mut depth = 0;
     for component in text.split('/') {
         match component {
@@ -37,6 +40,18 @@ pub fn check_path(bytes: &[u8]) -> Result<&str, &'static str> {
         return Err("member path is deeper than 16 components");
     }
     Ok(text)
+}
+
+/// The path-first-component-only negative control: `.`, `..` and empty refused as
+/// the first component only.
+fn first_component_only(text: &str) -> Result<&str, &'static str> {
+    match text.split('/').next() {
+        Some("" | "." | "..") => Err("member path has a . or .. component"),
+        _ if text.split('/').count() > MAX_PATH_DEPTH => {
+            Err("member path is deeper than 16 components")
+        }
+        _ => Ok(text),
+    }
 }
 
 #[cfg(test)]

@@ -59,6 +59,11 @@ impl Runtime {
         // The required checkpoint: the new slot (or its deletion), the pause ref cleared.
         self.rs.resume_node = None;
         self.rs.status = Some(RunStatus::Running);
+        if crate::negative::active(crate::negative::Defect::DeleteBeforeCheckpoint) {
+            for r in [&pause_ref, &old_slot_ref].into_iter().flatten() {
+                self.delete_ref(node, r);
+            }
+        }
         let cp = self.build_checkpoint();
         if self.runs.save_checkpoint(&cp).is_err() {
             self.warn(node, warn::CHECKPOINT_FAILED);

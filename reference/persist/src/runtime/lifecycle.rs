@@ -104,6 +104,11 @@ impl Runtime {
         if let Some(r) = cp.pause.take().and_then(|p| p.backend_session_state_ref) {
             dropped.push(r);
         }
+        if crate::negative::active(crate::negative::Defect::DeleteBeforeCheckpoint) {
+            for r in &dropped {
+                self.delete_ref(to, r);
+            }
+        }
         cp.status = RunStatus::Rewound;
         cp.resume_node = Some(to.to_owned());
         self.runs.save_checkpoint(&cp)?;

@@ -59,6 +59,10 @@ pub fn sanitize_output_for_event(output: &Output) -> Output {
 
 /// Removes both session keys (the seed's "strip _session_id and _session_fingerprint").
 pub fn strip_session_keys(input: &mut Output) {
+    if crate::negative::active(crate::negative::Defect::FingerprintKeptOnFresh) {
+        input.remove(SESSION_ID_KEY);
+        return;
+    }
     input.remove(SESSION_ID_KEY);
     input.remove(SESSION_FINGERPRINT_KEY);
 }

@@ -40,6 +40,17 @@ pub fn eligible_sources(
     outputs: &BTreeMap<String, Output>,
 ) -> Vec<String> {
     let mut eligible: Vec<String> = Vec::new();
+    if crate::negative::active(crate::negative::Defect::ScanEveryOutput) {
+        let stamped = |o: &&Output| {
+            string_field(o, SESSION_ID_KEY) == Some(id)
+                && string_field(o, BACKEND_KEY) == Some(backend)
+        };
+        return outputs
+            .iter()
+            .filter(|(_, o)| stamped(o))
+            .map(|(src, _)| src.clone())
+            .collect();
+    }
     for d in deliveries {
         if d.value.as_str() != Some(id) || eligible.contains(&d.src) {
             continue;
@@ -63,6 +74,20 @@ fn slot_matches(slot: Option<&NodeSessionSlot>, id: &str, backend: &str) -> Opti
         return None;
     }
     StateRef::parse(slot.state_ref.as_deref()?).ok()
+}
+
+/// The inbound-fingerprint-fallback negative control (`None` in the reference).
+fn inbound_fingerprint_fallback(input: &Output) -> Option<String> {
+    crate::negative::active(crate::negative::Defect::InboundFingerprintFallback)
+        .then(|| string_field(input, SESSION_FINGERPRINT_KEY).map(str::to_owned))
+        .flatten()
+}
+
+/// The source-slot-falls-through negative control: after a failed Get or unpack of
+/// the source's slot, HasSession decides (never in the reference).
+fn falls_through(exec: &mut dyn Executor, backend: &str, id: &str) -> bool {
+    crate::negative::active(crate::negative::Defect::SourceSlotFallsThrough)
+        && exec.has_session(backend, id)
 }
 
 fn set_session(input: &mut Output, id: &str, fingerprint: Option<&str>) {
@@ -146,6 +171,11 @@ impl Runtime {
                 Err(code) => self.fresh(node, input, Some(code)),
             };
         }
+        if spec.mode != SessionMode::Persist
+            && crate::negative::active(crate::negative::Defect::NonPersistKeepsInbound)
+        {
+            return;
+        }
         if spec.mode != SessionMode::Persist {
             return self.fresh(node, input, None);
         }
@@ -221,7 +251,13 @@ impl Runtime {
                     set_session(input, id, fp);
                     self.resumed(node, chose::SOURCE_SLOT)
                 }
-                Err(code) => self.fresh(node, input, Some(code)),
+                Err(code) if !falls_through(exec, backend, id) => {
+                    self.fresh(node, input, Some(code))
+                }
+                Err(_) => {
+                    set_session(input, id, None);
+                    self.resumed(node, chose::HAS_SESSION)
+                }
             };
         }
         if exec.has_session(backend, id) {
@@ -231,6 +267,7 @@ impl Runtime {
                 .get(&src)
                 .and_then(|o| string_field(o, SESSION_FINGERPRINT_KEY))
                 .map(str::to_owned);
+            let fp = fp.or_else(|| inbound_fingerprint_fallback(input));
             set_session(input, id, fp.as_deref());
             return self.resumed(node, chose::HAS_SESSION);
         }
