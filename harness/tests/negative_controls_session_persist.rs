@@ -274,16 +274,26 @@ fn a_runtime_that_trusts_unstamped_sources_fails_the_stamp_rows_only() {
 /// defect is set only for those commands, the others are the reference.
 fn run_packer_defect(defect: &str, verbs: &[(&str, &str, bool)]) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
+    outcome(&packer_defect_swap(dir.path(), defect, verbs))
+}
+
+/// The templates named in `verbs`, each running vxpersist with `defect` through a
+/// wrapper script written in `dir`.
+fn packer_defect_swap<'a>(
+    dir: &std::path::Path,
+    defect: &str,
+    verbs: &[(&'a str, &str, bool)],
+) -> Vec<(&'a str, String)> {
     let p = bin_dir().join("vxpersist");
     let wrapper = common::script(
-        dir.path(),
+        dir,
         "defective-packer",
         &format!(
             "VXPERSIST_NEGATIVE_CONTROL={defect} exec {:?} \"$@\"",
             p.display().to_string()
         ),
     );
-    let swap: Vec<(&str, String)> = verbs
+    verbs
         .iter()
         .map(|(key, verb, file)| {
             (
@@ -295,8 +305,45 @@ fn run_packer_defect(defect: &str, verbs: &[(&str, &str, bool)]) -> Outcome {
                 ),
             )
         })
+        .collect()
+}
+
+/// An unpack that never calls fsync (the seed asks for none): the row that fails
+/// each fsync in turn fails none, so it is `inconclusive` and names the plan's
+/// counts, never a pass; the write and rename rows still pass.
+#[test]
+fn an_unpack_that_never_fsyncs_leaves_the_fsync_fault_row_inconclusive() {
+    common::ensure_reference(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let swap = packer_defect_swap(dir.path(), "no-fsync", &[UNPACK]);
+    let tags = [
+        "--tags",
+        "@sp-temp-rename and @sp-hassession-root and not @sp-path-safety",
+    ];
+    let (code, report) = common::run_profile(&table(&swap), &tags);
+    assert_eq!(code, 1, "an inconclusive row fails the run");
+    let rows: Vec<&serde_json::Value> = report["scenarios"]
+        .as_array()
+        .expect("scenarios")
+        .iter()
+        .filter(|s| {
+            s["name"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("Unpack failed at each")
+        })
         .collect();
-    outcome(&swap)
+    assert_eq!(rows.len(), 3, "the write, fsync and rename rows ran");
+    for s in rows {
+        let (example, verdict) = (s["example"].as_str().unwrap_or_default(), &s["verdict"]);
+        if example.starts_with("fsync") {
+            assert_eq!(verdict, "inconclusive", "{s}");
+            let m = s["message"].as_str().unwrap_or_default();
+            assert!(m.contains("matched 0 calls and acted on 0"), "{m}");
+        } else {
+            assert_eq!(verdict, "pass", "{s}");
+        }
+    }
 }
 
 const UNPACK: (&str, &str, bool) = ("unpack", "unpack", true);

@@ -34,6 +34,10 @@ pub enum Defect {
     /// HasSession answers true for any key file of the id, and unpack writes beside
     /// another key file of the id: two key files are not ambiguous to it.
     GuessAmbiguous,
+    /// Unpack never calls fsync nor sync_file_range (the seed asks for a temp
+    /// extract and an atomic rename, not for fsync): not a violation, but a fault
+    /// row that fails each fsync in turn then fails none and shows nothing.
+    NoFsync,
     /// The member-path rule refuses `.`, `..` and empty components only as a path's
     /// first component (issue 43's survivor: `<id>/../../../../x` wrote outside).
     PathFirstComponentOnly,
@@ -78,6 +82,7 @@ impl Defect {
             Defect::CollectByFileName => "collect-by-file-name",
             Defect::SkipHardLink => "skip-hard-link",
             Defect::GuessAmbiguous => "guess-ambiguous",
+            Defect::NoFsync => "no-fsync",
             Defect::PathFirstComponentOnly => "path-first-component-only",
             Defect::NoTotalCapOnRead => "no-total-cap-on-read",
             Defect::HeaderBackendUnchecked => "header-backend-unchecked",

@@ -225,7 +225,12 @@ async fn fault_sweep(w: &mut World, c: &[String]) {
             let trace = traces.join(format!("{pod}.jsonl"));
             let plan = format!("{call}@{root_text}*#{k}=EIO");
             let t = s.t.unpack.clone();
+            let rules = vxfault::check_plan(&plan).or_harness("the fault plan");
+            let counters =
+                vxfault::Counters::create(&traces.join(format!("{pod}.counters")), &plan)
+                    .or_harness("the fault plan's counter file");
             s.inject(&t, &plan, Some(&trace));
+            s.injection = s.injection.take().map(|i| i.counted(&counters));
             let fill = [
                 ("backend", &c[2]),
                 ("root", root_text.as_str()),
@@ -256,6 +261,9 @@ async fn fault_sweep(w: &mut World, c: &[String]) {
                 old_whole: over_old && holds_whole(&root, &old),
             });
             if !fired {
+                if k == 1 {
+                    never_fired(s, &call, &plan, &counters, &rules);
+                }
                 return;
             }
         }
@@ -279,6 +287,57 @@ fn earlier_copy_control(s: &mut Persist, root: &str, backend: &str, id: &str) {
             },
             commands: crate::evidence::commands_of_step(),
         },
+    );
+}
+
+/// The calls the seed itself requires of an unpack ("temp extract + atomic
+/// rename": the files are written, then renamed into place). An fsync it does not.
+const SEED_CALLS: [&str; 2] = ["write", "rename"];
+
+/// The sweep's first plan never fired: the unpack made no `call` under the root, so
+/// no failed call was shown. Once the unfaulted unpack is seen whole (else the
+/// later steps fail it), a call the seed requires fails naming it; any other makes
+/// the row `inconclusive`, with the plan's counts: nothing was tested.
+fn never_fired(
+    s: &Persist,
+    call: &str,
+    plan: &str,
+    counters: &vxfault::Counters,
+    rules: &[vxfault::RuleInfo],
+) {
+    let Some(p) = s.sweep.last() else { return };
+    if p.exit != Some(0) || !p.has_session || !p.whole {
+        return;
+    }
+    let counts = match counters.read(rules) {
+        Ok(n) => n
+            .rules
+            .iter()
+            .map(|r| {
+                format!(
+                    "the plan {:?} matched {} calls and acted on {} ({} calls reached the \
+                     injector: {}; processes that loaded the plan: {})",
+                    r.text,
+                    r.matched,
+                    r.fired,
+                    call,
+                    if r.reached { "yes" } else { "no" },
+                    n.loaded
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        Err(e) => format!("the plan {plan:?}: its counter file: {e}"),
+    };
+    if SEED_CALLS.contains(&call) {
+        crate::evidence::fail(
+            Some("sp-temp-rename"),
+            format!("an unpack that makes a {call} under the root (temp extract + atomic rename)"),
+            format!("no {call} under the root: {counts}"),
+        );
+    }
+    crate::inconclusive!(
+        "the unpack made no {call} under the root, so no failed {call} was shown: {counts}"
     );
 }
 
