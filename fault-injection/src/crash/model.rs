@@ -168,15 +168,14 @@ impl CrashState {
             [] => {}
             [d] => s += &format!("; op {d} dropped ({})", ops[*d].describe()),
             many => {
-                let list: Vec<String> = many.iter().map(usize::to_string).collect();
                 s += &format!(
-                    "; ops {} dropped (the {} writes {} of the file they write never landed)",
-                    list.join(", "),
+                    "; ops {} dropped (all {} lost writes of that file never landed{})",
+                    ranges(many),
                     many.len(),
                     if self.zeroed {
-                        "are zeros in the grown file:"
+                        "; the size they grew it to did, as zeros"
                     } else {
-                        "before the crash"
+                        ""
                     },
                 );
             }
@@ -186,6 +185,25 @@ impl CrashState {
         }
         s
     }
+}
+
+/// Ascending indices as ranges: `1-21, 23`.
+fn ranges(ix: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ix.len() {
+        let mut j = i;
+        while j + 1 < ix.len() && ix[j + 1] == ix[j] + 1 {
+            j += 1;
+        }
+        out.push(if j > i {
+            format!("{}-{}", ix[i], ix[j])
+        } else {
+            ix[i].to_string()
+        });
+        i = j + 1;
+    }
+    out.join(", ")
 }
 
 /// For each op, the index of the first later barrier that makes it durable.
