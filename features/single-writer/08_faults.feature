@@ -86,3 +86,4 @@ Feature: Lock and launch faults
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has no running agent
     And the lock of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is free
     And the suite's listener still has the socket of "claude:6a73c0de-1234-4abc-8def-0123456789ab"
+    And the broker started no other program

@@ -439,6 +439,15 @@ fn is_output(meta: &Meta, path: &str) -> bool {
         || path.starts_with("/dev/tty")
 }
 
+/// Whether a write is the recorded program's own stdout or stderr redirected to a
+/// file (a daemon's log: what it prints after a publish acknowledges it). The
+/// recorder's `outputs` name its own descriptors, which a program started by a
+/// harness with its own redirections does not share; a pipe on fd 1 (a shell's
+/// `$(…)`) is not such a file.
+fn redirected_std(fd: Option<i64>, path: &str) -> bool {
+    matches!(fd, Some(1 | 2)) && path.starts_with('/')
+}
+
 /// The permission bits a creating call with `mode` gives under `umask`.
 fn masked(mode: Option<&str>, umask: Option<&str>, meta: &Meta, default: u32) -> u32 {
     let oct = |s: &str| u32::from_str_radix(s, 8).ok();
@@ -548,7 +557,9 @@ fn logical_ops(
                     });
                 }
                 // Output: bytes the world reads (not a flush of nothing).
-                None if r.len.is_some_and(|n| n > 0) && is_output(meta, &b.path) => {
+                None if r.len.is_some_and(|n| n > 0)
+                    && (is_output(meta, &b.path) || redirected_std(b.fd, &b.path)) =>
+                {
                     push(FsOp::Output)
                 }
                 None => {}

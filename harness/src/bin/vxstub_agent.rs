@@ -10,6 +10,9 @@
 //! - input lines are commands: `seq N` prints N bytes, `alt on|off` enters or leaves
 //!   the alternate screen, `exit C` exits with C; anything else is only logged;
 //! - SIGWINCH (the redraw nudge, or a resize) is logged and answered with `redraw`;
+//! - `fork` starts a background process (`vxstub background`) in a session of its
+//!   own, as an agent's tool would, and logs `forked` with its PID: it inherits
+//!   every descriptor the agent holds without close-on-exec;
 //! - without `--id` (an engine that mints its own ids, `pin = "none"`) it mints
 //!   `ses_Stub<pid>` on its first input line and appends `id<TAB>cwd` to `--index`.
 //!
@@ -222,10 +225,41 @@ pub fn run(a: &AgentArgs) -> i32 {
                 }
             }
             turn(&mut session, json!({"turn": "input", "line": text}));
+            if text == "fork" {
+                fork_background(a, &mut session);
+            }
             if let Some(code) = command(&text) {
                 return code;
             }
         }
+    }
+}
+
+/// `fork`: a background process that outlives the master's hang-up (its own
+/// session) and inherits what the agent holds without close-on-exec.
+fn fork_background(a: &AgentArgs, session: &mut Option<Session>) {
+    use std::os::unix::process::CommandExt;
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("background")
+        .arg("--history")
+        .arg(&a.history)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: the hook runs in the forked child before exec and calls only setsid,
+    // which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::unistd::setsid()
+                .map(|_| ())
+                .map_err(std::io::Error::from)
+        });
+    }
+    if let Ok(child) = cmd.spawn() {
+        turn(session, json!({"turn": "forked", "pid": child.id()}));
     }
 }
 

@@ -101,6 +101,8 @@ pub struct Live {
     pub agents_after_control: Option<Vec<i32>>,
     /// The counter file of the fault plan the broker runs under, and the plan's rules.
     pub fault_counts: Option<(vxfault::Counters, Vec<vxfault::RuleInfo>)>,
+    /// What the side-effect rows noted or watch (a forked process, the index's opens).
+    pub effects: super::effects::Effects,
 }
 
 impl Live {
@@ -205,6 +207,7 @@ impl Live {
             route_stand_in: None,
             agents_after_control: None,
             fault_counts: None,
+            effects: Default::default(),
         }
     }
 

@@ -6,6 +6,7 @@
 //! lock and the files.
 
 pub(crate) mod checks;
+pub(crate) mod effects;
 pub(crate) mod live;
 pub(crate) mod pins;
 mod steps;

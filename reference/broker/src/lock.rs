@@ -122,6 +122,11 @@ impl LockDir {
     pub fn acquire(&self, key: &SessionKey) -> Result<Acquired> {
         let name = format!("{}.lock", key.physical());
         let flags = OFlag::O_RDWR | OFlag::O_CREAT | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW;
+        let flags = if crate::negative::is(crate::negative::Defect::InheritLock) {
+            flags - OFlag::O_CLOEXEC
+        } else {
+            flags
+        };
         let fd = openat(
             Some(self.fd.as_raw_fd()),
             name.as_str(),

@@ -17,7 +17,21 @@
 //!   another holder (`unavailable.lock`) drops the connection with no close frame,
 //!   as a broker whose handler crashes on the error does;
 //! - `busy-on-lock-error`: the same error closes 4409, BUSY, as if another held the
-//!   lock (flock's EACCES read as "held elsewhere").
+//!   lock (flock's EACCES read as "held elsewhere");
+//! - `recheck-first`: the socket re-check runs before the acquire, not after it;
+//! - `lock-to-agent`: the master leaves the lock's descriptor open across the exec
+//!   into the agent (and so into whatever the agent forks);
+//! - `inherit-lock`: the lock file is opened without close-on-exec, so a master
+//!   launched for another key meanwhile inherits it;
+//! - `gate-text-only`: the input gate holds a secondary's text frames only, not its
+//!   raw binary frames;
+//! - `retire-keeps-claim`: retire leaves the owner's claim in place;
+//! - `reap-without-lock`: retire unlinks a stale socket without taking the lock;
+//! - `any-cwd`: the engine's index is read without the launch's cwd;
+//! - `index-read-write`: the engine's index is opened read-write (nothing written);
+//! - `snapshot-after-launch`: the index is snapshotted after the launch;
+//! - `push-unpersisted`: the real id is pushed even when its alias was not persisted;
+//! - `follow-symlink`: the socket path is classified by `stat`, following a symlink.
 
 use std::sync::OnceLock;
 
@@ -35,6 +49,17 @@ pub enum Defect {
     GhostRow,
     ResetOnLockError,
     BusyOnLockError,
+    RecheckFirst,
+    LockToAgent,
+    InheritLock,
+    GateTextOnly,
+    RetireKeepsClaim,
+    ReapWithoutLock,
+    AnyCwd,
+    IndexReadWrite,
+    SnapshotAfterLaunch,
+    PushUnpersisted,
+    FollowSymlink,
 }
 
 /// The selected defect, read once; an unknown name selects none.
@@ -50,6 +75,17 @@ pub fn defect() -> Option<Defect> {
         Ok("ghost-row") => Some(Defect::GhostRow),
         Ok("reset-on-lock-error") => Some(Defect::ResetOnLockError),
         Ok("busy-on-lock-error") => Some(Defect::BusyOnLockError),
+        Ok("recheck-first") => Some(Defect::RecheckFirst),
+        Ok("lock-to-agent") => Some(Defect::LockToAgent),
+        Ok("inherit-lock") => Some(Defect::InheritLock),
+        Ok("gate-text-only") => Some(Defect::GateTextOnly),
+        Ok("retire-keeps-claim") => Some(Defect::RetireKeepsClaim),
+        Ok("reap-without-lock") => Some(Defect::ReapWithoutLock),
+        Ok("any-cwd") => Some(Defect::AnyCwd),
+        Ok("index-read-write") => Some(Defect::IndexReadWrite),
+        Ok("snapshot-after-launch") => Some(Defect::SnapshotAfterLaunch),
+        Ok("push-unpersisted") => Some(Defect::PushUnpersisted),
+        Ok("follow-symlink") => Some(Defect::FollowSymlink),
         _ => None,
     })
 }

@@ -52,7 +52,12 @@ pub enum Liveness {
 /// Classifies the socket path by `lstat` and a non-blocking `connect()`; file
 /// presence alone never counts as live.
 pub fn probe(path: &Path) -> Liveness {
-    match lstat(path) {
+    let st = if negative::is(Defect::FollowSymlink) {
+        nix::sys::stat::stat(path)
+    } else {
+        lstat(path)
+    };
+    match st {
         Err(_) => return Liveness::Absent,
         Ok(st) if st.st_mode & nix::libc::S_IFMT != nix::libc::S_IFSOCK => {
             return Liveness::NotSocket
@@ -167,13 +172,14 @@ impl Opener {
             Liveness::NotSocket => return Err(Rule::NotSocket.into()),
             Liveness::Stale | Liveness::Absent => {}
         }
+        let early = negative::is(Defect::RecheckFirst).then(|| probe(&sock));
         let lock = match self.locks.acquire(key)? {
             Acquired::Held => return Ok(Action::Busy),
             Acquired::Won(lock) => lock,
         };
         // Re-check between the probe and the acquire: a master that appeared means
         // another launch won first; its lock is not ours to keep.
-        let again = match probe(&sock) {
+        let again = match early.unwrap_or_else(|| probe(&sock)) {
             Liveness::Live if negative::is(Defect::NoRecheck) => Liveness::Stale,
             seen => seen,
         };

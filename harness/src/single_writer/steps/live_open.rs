@@ -288,8 +288,10 @@ async fn broker_running_under_plan(w: &mut World, c: &[String]) {
                 &[("lock_dir", &lock_dir), ("runtime_dir", &runtime)],
             )
         };
+        // `{engine_index}`: the self-minting engine's index the suite wrote.
         let plan = c[1]
             .replace("{alias_sidecar}", &sidecar)
+            .replace("{engine_index}", &live.sb.engine_index().to_string_lossy())
             .replace("{lock_file}", &any(&live.t.lock_path))
             .replace("{session_socket}", &any(&live.t.session_socket));
         let template = live.t.broker.clone();

@@ -3,6 +3,7 @@
 mod live_alias;
 mod live_claims;
 mod live_client;
+mod live_effects;
 mod live_master;
 mod live_open;
 mod live_refusals;

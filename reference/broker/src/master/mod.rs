@@ -149,6 +149,12 @@ fn create(a: &MasterArgs, sock: PathBuf) -> Result<i32> {
     if let Some(fd) = a.lock_fd {
         keep_lock_fd(fd)?;
     }
+    if let (Some(fd), true) = (
+        a.lock_fd,
+        crate::negative::is(crate::negative::Defect::LockToAgent),
+    ) {
+        let _ = fcntl(fd, FcntlArg::F_SETFD(FdFlag::empty()));
+    }
     let Some((program, args)) = a.argv.split_first() else {
         return Err(Rule::ArgvEmpty.into());
     };

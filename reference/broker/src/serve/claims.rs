@@ -75,6 +75,9 @@ impl Registry {
 
     /// Forgets a retired session's claim.
     pub(crate) fn clear(&self, physical: &str) {
+        if crate::negative::is(crate::negative::Defect::RetireKeepsClaim) {
+            return;
+        }
         let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(slot) = slots.remove(physical) {
             if let Some((_, tx)) = slot.owner {

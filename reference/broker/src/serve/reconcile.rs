@@ -29,6 +29,12 @@ const BUDGET: Duration = Duration::from_secs(60);
 /// cwd only that cwd's lines (and lines without one) count.
 pub(crate) fn read_index(path: &Path, kind: IdKind, cwd: Option<&str>) -> BTreeSet<String> {
     let mut text = String::new();
+    if crate::negative::is(crate::negative::Defect::IndexReadWrite) {
+        let _ = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path);
+    }
     let Ok(file) = std::fs::File::open(path) else {
         return BTreeSet::new();
     };
@@ -51,6 +57,7 @@ pub(crate) fn read_index(path: &Path, kind: IdKind, cwd: Option<&str>) -> BTreeS
             let cwd_ok = matches!((cwd, line_cwd), (Some(want), Some(got)) if want == got)
                 || line_cwd.is_none()
                 || cwd.is_none();
+            let cwd_ok = cwd_ok || crate::negative::is(crate::negative::Defect::AnyCwd);
             (kind_ok && cwd_ok).then(|| id.to_owned())
         })
         .collect()
@@ -79,7 +86,8 @@ pub(crate) async fn run(app: Arc<App>, p: Pending, found: mpsc::Sender<String>) 
                 let Some(real) = SessionKey::from_physical(&real) else {
                     return;
                 };
-                if persist(&app, &p.placeholder, &real).is_ok() {
+                let pushed = crate::negative::is(crate::negative::Defect::PushUnpersisted);
+                if persist(&app, &p.placeholder, &real).is_ok() || pushed {
                     let _ = found.send(real.as_str().to_owned()).await;
                 }
                 return;

@@ -176,6 +176,11 @@ pub(crate) async fn archive(Path(key): Path<String>, State(app): State<Arc<App>>
     if app.takeover {
         super::takeover::clear(&app.runtime, &physical.physical());
     }
+    if crate::negative::is(crate::negative::Defect::ReapWithoutLock)
+        && probe(&sock) == Liveness::Stale
+    {
+        let _ = nix::unistd::unlink(&sock);
+    }
     let reap = Arc::clone(&app);
     let reaped =
         tokio::task::spawn_blocking(move || match reap.opener.locks().acquire(&physical) {

@@ -169,7 +169,12 @@ async fn session(app: Arc<App>, req: Request, socket: WebSocket) {
     let master = spec(&app, &req);
     // The index is read before the launch, so the agent's own new id is the one
     // that appears after it.
-    let pending = pending_alias(&app, &req);
+    let early = !crate::negative::is(crate::negative::Defect::SnapshotAfterLaunch);
+    let pending = if early {
+        pending_alias(&app, &req)
+    } else {
+        None
+    };
     let action = tokio::task::spawn_blocking(move || {
         // Only a LAUNCH builds the spec, so only a LAUNCH is scoped (and probes).
         let launch = || MasterSpec {
@@ -187,6 +192,11 @@ async fn session(app: Arc<App>, req: Request, socket: WebSocket) {
     match action {
         Ok(Ok(Action::Busy)) => return close(socket, CLOSE_BUSY, "busy").await,
         Ok(Ok(Action::Launch { .. })) => {
+            let pending = if early {
+                pending
+            } else {
+                pending_alias(&app, &req)
+            };
             if let Some(p) = pending {
                 tokio::spawn(super::reconcile::run(Arc::clone(&app), p, found_tx));
             }
@@ -355,6 +365,7 @@ async fn bridge(
                 Some(_) => {}
             },
             m = rx.next() => {
+                let binary = matches!(m, Some(Ok(Message::Binary(_))));
                 let input = match m {
                     None | Some(Err(_)) | Some(Ok(Message::Close(_))) => break,
                     Some(Ok(Message::Binary(b))) => Some(frame::encode(frame::INPUT, &b)),
@@ -375,7 +386,9 @@ async fn bridge(
                     Some(Ok(_)) => None,
                 };
                 // The gate: a secondary's input and resizes never reach the master.
-                let gate_open = writer || crate::negative::is(crate::negative::Defect::ForwardSecondary);
+                let gate_open = writer
+                    || crate::negative::is(crate::negative::Defect::ForwardSecondary)
+                    || (binary && crate::negative::is(crate::negative::Defect::GateTextOnly));
                 if let (Some(bytes), true) = (input, gate_open) {
                     if to_master.write_all(&bytes).await.is_err() { break; }
                 }
