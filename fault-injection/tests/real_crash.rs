@@ -271,3 +271,37 @@ fn sqlite3_with_synchronous_full_stays_clean_in_rollback_mode() {
 fn sqlite3_with_synchronous_full_stays_clean_in_wal_mode() {
     sqlite_stays_clean("wal");
 }
+
+/// A run whose result the log cannot reproduce is refused, naming what it missed:
+/// chmod(1) changes a mode, which neither backend records.
+#[test]
+fn a_run_the_log_cannot_reproduce_is_refused_naming_the_operation() {
+    let Some(chmod) = program("chmod") else {
+        return;
+    };
+    for backend in ["preload", "seccomp"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = saved_root(tmp.path());
+        let rec = tmp.path().join("rec");
+        let f = root.join("save.0");
+        let (code, _, err) = vxfault(&[
+            "record",
+            "--out",
+            s(&rec),
+            "--root",
+            s(&root),
+            "--backend",
+            backend,
+            "--",
+            s(&chmod),
+            "600",
+            s(&f),
+        ]);
+        assert_eq!(code, 2, "{backend}: {err}");
+        assert!(
+            err.contains("does not reproduce the run: save.0 is a file of 30 bytes and mode 0600"),
+            "{backend}: {err}"
+        );
+        assert!(err.contains("chmod/fchmod"), "{backend}: {err}");
+    }
+}
