@@ -39,6 +39,8 @@ reals! {
     Pwrite = "pwrite": unsafe extern "C" fn(c_int, *const c_void, usize, i64) -> isize;
     Pwrite64 = "pwrite64": unsafe extern "C" fn(c_int, *const c_void, usize, i64) -> isize;
     Writev = "writev": unsafe extern "C" fn(c_int, *const IoVec, c_int) -> isize;
+    Send = "send": unsafe extern "C" fn(c_int, *const c_void, usize, c_int) -> isize;
+    Sendto = "sendto": unsafe extern "C" fn(c_int, *const c_void, usize, c_int, *const c_void, u32) -> isize;
     Pwritev = "pwritev": unsafe extern "C" fn(c_int, *const IoVec, c_int, i64) -> isize;
     Pwritev64 = "pwritev64": unsafe extern "C" fn(c_int, *const IoVec, c_int, i64) -> isize;
     Pwritev2 = "pwritev2": unsafe extern "C" fn(c_int, *const IoVec, c_int, i64, c_int) -> isize;

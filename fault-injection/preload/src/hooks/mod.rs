@@ -55,6 +55,7 @@ mod close;
 mod lock;
 mod names;
 mod open;
+mod send;
 mod stdio;
 
 use stdio::decided_clear;
