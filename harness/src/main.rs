@@ -51,6 +51,8 @@ enum Command {
     Merge(run::MergeArgs),
     /// What changed between two reports; exit 1 when a scenario regressed.
     Diff(run::DiffArgs),
+    /// Write an expectations file (for `vxcert run --baseline`) from a report.
+    Baseline(run::BaselineArgs),
     /// What a profile holds: every key, its meaning and its placeholders.
     Profile(ProfileArgs),
     /// Write a commented profile skeleton for the parts of a contract you implement.
@@ -99,6 +101,7 @@ fn main() {
         Command::Run(args) => run::run_run(args),
         Command::Merge(args) => run::run_merge(args),
         Command::Diff(args) => run::run_diff(args),
+        Command::Baseline(args) => run::run_baseline(args),
         Command::Profile(_) => {
             print!("{}", profile_explain::explain());
             0

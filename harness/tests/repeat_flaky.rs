@@ -141,3 +141,96 @@ fn a_checker_wrong_once_is_flaky_in_every_report_format() {
     assert_eq!(once["run"]["counts"]["fail"], 1, "{once:#}");
     assert!(once["run"]["counts"].get("flaky").is_none());
 }
+
+/// `--baseline`: a failure the baseline (a report, or the expectations `vxcert
+/// baseline` writes from it) knows is no regression; one it does not allow is, and
+/// the problem names the scenario and what the baseline allows, with its reason.
+#[test]
+fn a_baseline_fails_the_run_only_on_a_regression() {
+    common::ensure_reference(&[]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let fresh = || {
+        let _ = std::fs::remove_file(dir.join("calls"));
+    };
+    let (code, first) = run(dir, "first", &[]);
+    assert_eq!(code, 1);
+    let failed: Vec<&Value> = first["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["verdict"] == "fail")
+        .collect();
+    assert_eq!(failed.len(), 1, "{first:#}");
+    let (name, example) = (
+        failed[0]["name"].as_str().unwrap().to_string(),
+        failed[0]["example"].as_str().unwrap().to_string(),
+    );
+
+    let exp = dir.join("expectations.toml");
+    let out = Command::new(common::vxcert())
+        .arg("baseline")
+        .arg(dir.join("first"))
+        .arg("--out")
+        .arg(&exp)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&exp).unwrap();
+    assert!(
+        text.contains(&example) && text.contains("\"fail\""),
+        "{text}"
+    );
+
+    for baseline in [dir.join("first"), exp.clone()] {
+        fresh();
+        let b = baseline.display().to_string();
+        let (code, r) = run(dir, "again", &["--baseline", &b]);
+        assert_eq!(
+            code, 0,
+            "the same failure is no regression against {b}: {r:#}"
+        );
+        assert_eq!(r["run"]["baseline"], b.as_str());
+        assert_eq!(r["run"]["result"], "pass");
+    }
+
+    // An expectation that allows pass or timeout, not fail: a regression, named.
+    let strict = text.replace("\"fail\"", "\"pass\", \"timeout\"").replace(
+        "reason = \"fail in the report",
+        "reason = \"known to time out under load; was: fail in the report",
+    );
+    let strict_path = dir.join("strict.toml");
+    std::fs::write(&strict_path, strict).unwrap();
+    fresh();
+    let s = strict_path.display().to_string();
+    let (code, r) = run(dir, "strict", &["--baseline", &s]);
+    assert_eq!(code, 1, "{r:#}");
+    let problems = r["run"]["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    let p = problems[0].as_str().unwrap();
+    assert!(
+        p.contains(&name)
+            && p.contains(&example)
+            && p.contains("fail where the baseline allows pass or timeout: known to time out"),
+        "{p}"
+    );
+
+    // A baseline that cannot be read is a usage error, before anything runs.
+    let (code, _) = (
+        Command::new(common::vxcert())
+            .args(["run", "--quiet", "--baseline"])
+            .arg(dir.join("missing.toml"))
+            .arg("--report")
+            .arg(dir.join("none"))
+            .status()
+            .unwrap()
+            .code(),
+        (),
+    );
+    assert_eq!(code, Some(2));
+    assert!(!dir.join("none/report.json").exists());
+}

@@ -27,10 +27,10 @@ pub struct EvidenceJson {
     pub frames: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub control: Option<ControlJson>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pins: Vec<PinDeviation>,
     /// What the suite left out or chose, and why.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// A directory under the report with the scenario's inputs and `repro.sh`.
     #[serde(skip_serializing_if = "Option::is_none")]

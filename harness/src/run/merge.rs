@@ -278,6 +278,7 @@ pub fn merge(inputs: &[(PathBuf, ReportJson)]) -> Result<Report, String> {
         merged: inputs.iter().map(|(p, r)| label(p, r)).collect(),
         tags: (tags.len() == 1).then(|| first.tags.clone()).flatten(),
         repeat: (repeats.len() == 1).then_some(first.repeat).flatten(),
+        baseline: None,
         profile_sha256: first.profile_sha256.clone(),
         suites: inputs
             .iter()

@@ -7,6 +7,7 @@
 //! build the typed report once and write it.
 
 mod assemble;
+mod baseline;
 pub mod clauses;
 mod diff;
 pub mod error_codes;
@@ -24,6 +25,7 @@ mod report_files;
 mod repro;
 mod shard;
 
+pub use baseline::{run_baseline, BaselineArgs};
 pub use diff::{run_diff, DiffArgs};
 pub use merge::{run_merge, MergeArgs};
 
@@ -76,6 +78,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
+    /// Fail only on a regression against this report (report.json or its directory)
+    /// or expectations file (`vxcert baseline`, `.toml`).
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
 }
 
 /// One finished (or not run) scenario.
@@ -192,6 +198,10 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
                 .map_err(|e| format!("--tags {t:?}: {e}"))?,
         ),
     };
+    // A baseline that cannot be read is a usage error before anything runs.
+    if let Some(b) = &args.baseline {
+        baseline::load(b)?;
+    }
     let identity = report::Identity {
         shard: args.shard.map(|s| s.to_string()),
         tags: args.tags.clone(),
@@ -295,7 +305,7 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
         a.contract == b.contract && a.feature == b.feature && a.line == b.line && a.round == b.round
     });
     let outcomes = repeat::combine(outcomes);
-    let rep = report::build(report::Inputs {
+    let mut rep = report::build(report::Inputs {
         profile: &profile,
         profile_path: &profile_path,
         implementation: &implementation,
@@ -306,6 +316,9 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
         registries: &checked.registries,
         identity,
     });
+    if let Some(b) = &args.baseline {
+        baseline::apply(&mut rep, b)?;
+    }
     report_files::write(&args.report, &rep)?;
     println!("{}", report::summary(&rep));
     Ok(if rep.ok { 0 } else { 1 })

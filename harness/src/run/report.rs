@@ -95,6 +95,10 @@ pub struct RunJson {
     /// How many times each scenario ran (`--repeat`), when more than once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<u32>,
+    /// The baseline the run was judged against (`--baseline`): its problems are the
+    /// regressions against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
     /// SHA-256 of the profile file.
     #[serde(default)]
     pub profile_sha256: String,
@@ -309,6 +313,7 @@ pub fn build(i: Inputs<'_>) -> Report {
         merged: Vec::new(),
         tags: i.identity.tags,
         repeat: i.identity.repeat,
+        baseline: None,
         profile_sha256: i.identity.profile_sha256,
         suites: i.identity.suites,
     };
