@@ -520,25 +520,7 @@ fn the_packer_defects_of_the_battery_fail_their_rows_only() {
     let dir = tempfile::tempdir().unwrap();
     let defects = "path-first-component-only,no-total-cap-on-read,header-backend-unchecked,\
                    header-id-unchecked,keep-old-key-until-rename,follow-session-symlinks";
-    let p = bin_dir().join("vxpersist");
-    let wrapper = common::script(
-        dir.path(),
-        "defective-packer",
-        &format!("VXPERSIST_NEGATIVE_CONTROL={defects} exec {p:?} \"$@\""),
-    );
-    let swap: Vec<(&str, String)> = [PACK, UNPACK, HAS_SESSION]
-        .iter()
-        .map(|(key, verb, file)| {
-            (
-                *key,
-                format!(
-                    "[{wrapper:?}, \"{verb}\", \"--backend\", \"{{backend}}\", \"--root\", \
-                     \"{{root}}\", \"--session-id\", \"{{id}}\"{}]",
-                    if *file { ", \"{file}\"" } else { "" }
-                ),
-            )
-        })
-        .collect();
+    let swap = packer_defect_swap(dir.path(), defects, &[PACK, UNPACK, HAS_SESSION]);
     let o = outcome_with(&swap, &["--tags", "@part-packer"]);
     let rows = [
         "A blob whose member is <id>/",
