@@ -55,6 +55,7 @@ Feature: One writer per key
     Examples:
       | case | key | query | status | code | twin_key | twin_query |
       | unknown-engine | nosuch:6a73c0de-1234-4abc-8def-0123456789ab | new=1 | 404 | not_found.engine | claude:6a73c0de-1234-4abc-8def-0123456789ab | new=1 |
+      | bare-uuid | 6a73c0de-1234-4abc-8def-0123456789ab | new=1 | 400 | invalid_params.key | claude:6a73c0de-1234-4abc-8def-0123456789ab | new=1 |
       | placeholder-not-new | opencode:new-6a73c0de-1234-4abc-8def-0123456789ab | | 400 | invalid_params.key | opencode:new-6a73c0de-1234-4abc-8def-0123456789ab | new=1 |
       | uppercase-uuid | claude:6A73C0DE-1234-4ABC-8DEF-0123456789AB | new=1 | 400 | invalid_params.key | claude:6a73c0de-1234-4abc-8def-0123456789ab | new=1 |
       | have-negative | claude:6a73c0de-1234-4abc-8def-0123456789ab | have=-1 | 400 | invalid_params.have | claude:6a73c0de-1234-4abc-8def-0123456789ab | have=0 |

@@ -493,13 +493,17 @@ class Broker:
         q = dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
         parts = [urllib.parse.unquote(p) for p in path.split("/")]
         try:
-            if method == "GET" and parts[1:3] == ["ws", "term"] and len(parts) == 4 \
-                    and ":" in parts[3]:
+            # Any one segment is a terminal request: a key without its engine (a bare
+            # id) is refused after the upgrade, as every malformed key is.
+            if method == "GET" and parts[1:3] == ["ws", "term"] and len(parts) == 4:
                 accept = base64.b64encode(hashlib.sha1(
                     (headers.get("sec-websocket-key", "") + WS_GUID).encode()).digest()).decode()
                 writer.write(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
                               f"Connection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n").encode())
                 engine, _, native = parts[3].partition(":")
+                if not _ and broken("bare-key"):
+                    # A bare id taken for the first engine's session.
+                    engine, native = next(iter(self.engines)), parts[3]
                 await self.terminal(reader, writer, engine, native, q)
             elif method == "GET" and path == "/api/sessions":
                 self.reply(writer, 200, {"rows": self.rows()})

@@ -19,6 +19,18 @@ use crate::verdict::OrHarness;
 /// How long a broker may take to accept, and most waits for an effect (scaled).
 pub const WAIT_MS: u64 = 10_000;
 
+/// The terminal route of `key` given without its engine: the text from `{engine}`
+/// to the end of `{id}` in `ws_path` is the key alone (`/ws/term/{engine}/{id}` and
+/// `/ws/term/{engine}:{id}` both give `/ws/term/<key>`).
+fn bare_key_route(ws_path: &str, key: &str) -> String {
+    match (ws_path.find("{engine}"), ws_path.find("{id}")) {
+        (Some(e), Some(i)) if e < i => {
+            format!("{}{key}{}", &ws_path[..e], &ws_path[i + "{id}".len()..])
+        }
+        _ => ws_path.replace("{engine}", "").replace("{id}", key),
+    }
+}
+
 /// One named viewer and the stream offset its connection started at.
 pub struct Tracked {
     pub viewer: Viewer,
@@ -295,12 +307,16 @@ impl Live {
     }
 
     pub fn route(&self, key: &str, query: &str) -> String {
-        let (engine, id) = key.split_once(':').or_harness("a key is engine:id");
-        let path = self
-            .t
-            .ws_path
-            .replace("{engine}", engine)
-            .replace("{id}", id);
+        let path = match key.split_once(':') {
+            Some((engine, id)) => self
+                .t
+                .ws_path
+                .replace("{engine}", engine)
+                .replace("{id}", id),
+            // A key without its engine (a bare id, which the broker must refuse):
+            // the route's whole key part is that text alone.
+            None => bare_key_route(&self.t.ws_path, key),
+        };
         let mut q = widen(query);
         if !self.t.ws_query.is_empty() {
             q = [q, self.t.ws_query.clone()]

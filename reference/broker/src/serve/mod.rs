@@ -270,6 +270,7 @@ async fn shutdown() {
 fn router(app: Arc<App>) -> Router {
     Router::new()
         .route("/ws/term/{engine}/{id}", get(ws::handler))
+        .route("/ws/term/{key}", get(ws::handler_key))
         .route("/api/sessions", get(routes::list))
         .route("/api/sessions/{key}/archive", post(routes::archive))
         .with_state(app)

@@ -58,9 +58,9 @@ fn single<'a>(q: &'a [(String, String)], name: &str, param: Param) -> Result<Opt
     Ok(first)
 }
 
-fn parse_request(app: &App, engine: &str, id: &str, q: &[(String, String)]) -> Result<Request> {
+fn parse_request(app: &App, key: &str, q: &[(String, String)]) -> Result<Request> {
     let new = flag(single(q, "new", Param::New)?, Param::New)?;
-    let key = parse_key(&format!("{engine}:{id}"), &app.table, new)?;
+    let key = parse_key(key, &app.table, new)?;
     let counter = |name, p| single(q, name, p)?.map(|t| parse_counter(t, p)).transpose();
     let have = counter("have", Param::Have)?;
     let gen = counter("gen", Param::Gen)?;
@@ -95,10 +95,22 @@ fn parse_request(app: &App, engine: &str, id: &str, q: &[(String, String)]) -> R
 pub(crate) async fn handler(
     ws: WebSocketUpgrade,
     Path((engine, id)): Path<(String, String)>,
+    q: Query<Vec<(String, String)>>,
+    app: State<Arc<App>>,
+) -> Response {
+    handler_key(ws, Path(format!("{engine}:{id}")), q, app).await
+}
+
+/// The terminal route with the key as one segment (`/ws/term/{key}`, the seed's):
+/// a key without its engine (a bare id) is refused as malformed, never taken for
+/// an engine's session.
+pub(crate) async fn handler_key(
+    ws: WebSocketUpgrade,
+    Path(key): Path<String>,
     Query(q): Query<Vec<(String, String)>>,
     State(app): State<Arc<App>>,
 ) -> Response {
-    match parse_request(&app, &engine, &id, &q) {
+    match parse_request(&app, &key, &q) {
         Ok(req) => ws.on_upgrade(move |socket| session(app, req, socket)),
         Err(e) if crate::variant::on() => {
             ws.on_upgrade(move |socket| close(socket, close_refused(), e.code.as_str()))
