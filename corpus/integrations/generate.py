@@ -116,7 +116,12 @@ bad("mode-unknown", template(session={"mode": "native"}), "template.mode")
 bad("restore-unknown", template(session={"restore": "cli"}), "template.restore")
 for name, env in [("env-bad-name", "BAD-NAME"), ("env-bash-env", "BASH_ENV"), ("env-phux-agent-id", "PHUX_AGENT_ID"),
                   ("env-no-middle", "PHUX_SESSION_ID"), ("env-padded", " PHUX_CLAUDE_SESSION_ID"),
-                  ("env-129-bytes", "PHUX_" + "A" * 113 + "_SESSION_ID")]:
+                  ("env-129-bytes", "PHUX_" + "A" * 113 + "_SESSION_ID"),
+                  # The right suffix outside the namespace: no PHUX_ prefix, another
+                  # case, the prefix inside the name.
+                  ("env-outside-namespace", "CLAUDE_SESSION_ID"),
+                  ("env-lowercase-prefix", "phux_CLAUDE_SESSION_ID"),
+                  ("env-prefix-inside", "XPHUX_CLAUDE_SESSION_ID")]:
     bad(name, template(session={"native_env": env}), "template.native_env")
 bad("resume-with-phux-mode", template(session={"mode": "phux"}), "template.resume_policy")
 bad("resume-with-phux-session-restore", template(session={"restore": "phux-session"}), "template.resume_policy")

@@ -141,6 +141,18 @@ case("valid-ratio-long", dumps(phux_archive()).replace("0.33333334", "0.33333333
 case("valid-unicode-and-escapes", mutate(lambda a: a["sessions"][0].update(name="é\u2028\"\\/ops")), VALID)
 case("valid-id-bounds", mutate(lambda a: first_pane(a).update(
     agent_session=record(plugin="p" * 120, integration="é" * 60, native="n" * 1024))), VALID)
+# The byte bounds in every UTF-8 width, and Unicode spaces inside ids (only their
+# ends are trimmed).
+case("valid-id-bounds-multibyte", mutate(lambda a: first_pane(a).update(
+    agent_session=record(plugin="é" * 60, integration="€" * 40, native="\U0001F600" * 256))), VALID)
+case("valid-id-interior-spaces", mutate(lambda a: first_pane(a).update(
+    agent_session=record(plugin="com\u3000phux", integration="co\u00a0dex", native="session\u2028 42"))), VALID)
+# Schema 2 is an additive format outside the record: members a reader does not know
+# in sessions, windows and panes are read past (phux writes a session's host and
+# project); the record itself stays closed.
+case("valid-additive-members", mutate(lambda a: (
+    a["sessions"][0].update(host="build-01", project={"root": "/srv/ops", "tags": ["a"]}),
+    first_window(a).update(zoom=1), first_pane(a).update(argv=["sh"], scrollback=[1, 2]))), VALID)
 case("valid-cells-bounds", mutate(lambda a: first_pane(a).update(cols=65535, rows=0)), VALID)
 case("valid-argv-bounds", mutate(lambda a: (first_pane(a).update(command=["x"] * 256),
                                             a["sessions"][0].update(command=["sh"]))), VALID)
@@ -205,6 +217,12 @@ for name, rec in [
     ("native-id-c1", record(native="session\u009b42")),
     ("native-id-del", record(native="session\u007f")),
     ("native-id-1025-bytes", record(native="n" * 1025)),
+    ("native-id-1025-bytes-two-byte", record(native="é" * 512 + "n")),
+    ("native-id-1025-bytes-four-byte", record(native="\U0001F600" * 256 + "n")),
+    ("native-id-ideographic-padded", record(native="\u3000session-42")),
+    ("native-id-line-separator-end", record(native="session-42\u2028")),
+    ("plugin-id-121-bytes-three-byte", record(plugin="€" * 40 + "p")),
+    ("integration-id-em-space-end", record(integration="codex\u2003")),
     ("native-id-empty", record(native="")),
 ]:
     corrupt(name, mutate(lambda a, r=rec: first_pane(a).update(agent_session=r)), "archive.record")
@@ -216,9 +234,8 @@ corrupt("record-missing-native-id", mutate(lambda a: first_pane(a)["agent_sessio
 corrupt("record-native-id-number", mutate(lambda a: first_pane(a)["agent_session"].update(native_id=42)), "archive.shape")
 corrupt("record-null", mutate(lambda a: first_pane(a).update(agent_session=None)), "archive.shape")
 corrupt("unknown-top-field", mutate(lambda a: a.update(saved_at="now")), "archive.shape")
-corrupt("unknown-session-field", mutate(lambda a: a["sessions"][0].update(env={})), "archive.shape")
-corrupt("unknown-window-field", mutate(lambda a: first_window(a).update(zoom=1)), "archive.shape")
-corrupt("unknown-pane-field", mutate(lambda a: first_pane(a).update(argv=["sh"])), "archive.shape")
+corrupt("record-unknown-member-in-additive-pane", mutate(lambda a: (
+    first_pane(a).update(future=True), first_pane(a)["agent_session"].update(future=True))), "archive.shape")
 corrupt("missing-sessions", {"schema_version": 2}, "archive.shape")
 corrupt("missing-windows", mutate(lambda a: a["sessions"][1].pop("windows")), "archive.shape")
 corrupt("missing-panes", mutate(lambda a: a["sessions"][0]["windows"][1].pop("panes")), "archive.shape")
@@ -263,7 +280,7 @@ corrupt("command-not-strings", mutate(lambda a: first_pane(a).update(command=["s
 
 # First failure wins in the spec's order, whatever the member order.
 corrupt("order-shape-after-record", mutate(lambda a: (
-    first_pane(a)["agent_session"].update(native_id="-x"), a["sessions"][1].update(env={}))), "archive.shape")
+    first_pane(a)["agent_session"].update(native_id="-x"), a["sessions"][1].update(windows={}))), "archive.shape")
 corrupt("order-record-before-duplicate", mutate(lambda a: (
     a["sessions"][1].update(name="ops"), a["sessions"][0]["windows"][0]["panes"][2].update(
         agent_session=record(native="\n")))), "archive.record")

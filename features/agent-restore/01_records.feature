@@ -101,3 +101,50 @@ Feature: Records
     And meta.get "agent-session/v1" on $p is the record of "team" "stub" "n1"
     When meta.set writes "agent-session/v1" on $p with a record of 4096 bytes
     Then the call succeeds
+
+  @asr-bounds-native @part-server
+  Scenario Outline: A native id's bound is in bytes, in every UTF-8 width, and its trim is Unicode's
+    Given the daemon is running
+    When pane.create starts a pane in a new window with a record whose native_id is <valid>
+    Then the call succeeds
+    When pane.create starts a pane in a new window with a record whose native_id is <case>
+    Then the call fails with "invalid_params.agent_session" by rule "<rule>"
+    And the new window has no pane
+    Given a pane "p" in a new window with the record of "team" "stub" "n1"
+    When meta.set writes "agent-session/v1" on $p with a record whose native_id is <valid>
+    Then the call succeeds
+    When meta.set writes "agent-session/v1" on $p with a record whose native_id is <case>
+    Then the call fails with "invalid_params.agent_session" by rule "<rule>"
+    And meta.get "agent-session/v1" on $p is the record of "team" "stub" "n1"
+
+    Examples:
+      | valid | case | rule |
+      | 1024 bytes of two-byte characters | 1025 bytes of two-byte characters | native.length |
+      | 1024 bytes of three-byte characters | 1025 bytes of three-byte characters | native.length |
+      | 1024 bytes of four-byte characters | 1025 bytes of four-byte characters | native.length |
+      | an interior ideographic space | led by an ideographic space | native.padded |
+      | an interior no-break space | ending in a no-break space | native.padded |
+      | an interior line separator | ending in a line separator | native.padded |
+      | an interior ideographic space | ending in an em space | native.padded |
+
+  @asr-bounds-ids @part-server
+  Scenario Outline: An owner id's bound is in bytes, in every UTF-8 width, and its trim is Unicode's
+    Given the daemon is running
+    When pane.create starts a pane in a new window with a record whose <field> is <valid>
+    Then the call succeeds
+    When pane.create starts a pane in a new window with a record whose <field> is <case>
+    Then the call fails with "invalid_params.agent_session" by rule "<rule>"
+    And the new window has no pane
+    Given a pane "p" in a new window with the record of "team" "stub" "n1"
+    When meta.set writes "agent-session/v1" on $p with a record whose <field> is <valid>
+    Then the call succeeds
+    When meta.set writes "agent-session/v1" on $p with a record whose <field> is <case>
+    Then the call fails with "invalid_params.agent_session" by rule "<rule>"
+    And meta.get "agent-session/v1" on $p is the record of "team" "stub" "n1"
+
+    Examples:
+      | field | valid | case | rule |
+      | plugin_id | 120 bytes of two-byte characters | 121 bytes of two-byte characters | record.owner_length |
+      | integration_id | 120 bytes of three-byte characters | 121 bytes of three-byte characters | record.owner_length |
+      | plugin_id | an interior ideographic space | led by an ideographic space | record.owner_padded |
+      | integration_id | an interior no-break space | ending in a no-break space | record.owner_padded |

@@ -41,6 +41,9 @@ Feature: Templates
       | env-no-middle | env-no-middle.toml | invalid_params.integration_template | template.native_env |
       | env-padded | env-padded.toml | invalid_params.integration_template | template.native_env |
       | env-129-bytes | env-129-bytes.toml | invalid_params.integration_template | template.native_env |
+      | env-outside-namespace | env-outside-namespace.toml | invalid_params.integration_template | template.native_env |
+      | env-lowercase-prefix | env-lowercase-prefix.toml | invalid_params.integration_template | template.native_env |
+      | env-prefix-inside | env-prefix-inside.toml | invalid_params.integration_template | template.native_env |
 
   @asr-placeholder-once
   Scenario Outline: Every vector holds the placeholder exactly once, as a whole element

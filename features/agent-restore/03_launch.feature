@@ -151,6 +151,15 @@ Feature: Launch
     And meta.get "agent-session/v1" on $a is the record of "team" "stub" "cli-1"
     And the program of "stub" got the arguments '["--resume","cli-1"]' after its command
 
+  @asr-readback @part-server
+  Scenario: A launch client whose record reads back altered fails and gets the new pane killed
+    Given the launch client reaches the daemon through the relay in mode "readback-lies"
+    When the launch client starts "stub" in a new window with native id "cli-4" as "a"
+    Then the launch client fails with "conflict.agent_session_unconfirmed" and exit code 5
+    And the relay altered at least one record on its way
+    And the new window has no pane
+    And the program of "stub", if it started, is no longer running
+
   @asr-fallback @optional-legacy-spawn @part-legacy
   Scenario: Against an older server, which ignores the spawn field, the client sets and confirms the record
     Given the daemon is restarted as an older server

@@ -46,6 +46,30 @@ Feature: Save and restore
     And every pane of the archive "ws.json" has a record
     And the archive "ws.json" holds the native ids "alpha" and "gamma"
 
+  @asr-save-copies @part-server
+  Scenario: Save copies each split pane's own record, and none to a split without one
+    Given a pane "a" in a new window with the record of "team" "stub" "alpha"
+    When the pane $a is split by cols as "b"
+    And pane.split on $b starts a pane with the record of "team" "stub" "beta" as "c"
+    Then the call succeeds
+    When the pane $c is split by rows as "d"
+    And the workspace is saved to "ws.json"
+    Then the save succeeds
+    And the archive "ws.json" has 4 panes
+    And the archive "ws.json" holds exactly the records of "team" "stub" "alpha" and "team" "stub" "beta"
+
+  @asr-save-stable @part-server
+  Scenario: A pane replaced after its record was read is not archived, though the pane count is unchanged
+    Given a pane "a" in a new window with the record of "team" "stub" "alpha"
+    And a pane "b" in a new window with the record of "team" "stub" "beta"
+    And a pane "c" in a new window with the record of "team" "stub" "gamma"
+    And the workspace clients reach the daemon through the relay in mode "replace-after-read"
+    When the workspace is saved to "ws.json"
+    Then the save succeeds
+    And the relay altered at least one record on its way
+    And the archive "ws.json" has 3 panes
+    And the archive "ws.json" holds exactly the records of the panes that exist now
+
   @asr-save-copies @asr-schema1 @part-server
   Scenario: A save without records writes schema 1
     Given a pane "c" in a new window without a record
@@ -102,6 +126,29 @@ Feature: Save and restore
     And the program of "stub" got the arguments '["wrapper-v2","--continue","keep-2","--v2"]' after its command
     And the program of "stub" has PHUX_STUB_SESSION_ID set to "keep-2"
 
+  @asr-restore-current @part-server
+  Scenario: A restored native pane runs in the working directory its current template names
+    Given the plugin "team" with id "team" has the integration "rooted":
+      """
+      id = "rooted"
+      [launch]
+      command = ["{vxstub}", "argv-dump", "{dump}", "--env", "PHUX_ROOTED_SESSION_ID", "--"]
+      working_directory = "plugin-root"
+      [session_identity]
+      mode = "native-or-phux"
+      native_env = "PHUX_ROOTED_SESSION_ID"
+      restore = "external-cli"
+      resume_args = ["--resume", "${PHUX_AGENT_SESSION_ID}"]
+      """
+    When agent.launch starts "rooted" in a new window with native id "root-1" as "a"
+    Then the program of "rooted" runs in the directory of the plugin "team"
+    When the workspace is saved to "ws.json"
+    And every session is killed
+    And the workspace is restored from "ws.json"
+    Then the restore succeeds with 1 restored, 0 skipped and 1 native
+    And the program of "rooted" got the arguments '["--resume","root-1"]' after its command
+    And the program of "rooted" runs in the directory of the plugin "team"
+
   @asr-no-archive-authority @asr-schema1-fresh @asr-schema1 @part-server
   Scenario: A schema-1 archive's command never runs: its panes get the fallback argv
     Given the archive "old.json":
@@ -133,15 +180,28 @@ Feature: Save and restore
     And the program of "stub" still runs as $old
     And meta.get "agent-session/v1" on $a is the record of "team" "stub" "keep-3"
 
+  @asr-skip-existing @asr-restore-oneshot @part-server
+  Scenario: A name another client takes after restore read the sessions is skipped, and that session is left alone
+    Given the archive "one.json" holds the session "native" natively resumed as "team" "stub" "id-one"
+    And the workspace clients reach the daemon through the relay in mode "name-taken"
+    When the workspace is restored from "one.json"
+    Then the restore succeeds with 0 restored, 1 skipped and 0 native
+    And the relay altered at least one record on its way
+    And exactly one session is named "native", and it has no window
+    And no program wrote the dump "stub"
+
   @asr-restore-fail-before @part-server
-  Scenario Outline: A native session whose integration no longer resolves is not created
+  Scenario Outline: A native session whose integration no longer resolves is never created, nor its program started
     When agent.launch starts "stub" in a new window with native id "keep-4" as "a"
     And the workspace is saved to "ws.json"
     And every session is killed
     And the integration "stub" of plugin "team" is <change>
-    And the workspace is restored from "ws.json"
+    Given a subscriber watches the events
+    When the workspace is restored from "ws.json"
     Then the restore fails with "<code>"
     And no session exists
+    And no program wrote the dump "stub"
+    And the subscriber saw no session, window or pane created before a barrier session
 
     Examples:
       | change | code |
@@ -149,7 +209,10 @@ Feature: Save and restore
       | disabled | conflict.integration_disabled |
       | renamed | not_found.integration |
       | also declared by the plugin "rival" | conflict.integration_ambiguous |
+      | also declared by the plugin "zz-rival" | conflict.integration_ambiguous |
       | now owned by the plugin id "other" | conflict.integration_owner |
+      | moved to the plugin "aaa-other" | conflict.integration_owner |
+      | moved to the plugin "zz-other" | conflict.integration_owner |
       | no longer restorable | unsupported.native_restore |
 
   @asr-restore-oneshot @part-server
@@ -195,6 +258,18 @@ Feature: Save and restore
     When the workspace is restored from "one.json"
     Then the restore fails with "unsupported.native_restore" by rule "restore.probe_writable"
     And no session is named "native"
+
+  @asr-restore-probe @part-server
+  Scenario: A server whose reserved namespace takes a client's write is refused before anything is created, whatever it advertises
+    Given the archive "one.json" holds the session "native" natively resumed as "team" "stub" "id-one"
+    And the workspace clients reach the daemon through the relay in mode "reserved-writable"
+    And a subscriber watches the events
+    When the workspace is restored from "one.json"
+    Then the restore fails with "unsupported.native_restore" by rule "restore.probe_writable"
+    And the relay altered at least one record on its way
+    And no session is named "native"
+    And no program wrote the dump "stub"
+    And the subscriber saw no session, window or pane created before a barrier session
 
   @asr-restore-confirm @part-server
   Scenario: A replacement pane whose record reads back altered is removed and the restore fails

@@ -239,6 +239,18 @@ impl Live {
         v["panes"].as_array().cloned().unwrap_or_default()
     }
 
+    /// Opens the scenario's event subscription, as the owner (replacing one open).
+    pub fn subscribe(&mut self) {
+        self.ensure_running();
+        let token = self.s.owner_token();
+        let (reply, _, sub) =
+            crate::drivers::events::subscribe(&self.s.ph.socket, Some(&token), None);
+        if let Err(e) = reply.result {
+            panic!("events.subscribe failed: {e}");
+        }
+        self.subscriber = sub;
+    }
+
     /// `meta.get`'s value (None when unset).
     pub fn meta(&mut self, pane: &str, key: &str) -> Option<String> {
         let v = self.ok("meta.get", json!({"pane": pane, "key": key}));
@@ -286,6 +298,27 @@ pub fn bad_value(case: &str) -> String {
         "a C1 control" => "a\u{85}b".into(),
         "a newline" => "a\nb".into(),
         "option-shaped" => "-x".into(),
+        // At the byte bounds in every UTF-8 width: a bound counted in characters
+        // passes the longer one.
+        "120 bytes of two-byte characters" => "é".repeat(60),
+        "121 bytes of two-byte characters" => "é".repeat(60) + "p",
+        "120 bytes of three-byte characters" => "€".repeat(40),
+        "121 bytes of three-byte characters" => "€".repeat(40) + "p",
+        "1024 bytes of two-byte characters" => "é".repeat(512),
+        "1025 bytes of two-byte characters" => "é".repeat(512) + "n",
+        "1024 bytes of three-byte characters" => "€".repeat(341) + "n",
+        "1025 bytes of three-byte characters" => "€".repeat(341) + "nn",
+        "1024 bytes of four-byte characters" => "\u{1F600}".repeat(256),
+        "1025 bytes of four-byte characters" => "\u{1F600}".repeat(256) + "n",
+        // Unicode White_Space that is not ASCII (and not a control): trimming that
+        // knows only ASCII spaces keeps it.
+        "an interior ideographic space" => "n\u{3000}1".into(),
+        "led by an ideographic space" => "\u{3000}n1".into(),
+        "an interior no-break space" => "n\u{a0}1".into(),
+        "ending in a no-break space" => "n1\u{a0}".into(),
+        "an interior line separator" => "n\u{2028}1".into(),
+        "ending in a line separator" => "n1\u{2028}".into(),
+        "ending in an em space" => "n1\u{2003}".into(),
         other => crate::harness_error!("no value for the case {other:?}"),
     }
 }

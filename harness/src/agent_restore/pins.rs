@@ -43,9 +43,40 @@ pub const NAMES: [&str; 25] = [
     "restore.probe_writable",
 ];
 
-/// Checks the profile's `[agent_restore.pins]`: known kit names, string values.
+/// The pin key of the archive's nesting cap (clause `asr-pin-archive-depth`): a
+/// positive integer, or "none" for no cap.
+pub const DEPTH_KEY: &str = "archive_max_depth";
+/// The clause the depth rows are judged under.
+pub const DEPTH_CLAUSE: &str = "asr-pin-archive-depth";
+/// The kit's own cap, when the profile declares none.
+pub const KIT_MAX_DEPTH: u64 = 128;
+
+/// The archive depth cap the rows judge against (`None`: no cap), and whether the
+/// profile declared it (then judged strictly) or it is the kit's (a pin).
+pub fn archive_depth_cap() -> (Option<u64>, bool) {
+    match context()
+        .profile
+        .claim(Contract::AgentRestore)
+        .pins
+        .get(DEPTH_KEY)
+    {
+        Some(v) => (v.as_integer().map(|n| n as u64), true),
+        None => (Some(KIT_MAX_DEPTH), false),
+    }
+}
+
+/// Checks the profile's `[agent_restore.pins]`: known kit names, string values; the
+/// depth cap a positive integer or "none".
 pub fn check_profile(profile: &Profile) -> Result<(), String> {
     for (k, v) in &profile.claim(Contract::AgentRestore).pins {
+        if k == DEPTH_KEY {
+            if !(v.as_integer().is_some_and(|n| n > 0) || v.as_str() == Some("none")) {
+                return Err(format!(
+                    "[agent_restore.pins] {DEPTH_KEY} = {v}: expected a positive integer or \"none\""
+                ));
+            }
+            continue;
+        }
         if !NAMES.contains(&k.as_str()) {
             return Err(format!(
                 "[agent_restore.pins] {k:?}: not a kit name the server rows observe (the names: {})",

@@ -8,7 +8,18 @@
 //! - `drop-meta-set`: a `meta.set` of `agent-session/v1` is answered `ok` by the
 //!   relay and never reaches the daemon;
 //! - `hide-created-result`: a `meta.get` of a one-shot `session.created/v1/<token>`
-//!   result reaches the daemon (which consumes it) and comes back unset.
+//!   result reaches the daemon (which consumes it) and comes back unset;
+//! - `reserved-writable`: a `meta.set` or `meta.delete` of `session.created/v1/*` is
+//!   answered `ok` by the relay, as an older server that lets clients write there;
+//! - `name-taken`: before the first `session.create` reaches the daemon, the relay
+//!   creates a session of that name itself (with `unique`), as another client that
+//!   won the name between the client's read of the sessions and its create;
+//! - `replace-after-read`: after the first `meta.get` that returns a record, the relay
+//!   kills that pane and splits another with the spare argv before the client gets
+//!   the reply: the pane set changed during the reads, its size did not.
+//!
+//! The last two act once per relay, on the client's own connection (so as its
+//! principal), with request ids of their own.
 //!
 //! After the `ok` reply to a streaming verb (`pane.attach`, `events.subscribe`) the
 //! relay copies bytes unchanged both ways.
@@ -38,6 +49,9 @@ pub enum RelayMode {
     ReadbackLies,
     DropMetaSet,
     HideCreatedResult,
+    ReservedWritable,
+    NameTaken,
+    ReplaceAfterRead,
 }
 
 impl RelayMode {
@@ -46,6 +60,9 @@ impl RelayMode {
             "readback-lies" => Some(RelayMode::ReadbackLies),
             "drop-meta-set" => Some(RelayMode::DropMetaSet),
             "hide-created-result" => Some(RelayMode::HideCreatedResult),
+            "reserved-writable" => Some(RelayMode::ReservedWritable),
+            "name-taken" => Some(RelayMode::NameTaken),
+            "replace-after-read" => Some(RelayMode::ReplaceAfterRead),
             _ => None,
         }
     }
@@ -59,21 +76,33 @@ pub struct MetaRelay {
 }
 
 impl MetaRelay {
-    /// Listens on `socket` in front of the daemon's `upstream` socket.
-    pub fn start(mode: RelayMode, socket: &Path, upstream: &Path) -> std::io::Result<MetaRelay> {
+    /// Listens on `socket` in front of the daemon's `upstream` socket; `spare_argv` is
+    /// the program `replace-after-read` starts.
+    pub fn start(
+        mode: RelayMode,
+        socket: &Path,
+        upstream: &Path,
+        spare_argv: &[String],
+    ) -> std::io::Result<MetaRelay> {
         let _ = std::fs::remove_file(socket);
         let listener = UnixListener::bind(socket)?;
         listener.set_nonblocking(true)?;
         let altered = Arc::new(AtomicUsize::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let (a, st, up) = (altered.clone(), stop.clone(), upstream.to_path_buf());
+        let acted = Arc::new(AtomicBool::new(false));
+        let spare = Arc::new(spare_argv.to_vec());
         std::thread::spawn(move || {
             while !st.load(Ordering::Relaxed) {
                 match listener.accept() {
                     Ok((client, _)) => {
                         let (a, up) = (a.clone(), up.clone());
+                        let once = Once {
+                            acted: acted.clone(),
+                            spare: spare.clone(),
+                        };
                         std::thread::spawn(move || {
-                            let _ = relay(mode, client, &up, &a);
+                            let _ = relay(mode, client, &up, &a, &once);
                         });
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(5)),
@@ -110,11 +139,67 @@ fn read_line(r: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
     Ok((n > 0).then_some(line))
 }
 
+/// What the acting modes share across a relay's connections.
+struct Once {
+    acted: Arc<AtomicBool>,
+    spare: Arc<Vec<String>>,
+}
+
+impl Once {
+    /// True the first time only.
+    fn first(&self) -> bool {
+        !self.acted.swap(true, Ordering::SeqCst)
+    }
+}
+
+/// One request of the relay's own on the client's upstream connection, and its reply.
+fn call(
+    to_up: &mut UnixStream,
+    from_up: &mut BufReader<UnixStream>,
+    verb: &str,
+    params: Value,
+) -> std::io::Result<Value> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let id = 900_000_000 + NEXT.fetch_add(1, Ordering::SeqCst);
+    writeln!(
+        to_up,
+        "{}",
+        json!({"id": id, "verb": verb, "params": params})
+    )?;
+    to_up.flush()?;
+    let line = read_line(from_up)?.unwrap_or_default();
+    Ok(serde_json::from_slice(&line).unwrap_or(Value::Null))
+}
+
+/// `replace-after-read`: kills `pane` and splits another pane of the listing with
+/// the spare argv.
+fn replace_pane(
+    to_up: &mut UnixStream,
+    from_up: &mut BufReader<UnixStream>,
+    pane: &Value,
+    spare: &[String],
+) -> std::io::Result<()> {
+    let listed = call(to_up, from_up, "pane.list", json!({}))?;
+    let other = listed["ok"]["panes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| p["pane"].clone())
+        .find(|p| p != pane);
+    call(to_up, from_up, "pane.kill", json!({"pane": pane}))?;
+    if let Some(other) = other {
+        let params = json!({"pane": other, "axis": "cols", "argv": spare});
+        call(to_up, from_up, "pane.split", params)?;
+    }
+    Ok(())
+}
+
 fn relay(
     mode: RelayMode,
     client: UnixStream,
     upstream: &Path,
     altered: &AtomicUsize,
+    once: &Once,
 ) -> std::io::Result<()> {
     client.set_read_timeout(Some(IDLE))?;
     let up = UnixStream::connect(upstream)?;
@@ -129,10 +214,29 @@ fn relay(
         }
         let request: Value = serde_json::from_slice(&line).unwrap_or(Value::Null);
         let names_record = request["params"]["key"] == RECORD_KEY;
-        if mode == RelayMode::DropMetaSet && request["verb"] == "meta.set" && names_record {
+        let names_result = request["params"]["key"]
+            .as_str()
+            .is_some_and(|k| k.starts_with(CREATED_PREFIX));
+        let writes = matches!(request["verb"].as_str(), Some("meta.set" | "meta.delete"));
+        let answered = match mode {
+            RelayMode::DropMetaSet => request["verb"] == "meta.set" && names_record,
+            RelayMode::ReservedWritable => writes && names_result,
+            _ => false,
+        };
+        if answered {
             altered.fetch_add(1, Ordering::SeqCst);
             writeln!(to_client, "{}", json!({"id": request["id"], "ok": {}}))?;
             continue;
+        }
+        if mode == RelayMode::NameTaken && request["verb"] == "session.create" && once.first() {
+            let name = request["params"]["name"].clone();
+            call(
+                &mut to_up,
+                &mut from_up,
+                "session.create",
+                json!({"name": name, "unique": true}),
+            )?;
+            altered.fetch_add(1, Ordering::SeqCst);
         }
         to_up.write_all(&line)?;
         to_up.flush()?;
@@ -140,9 +244,20 @@ fn relay(
             return Ok(());
         };
         let is_get = request["verb"] == "meta.get";
-        let names_result = request["params"]["key"]
-            .as_str()
-            .is_some_and(|k| k.starts_with(CREATED_PREFIX));
+        if mode == RelayMode::ReplaceAfterRead
+            && is_get
+            && names_record
+            && holds_value(&reply)
+            && once.first()
+        {
+            replace_pane(
+                &mut to_up,
+                &mut from_up,
+                &request["params"]["pane"],
+                &once.spare,
+            )?;
+            altered.fetch_add(1, Ordering::SeqCst);
+        }
         let lie = match mode {
             RelayMode::ReadbackLies if is_get && names_record => lying_readback(&reply),
             RelayMode::HideCreatedResult if is_get && names_result => hidden_result(&reply),
@@ -175,6 +290,11 @@ fn lying_readback(reply: &[u8]) -> Option<String> {
     record["native_id"] = Value::String(format!("{native}{LIE_SUFFIX}"));
     v["ok"]["value"] = Value::String(record.to_string());
     Some(v.to_string())
+}
+
+/// Whether a `meta.get` reply holds a value.
+fn holds_value(reply: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(reply).is_ok_and(|v| v["ok"]["value"].is_string())
 }
 
 /// A `meta.get` reply whose one-shot result reads as unset; None when it held none.
@@ -255,8 +375,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let seen = Arc::new(AtomicUsize::new(0));
         let up = upstream(dir.path(), seen.clone());
-        let relay =
-            MetaRelay::start(RelayMode::ReadbackLies, &dir.path().join("r.sock"), &up).unwrap();
+        let relay = MetaRelay::start(
+            RelayMode::ReadbackLies,
+            &dir.path().join("r.sock"),
+            &up,
+            &[],
+        )
+        .unwrap();
         let (mut c, mut r) = connect(&relay);
         let got = ask(&mut c, &mut r, "meta.get", RECORD_KEY);
         let record: Value = serde_json::from_str(got["ok"]["value"].as_str().unwrap()).unwrap();
@@ -274,7 +399,7 @@ mod tests {
         let seen = Arc::new(AtomicUsize::new(0));
         let up = upstream(dir.path(), seen.clone());
         let relay =
-            MetaRelay::start(RelayMode::DropMetaSet, &dir.path().join("r.sock"), &up).unwrap();
+            MetaRelay::start(RelayMode::DropMetaSet, &dir.path().join("r.sock"), &up, &[]).unwrap();
         let (mut c, mut r) = connect(&relay);
         assert_eq!(ask(&mut c, &mut r, "meta.set", RECORD_KEY)["ok"], json!({}));
         assert_eq!(
@@ -283,6 +408,31 @@ mod tests {
             "the write reached the daemon"
         );
         ask(&mut c, &mut r, "meta.set", "agent/v1");
+        assert_eq!(seen.load(Ordering::SeqCst), 1);
+        assert_eq!(relay.altered(), 1);
+    }
+
+    #[test]
+    fn reserved_writable_answers_a_reserved_write_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let seen = Arc::new(AtomicUsize::new(0));
+        let up = upstream(dir.path(), seen.clone());
+        let relay = MetaRelay::start(
+            RelayMode::ReservedWritable,
+            &dir.path().join("r.sock"),
+            &up,
+            &[],
+        )
+        .unwrap();
+        let (mut c, mut r) = connect(&relay);
+        let key = format!("{CREATED_PREFIX}probe");
+        assert_eq!(ask(&mut c, &mut r, "meta.set", &key)["ok"], json!({}));
+        assert_eq!(
+            seen.load(Ordering::SeqCst),
+            0,
+            "the write reached the daemon"
+        );
+        ask(&mut c, &mut r, "meta.set", RECORD_KEY);
         assert_eq!(seen.load(Ordering::SeqCst), 1);
         assert_eq!(relay.altered(), 1);
     }

@@ -5,7 +5,6 @@
 use crate::agent_restore::live::{record_text, Live, RECORD_KEY};
 use crate::agent_restore::World;
 use crate::agent_restore::{pins, twins};
-use crate::drivers::events;
 use crate::drivers::scaled;
 use crate::drivers::wire;
 use crate::verdict::OrHarness;
@@ -122,6 +121,11 @@ async fn client_launch(w: &mut World, c: &[String]) {
                 true,
                 |_| reply.exit == Some(0),
             );
+            // The twin's program writes its dump after the launch returns: wait for
+            // it, so the dump read later is the launch under test's, not the twin's.
+            if reply.exit == Some(0) {
+                let _ = l.dump(&c[1]);
+            }
         }
         l.forget_dump(&c[1]);
         let window = l.new_window();
@@ -289,6 +293,29 @@ async fn program_env_set(w: &mut World, c: &[String]) {
     .await;
 }
 
+/// The template's `working_directory = "plugin-root"`: the program's cwd (as its
+/// dump reports it) is the plugin's directory, both resolved.
+#[then(
+    regex = r#"^the program of "([a-z0-9-]+)" runs in the directory of the plugin "([a-z0-9-]+)"$"#
+)]
+async fn program_in_plugin_dir(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        let dir = l.plugins_dir().join(&c[2]);
+        let want = std::fs::canonicalize(&dir).or_harness("resolve the plugin's directory");
+        let cwd = l.dump(&c[1])["cwd"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let got = std::fs::canonicalize(&cwd).unwrap_or_else(|_| cwd.clone().into());
+        assert_eq!(
+            got, want,
+            "the program ran in {cwd:?}, not its plugin's directory"
+        );
+    })
+    .await;
+}
+
 #[then(regex = r#"^the program of "([a-z0-9-]+)" has (\w+) unset$"#)]
 async fn program_env_unset(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
@@ -332,17 +359,7 @@ async fn record_has_uuid(w: &mut World, c: &[String]) {
 
 #[given(regex = r"^a subscriber watches the events$")]
 async fn subscriber_watches(w: &mut World) {
-    w.run(&[], None, |s, _| {
-        let l = s.live();
-        l.ensure_running();
-        let token = l.s.owner_token();
-        let (reply, _, sub) = events::subscribe(&l.s.ph.socket, Some(&token), None);
-        if let Err(e) = reply.result {
-            panic!("events.subscribe failed: {e}");
-        }
-        l.subscriber = sub;
-    })
-    .await;
+    w.run(&[], None, |s, _| s.live().subscribe()).await;
 }
 
 #[then(regex = r"^the subscriber saw (\$\w+) created, and a meta.get right after read its record$")]

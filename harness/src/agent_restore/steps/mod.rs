@@ -4,6 +4,8 @@ mod launch;
 mod layout;
 mod offline;
 mod oneshot;
+mod owners;
+mod races;
 mod records;
 mod relay;
 mod restore;

@@ -2,8 +2,9 @@
 //! from the kit's corpus or written by the scenario, and the pinned verdict line.
 
 use crate::agent_restore::checks::corpus_dir;
-use crate::agent_restore::offline::Kind;
-use crate::agent_restore::World;
+use crate::agent_restore::offline::{Kind, Offline};
+use crate::agent_restore::{pins, World};
+use crate::drivers::checker;
 use crate::verdict::OrHarness;
 use cucumber::gherkin::Step;
 use cucumber::{then, when};
@@ -102,6 +103,44 @@ async fn verdict_does_not_contain(w: &mut World, c: &[String]) {
             "the verdict carries content of the input: {}",
             v.raw
         );
+    })
+    .await;
+}
+
+/// The archive's nesting depth: read when it is within the cap, refused
+/// (`archive.json`) beyond it. The cap is the profile's `archive_max_depth` pin when
+/// declared (judged strictly), else the kit's 128, whose deviations are the pin's.
+#[then(regex = r"^the checker judges it by the profile's archive depth cap, nested (\d+) deep$")]
+async fn checker_depth_cap(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let depth: u64 = c[1].parse().or_harness("a depth");
+        let (cap, declared) = pins::archive_depth_cap();
+        let within = cap.is_none_or(|cap| depth <= cap);
+        let accepted = checker::accepted(s.offline.last(), &Offline::judging());
+        if accepted == within {
+            if within {
+                s.offline.assert_accepted();
+            } else {
+                s.offline
+                    .assert_refused("conflict.archive_corrupt", "archive.json");
+            }
+            return;
+        }
+        let cap_words = match cap {
+            Some(n) if declared => format!("the profile's cap of {n} levels"),
+            Some(n) => format!("the kit's cap of {n} levels"),
+            None => "no cap (the profile's)".to_string(),
+        };
+        let expected = if within {
+            format!("an archive nested {depth} deep read as valid under {cap_words}")
+        } else {
+            format!("an archive nested {depth} deep refused under {cap_words}")
+        };
+        let observed = checker::said_words(s.offline.last());
+        if declared {
+            crate::evidence::fail(Some(pins::DEPTH_CLAUSE), expected, observed);
+        }
+        crate::evidence::pin(pins::DEPTH_CLAUSE, expected, observed);
     })
     .await;
 }

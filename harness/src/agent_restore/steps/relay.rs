@@ -20,7 +20,9 @@ async fn through_relay(w: &mut World, c: &[String]) {
             .unwrap_or_else(|| crate::harness_error!("no relay mode {:?}", &c[1]));
         l.ensure_running();
         let socket = l.file("relay.sock");
-        let relay = MetaRelay::start(mode, &socket, &l.s.ph.socket).or_harness("start the relay");
+        let spare = l.sleeper();
+        let relay =
+            MetaRelay::start(mode, &socket, &l.s.ph.socket, &spare).or_harness("start the relay");
         l.relay = Some(relay);
     })
     .await;

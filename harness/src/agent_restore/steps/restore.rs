@@ -51,12 +51,12 @@ fn client_ok(l: &Live) -> Value {
     }
 }
 
-fn archive_of(l: &Live, name: &str) -> Value {
+pub(super) fn archive_of(l: &Live, name: &str) -> Value {
     let bytes = std::fs::read(l.file(name)).unwrap_or_else(|e| panic!("no archive {name}: {e}"));
     serde_json::from_slice(&bytes).unwrap_or_else(|_| panic!("the archive {name} is not JSON"))
 }
 
-fn panes_of_archive(a: &Value) -> Vec<Value> {
+pub(super) fn panes_of_archive(a: &Value) -> Vec<Value> {
     a["sessions"]
         .as_array()
         .into_iter()
@@ -257,10 +257,18 @@ async fn restored_from(w: &mut World, c: &[String]) {
             );
             twins::restore(l, what, cmd);
             l.relay = Some(relay);
+            // What the twin created is no event of the restore under test.
+            if l.subscriber.is_some() {
+                l.subscribe();
+            }
         } else if l.legacy {
             twins::restore_on_current_server(l, &c[1]);
         }
         l.forget_dump("stub");
+        // The last launched integration's dump too: the restore must write its own.
+        if let Some(launched) = l.s.vars.get("launched").cloned() {
+            l.forget_dump(&launched);
+        }
         let cmd = restore_command(l, &c[1], true);
         l.client_reply = Some(l.run_client(cmd));
     })
@@ -498,7 +506,11 @@ async fn no_dump(w: &mut World, c: &[String]) {
         let l = s.live();
         // The fallback dump exists by now; the archived program would have had as long.
         std::thread::sleep(crate::drivers::scaled(300));
-        assert!(!l.dump_path(&c[1]).exists(), "the archive's command ran");
+        assert!(
+            !l.dump_path(&c[1]).exists(),
+            "a program wrote the dump {}: it was started",
+            &c[1]
+        );
     })
     .await;
 }
@@ -517,35 +529,7 @@ async fn integration_changed(w: &mut World, c: &[String]) {
         let what = format!("the same restore of {saved} before the integration was changed");
         twins::restore(l, what, twin);
         l.forget_dump("stub");
-        let (id, dir, change) = (c[1].to_string(), c[2].to_string(), c[3].to_string());
-        let root = l.plugins_dir().join(&dir);
-        let file = root.join(format!("integrations/{id}.toml"));
-        let text = std::fs::read_to_string(&file).or_harness("read the template");
-        match change.as_str() {
-            "removed" => std::fs::remove_file(&file).or_harness("remove the template"),
-            "disabled" => std::fs::write(root.join("disabled"), "").or_harness("disable"),
-            "renamed" => std::fs::rename(&file, root.join("integrations/renamed.toml"))
-                .or_harness("rename the template"),
-            "no longer restorable" => {
-                let cut = text
-                    .find("[session_identity]")
-                    .or_harness("a session_identity");
-                std::fs::write(&file, &text[..cut]).or_harness("write the template")
-            }
-            other => {
-                if let Some(rival) = other.strip_prefix("also declared by the plugin ") {
-                    let rival = rival.trim_matches('"').to_string();
-                    l.write_plugin(&rival, &rival, &id, &text);
-                } else if let Some(owner) = other.strip_prefix("now owned by the plugin id ") {
-                    let owner = owner.trim_matches('"');
-                    std::fs::write(root.join("plugin.toml"), format!("id = {owner:?}\n"))
-                        .or_harness("write plugin.toml");
-                } else {
-                    crate::harness_error!("no such change: {other}");
-                }
-            }
-        }
-        l.ok("config.reload", json!({}));
+        super::owners::apply_change(l, &c[1], &c[2], &c[3]);
     })
     .await;
 }

@@ -1,5 +1,7 @@
 //! The archive reader: one strict scan, one look-up of `schema_version`, one typed
-//! pass. Shape failures end the pass at once; the later rules are noted as they are
+//! pass. Sessions, windows and panes are additive (members this reader does not
+//! know are read past); the top level, layouts and the record are closed. Shape
+//! failures end the pass at once; the later rules are noted as they are
 //! met (the first of each rule, in document order) and the earliest rule in the
 //! spec's order is reported, so the verdict never depends on member order.
 
@@ -268,7 +270,9 @@ impl Decoder {
                     })?;
                     windows = Some(list);
                 }
-                _ => return Err(self.shape()),
+                // Additive outside the record (ADR-0068: schema 2 is an additive
+                // data format change): a member this reader does not know is read past.
+                _ => cur.skip(),
             }
         }
         s.name = name.ok_or_else(|| self.shape_at("name"))?;
@@ -301,7 +305,7 @@ impl Decoder {
                     })?;
                     panes = Some(list);
                 }
-                _ => return Err(self.shape()),
+                _ => cur.skip(),
             }
         }
         w.name = name.ok_or_else(|| self.shape_at("name"))?;
@@ -332,7 +336,7 @@ impl Decoder {
                     p.agent_session =
                         Some(self.within(Seg::Key("agent_session"), |d| d.record(cur))?)
                 }
-                _ => return Err(self.shape()),
+                _ => cur.skip(),
             }
         }
         Ok(p)

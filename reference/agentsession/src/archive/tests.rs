@@ -88,7 +88,7 @@ fn order_of_rules_ignores_member_order() {
     // A record error early and a shape error later: shape wins.
     let text = PHUX
         .replace("session-42", "-x")
-        .replace("\"cols\":0,", "\"cols\":0,\"zoom\":1,");
+        .replace("\"cols\":0,", "\"cols\":\"0\",");
     assert_eq!(verdict(&text), "archive.shape");
     let dup = r#"{"schema_version":1,"sessions":[{"name":"a","windows":[]},{"name":"a","windows":[{"name":"w","panes":[{"cols":70000}]}]}]}"#;
     assert_eq!(verdict(dup), "archive.duplicate_session");
@@ -155,4 +155,18 @@ fn layout_and_bounds() {
         check_length(16 * 1024 * 1024 + 1).unwrap_err().rule.id(),
         "archive.size"
     );
+}
+
+#[test]
+fn sessions_windows_and_panes_are_additive_and_the_record_is_closed() {
+    let text = PHUX
+        .replace("\"cols\":0,", "\"cols\":0,\"zoom\":{\"level\":[1,2]},")
+        .replace("\"windows\":", "\"host\":\"build-01\",\"windows\":")
+        .replace("\"panes\":", "\"tab\":3,\"panes\":");
+    let decoded = read(text.as_bytes()).expect("unknown members outside the record are read past");
+    assert_eq!(decoded, read(PHUX.as_bytes()).unwrap());
+    let record = PHUX.replace("\"native_id\":", "\"future\":1,\"native_id\":");
+    assert_eq!(verdict(&record), "archive.shape");
+    let top = PHUX.replacen('{', "{\"saved_at\":1,", 1);
+    assert_eq!(verdict(&top), "archive.shape");
 }
