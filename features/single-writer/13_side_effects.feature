@@ -73,6 +73,18 @@ Feature: Side effects, seen directly
     Then viewer B sees the agent ready
     And viewer B is told it is owner
 
+  @sw-retire
+  Scenario: Retire under take-over clears the owner file: the next launch's first tab owns it
+    Given two brokers with take-over share one runtime directory
+    And viewer A opens "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" with "new=1&fp=a&tab=1"
+    And viewer A sees the agent ready
+    Then viewer A is told it is owner
+    When "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" is retired
+    And viewer A is closed as the agent exited (1000)
+    And viewer B opens "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" with "new=1&fp=b&tab=2" on the second broker
+    Then viewer B sees the agent ready
+    And viewer B is told it is owner
+
   @sw-reap-under-lock
   Scenario: Retire leaves an orphan socket alone while another instance holds the lock
     Given a broker is running

@@ -4,7 +4,7 @@
 //! re-check's spawned master) prove they can fail: the reference broker with one
 //! negative-control defect (`VXBROKER_NEGATIVE_CONTROL`, reference/broker/src/
 //! negative.rs) fails exactly the rows that catch it, among the side-effect rows and
-//! the re-check row (`@side-effects or @sw-recheck`: eleven scenarios, a few seconds a
+//! the re-check row (`@side-effects or @sw-recheck`: twelve scenarios, a few seconds a
 //! run, instead of the whole suite per defect).
 
 mod common;
@@ -33,7 +33,7 @@ fn defect_fails_exactly(defect: &str, clause: &str, expected: &[&str]) {
         common::run_profile(&profile, &["--contract", "single-writer", "--tags", ROWS]);
     assert_eq!(code, 1, "{defect}: the run must fail");
     let all = common::scenario_names(&report, false);
-    assert!(all.len() >= 11, "{defect}: the rows ran: {all:?}");
+    assert!(all.len() >= 12, "{defect}: the rows ran: {all:?}");
     let expected: BTreeSet<String> = expected.iter().map(|s| s.to_string()).collect();
     for name in &expected {
         assert!(all.contains(name), "no scenario named {name:?}");
@@ -86,11 +86,14 @@ fn a_gate_that_holds_text_only_fails_the_raw_bytes_row_only() {
 }
 
 #[test]
-fn a_retire_that_keeps_the_claim_fails_the_claim_row_only() {
+fn a_retire_that_keeps_the_claim_fails_the_two_claim_rows_only() {
     defect_fails_exactly(
         "retire-keeps-claim",
         "sw-retire",
-        &["Retire clears the owner's claim: the next launch's first tab owns it"],
+        &[
+            "Retire clears the owner's claim: the next launch's first tab owns it",
+            "Retire under take-over clears the owner file: the next launch's first tab owns it",
+        ],
     );
 }
 

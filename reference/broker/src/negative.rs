@@ -25,7 +25,8 @@
 //!   launched for another key meanwhile inherits it;
 //! - `gate-text-only`: the input gate holds a secondary's text frames only, not its
 //!   raw binary frames;
-//! - `retire-keeps-claim`: retire leaves the owner's claim in place;
+//! - `retire-keeps-claim`: retire leaves the owner's claim in place (and, under
+//!   `--takeover`, the owner file);
 //! - `reap-without-lock`: retire unlinks a stale socket without taking the lock;
 //! - `any-cwd`: the engine's index is read without the launch's cwd;
 //! - `index-read-write`: the engine's index is opened read-write (nothing written);

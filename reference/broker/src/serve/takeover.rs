@@ -88,6 +88,9 @@ pub(crate) fn claim(
 
 /// Retire: forget the lease (best effort, under the owner lock).
 pub(crate) fn clear(runtime: &Path, physical: &str) {
+    if crate::negative::is(crate::negative::Defect::RetireKeepsClaim) {
+        return;
+    }
     let _ = locked(runtime, physical, || {
         let _ = std::fs::remove_file(runtime.join(owner_name(physical)));
         Ok(())
