@@ -173,6 +173,12 @@ pub fn explain() -> String {
         crate::agent_restore::pins::CLAUSE,
         crate::agent_restore::pins::NAMES.join(" ")
     );
+    out += &format!(
+        "  {:<18} the workspace archive's JSON nesting cap: a positive integer, or \"none\" (kit: {}; pin {})\n",
+        crate::agent_restore::pins::DEPTH_KEY,
+        crate::agent_restore::pins::KIT_MAX_DEPTH,
+        crate::agent_restore::pins::DEPTH_CLAUSE
+    );
     out
 }
 
