@@ -13,21 +13,8 @@ use vxfault::{escape_glob, Backend, Injector};
 
 const TESTDATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata");
 
-fn program(name: &str) -> Option<PathBuf> {
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join(name))
-            .find(|p| p.is_file())
-    });
-    if found.is_none() {
-        assert!(
-            std::env::var_os("VXFAULT_REQUIRE_PROGRAMS").is_none(),
-            "{name} is not installed and VXFAULT_REQUIRE_PROGRAMS is set"
-        );
-        eprintln!("note: {name} is not installed; its crash check did not run");
-    }
-    found
-}
+mod common;
+use common::program;
 
 fn vxfault(args: &[&str]) -> (i32, String, String) {
     let args: Vec<OsString> = args.iter().map(OsString::from).collect();

@@ -5,27 +5,13 @@
 //! Every check runs under the preload and under the seccomp backend.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use vxfault::{escape_glob, Backend, Injector, Outcome, TraceRecord};
 
-/// The program's path, or `None` (with a note) when it is not installed.
-fn program(name: &str) -> Option<PathBuf> {
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join(name))
-            .find(|p| p.is_file())
-    });
-    if found.is_none() {
-        assert!(
-            std::env::var_os("VXFAULT_REQUIRE_PROGRAMS").is_none(),
-            "{name} is not installed and VXFAULT_REQUIRE_PROGRAMS is set"
-        );
-        eprintln!("note: {name} is not installed; its real-program check did not run");
-    }
-    found
-}
+mod common;
+use common::program;
 
 fn tmp() -> tempfile::TempDir {
     tempfile::Builder::new()

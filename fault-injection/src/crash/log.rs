@@ -326,9 +326,9 @@ struct Record {
     umask: Option<String>,
 }
 
-/// The regular files of a snapshot, relative and sorted, with their sizes: they are
-/// identities 1..=N, in this order (the replay numbers them the same way).
-pub fn snapshot_files(root: &Path) -> std::io::Result<Vec<(PathBuf, u64)>> {
+/// Every entry below `root` that is not a directory, relative, with its type and
+/// metadata (not followed through symlinks).
+fn snapshot_entries(root: &Path) -> std::io::Result<Vec<(PathBuf, fs::FileType, fs::Metadata)>> {
     let mut out = Vec::new();
     let mut stack = vec![PathBuf::new()];
     while let Some(rel) = stack.pop() {
@@ -338,32 +338,33 @@ pub fn snapshot_files(root: &Path) -> std::io::Result<Vec<(PathBuf, u64)>> {
             let p = rel.join(e.file_name());
             if t.is_dir() {
                 stack.push(p);
-            } else if t.is_file() {
-                out.push((p, e.metadata()?.len()));
+            } else {
+                out.push((p, t, e.metadata()?));
             }
         }
     }
+    Ok(out)
+}
+
+/// The regular files of a snapshot, relative and sorted, with their sizes: they are
+/// identities 1..=N, in this order (the replay numbers them the same way).
+pub fn snapshot_files(root: &Path) -> std::io::Result<Vec<(PathBuf, u64)>> {
+    let mut out: Vec<(PathBuf, u64)> = snapshot_entries(root)?
+        .into_iter()
+        .filter(|(_, t, _)| t.is_file())
+        .map(|(p, _, m)| (p, m.len()))
+        .collect();
     out.sort();
     Ok(out)
 }
 
 /// The symbolic links of a snapshot, relative.
 pub fn snapshot_symlinks(root: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut stack = vec![PathBuf::new()];
-    while let Some(rel) = stack.pop() {
-        for e in fs::read_dir(root.join(&rel))? {
-            let e = e?;
-            let t = e.file_type()?;
-            let p = rel.join(e.file_name());
-            if t.is_dir() {
-                stack.push(p);
-            } else if t.is_symlink() {
-                out.push(p);
-            }
-        }
-    }
-    Ok(out)
+    Ok(snapshot_entries(root)?
+        .into_iter()
+        .filter(|(_, t, _)| t.is_symlink())
+        .map(|(p, _, _)| p)
+        .collect())
 }
 
 /// Tracks which path names which file identity while the log is read.

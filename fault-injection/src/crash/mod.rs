@@ -34,20 +34,7 @@ pub struct Recorded {
 /// Copies the tree at `from` to `to` (files, directories, symlinks; modes kept).
 pub fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
     fs::create_dir_all(to)?;
-    fs::set_permissions(to, fs::metadata(from)?.permissions())?;
-    for e in fs::read_dir(from)? {
-        let e = e?;
-        let ty = e.file_type()?;
-        let dst = to.join(e.file_name());
-        if ty.is_dir() {
-            copy_tree(&e.path(), &dst)?;
-        } else if ty.is_symlink() {
-            std::os::unix::fs::symlink(fs::read_link(e.path())?, &dst)?;
-        } else if ty.is_file() {
-            fs::copy(e.path(), &dst)?;
-        }
-    }
-    Ok(())
+    copy_into(from, to)
 }
 
 /// The variables [`Recorder::env`] sets.
