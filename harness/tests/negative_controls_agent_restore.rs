@@ -9,8 +9,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 /// Scenarios whose every step expects the checker to accept its input.
-const ACCEPTING: [&str; 3] = [
+const ACCEPTING: [&str; 4] = [
     "Templates the peer ships and the kit's valid cases are accepted",
+    "Members a reader does not know, outside the record, are read past",
     "Archives phux writes, and the kit's valid cases, are read as valid",
     "A schema-1 archive is read",
 ];
@@ -246,7 +247,19 @@ fn a_restore_that_skips_the_lying_confirmation_fails_the_confirm_row_only() {
         run_server_rows(serve, "{runtime_dir}/venomx/s.sock", "", SERVER_ROWS);
     assert_eq!(code, 1);
     assert!(passing.len() >= 9, "{passing:?}");
-    assert_eq!(failing, names(&[CONFIRM_ROW, HIDDEN_RESULT_ROW]));
+    // And the rows whose relay (readback, reserved namespace, a name taken, a pane
+    // replaced) the bypassing client never crosses.
+    assert_eq!(
+        failing,
+        names(&[
+            CONFIRM_ROW,
+            HIDDEN_RESULT_ROW,
+            "A launch client whose record reads back altered fails and gets the new pane killed",
+            "A name another client takes after restore read the sessions is skipped, and that session is left alone",
+            "A pane replaced after its record was read is not archived, though the pane count is unchanged",
+            "A server whose reserved namespace takes a client's write is refused before anything is created, whatever it advertises",
+        ])
+    );
 }
 
 /// A launch client that confirms over another connection than it launched through:
@@ -269,7 +282,8 @@ fn a_launch_that_bypasses_the_dropping_relay_fails_the_unconfirmed_fallback_row_
     assert_eq!(
         failing,
         names(&[
-            "Against an older server, a record the client cannot confirm gets the new pane killed"
+            "Against an older server, a record the client cannot confirm gets the new pane killed",
+            "A launch client whose record reads back altered fails and gets the new pane killed",
         ])
     );
 }
@@ -364,7 +378,7 @@ const CONFIRM_ROW: &str =
 
 // Reviewed by hand: each row below reads a record back (meta.get, a saved archive,
 // or restore's confirmation); the passing rows read none, or only its presence.
-const READBACK_LIES_FAILS: [&str; 18] = [
+const READBACK_LIES_FAILS: [&str; 22] = [
     "A pane killed while save reads the records is archived with its record or not at all",
     "The launch client reads back the exact record before it succeeds",
     "A record given to pane.split and pane.float is there from the pane's first turn",
@@ -383,12 +397,16 @@ const READBACK_LIES_FAILS: [&str; 18] = [
     "Two panes of one integration keep their own ids",
     "Two restores of one name race: the winner's pane has the winner's record",
     "Without an id, fresh_args gets a minted v4 UUID",
+    "A native id's bound is in bytes, in every UTF-8 width, and its trim is Unicode's",
+    "An owner id's bound is in bytes, in every UTF-8 width, and its trim is Unicode's",
+    "A restored native pane runs in the working directory its current template names",
+    "Save copies each split pane's own record, and none to a split without one",
 ];
 // Each row below writes through meta.set and expects a refusal or reads the value
 // back; native restore fails too, since a dropped probe looks like a writable
 // reserved namespace. Spawn-path records are untouched. The refused restores whose
 // valid twin restores natively are inconclusive (NATIVE_TWIN_ROWS), not failed.
-const DROP_META_SET_FAILS: [&str; 11] = [
+const DROP_META_SET_FAILS: [&str; 15] = [
     LOSER_ROW,
     "A record with a member beyond the three is refused on both write paths",
     "A saved native session is restored from its record, as a new process",
@@ -400,16 +418,22 @@ const DROP_META_SET_FAILS: [&str; 11] = [
     "The whole encoded record is at most 4096 bytes on both write paths",
     "Two panes of one integration keep their own ids",
     "Two restores of one name race: the winner's pane has the winner's record",
+    "A native id's bound is in bytes, in every UTF-8 width, and its trim is Unicode's",
+    "An owner id's bound is in bytes, in every UTF-8 width, and its trim is Unicode's",
+    "A restored native pane runs in the working directory its current template names",
+    "A name another client takes after restore read the sessions is skipped, and that session is left alone",
 ];
 // Exactly the rows that restore a session natively (the probe runs only then), and
 // the one that expects the reserved namespace refused; the refused restores whose
 // valid twin restores natively are inconclusive (NATIVE_TWIN_ROWS).
-const RESERVED_WRITABLE_FAILS: [&str; 5] = [
+const RESERVED_WRITABLE_FAILS: [&str; 7] = [
     LOSER_ROW,
     "A saved native session is restored from its record, as a new process",
     "Restore rebuilds each window's split tree, for the native pane and fallback panes alike",
     "Restore uses the current template, not the one of the save",
     "Two restores of one name race: the winner's pane has the winner's record",
+    "A name another client takes after restore read the sessions is skipped, and that session is left alone",
+    "A restored native pane runs in the working directory its current template names",
 ];
 // The rows where another connection, or the same one a second time, reads the
 // result; the restore rows read their own result once and pass.
@@ -490,11 +514,21 @@ fn a_declared_error_name_is_judged_strictly() {
 /// rows failed there only because the restore was refused for another reason than
 /// theirs, and the plugin-change rows passed). The control's own defect is failed by
 /// the rows that restore natively.
-const NATIVE_TWIN_ROWS: [&str; 3] = [
-    "A native session whose integration no longer resolves is not created",
+const NATIVE_TWIN_ROWS: [&str; 4] = [
+    "A native session whose integration no longer resolves is never created, nor its program started",
     CONFIRM_ROW,
     HIDDEN_RESULT_ROW,
+    PROBE_RELAY_ROW,
 ];
-const READBACK_LIES_INCONCLUSIVE: [&str; 3] = NATIVE_TWIN_ROWS;
-const DROP_META_SET_INCONCLUSIVE: [&str; 3] = NATIVE_TWIN_ROWS;
-const RESERVED_WRITABLE_INCONCLUSIVE: [&str; 3] = NATIVE_TWIN_ROWS;
+/// The probe row (05) whose restore goes through the suite's `reserved-writable` relay.
+const PROBE_RELAY_ROW: &str = "A server whose reserved namespace takes a client's write is refused before anything is created, whatever it advertises";
+/// Its twin, the launch client straight to a daemon whose readback lies, fails too.
+const READBACK_LIES_INCONCLUSIVE: [&str; 5] = [
+    NATIVE_TWIN_ROWS[0],
+    CONFIRM_ROW,
+    HIDDEN_RESULT_ROW,
+    PROBE_RELAY_ROW,
+    "A launch client whose record reads back altered fails and gets the new pane killed",
+];
+const DROP_META_SET_INCONCLUSIVE: [&str; 4] = NATIVE_TWIN_ROWS;
+const RESERVED_WRITABLE_INCONCLUSIVE: [&str; 4] = NATIVE_TWIN_ROWS;
