@@ -241,7 +241,7 @@ Feature: The session packer
       | a hard link |
       | a FIFO |
 
-  @sp-path-safety @sp-hassession-root
+  @sp-hassession-root @sp-path-safety
   Scenario Outline: A session whose <place> is a symlink to a directory outside the pod is refused on pack
     Given pod "A" holds a claude_code session "6a73c0de-1234-4abc-8def-0123456789ab"
     And pod "A"'s <place> is a symlink to a directory outside the pod holding the session's files

@@ -69,11 +69,12 @@ Feature: Side effects, seen directly
     Then viewer A is told it is owner
     When "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" is retired
     And viewer A is closed as the agent exited (1000)
-    And viewer B opens "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" with "new=1&fp=b&tab=2"
+    Then the lock of "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" is free
+    When viewer B opens "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" with "new=1&fp=b&tab=2"
     Then viewer B sees the agent ready
     And viewer B is told it is owner
 
-  @sw-retire
+  @sw-retire @optional-takeover
   Scenario: Retire under take-over clears the owner file: the next launch's first tab owns it
     Given two brokers with take-over share one runtime directory
     And viewer A opens "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" with "new=1&fp=a&tab=1"
@@ -81,7 +82,8 @@ Feature: Side effects, seen directly
     Then viewer A is told it is owner
     When "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" is retired
     And viewer A is closed as the agent exited (1000)
-    And viewer B opens "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" with "new=1&fp=b&tab=2" on the second broker
+    Then the lock of "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" is free
+    When viewer B opens "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" with "new=1&fp=b&tab=2" on the second broker
     Then viewer B sees the agent ready
     And viewer B is told it is owner
 

@@ -134,6 +134,8 @@ def read_session_file(path):
 def pack(a):
     lay = Layout(a.kind, a.sid)
     root = a.home
+    if os.path.islink(root) and not on("pack-follows-symlink"):
+        raise Refusal(f"the root is a symlink: {root}")
     found = []
     for dirpath, dirs, names in os.walk(root):
         dirs.sort()
@@ -367,6 +369,13 @@ def publish(root, lay, plan):
                     f.flush()
                     os.fsync(f.fileno())
             staged.append((tmp, path))
+        # An earlier copy of the session stops being one before anything of the new
+        # one lands: its key file goes first, so a failure part-way leaves no
+        # session rather than the old transcript beside new files.
+        for _, path in staged[-1:]:
+            old_key = os.path.join(root, path)
+            if lay.key.match(path) and os.path.lexists(old_key):
+                os.unlink(old_key)
         for tmp, path in staged:
             dest = os.path.normpath(os.path.join(root, path))
             if path.startswith("../"):
@@ -399,6 +408,8 @@ def probe(a):
     try:
         lay = Layout(a.kind, a.sid)
     except Refusal:
+        return False
+    if os.path.islink(a.home) and not on("probe-lax"):
         return False
     keys = key_files(a.home, lay)
     if on("probe-lax"):

@@ -210,6 +210,22 @@ async fn started_no_program(w: &mut World) {
             counted.loaded >= 1,
             "the injector counted no program at all: the count cannot show a master"
         );
+        // A broker may start the profile's attach client to reach a master (a program
+        // of its own, not the broker's image): then the images cannot tell a master
+        // from an attach, and the row rests on its other checks (no agent, the
+        // listener's socket kept).
+        let t = crate::single_writer::templates::templates();
+        let program = |w: &[String]| w.first().cloned().unwrap_or_default();
+        if counted.loaded > 1 && program(&t.master_attach) != program(&t.broker) {
+            crate::evidence::note(format!(
+                "{} program images ran under the broker, whose attach client ({}) is a \
+                 program of its own: a master cannot be told from an attach by the count, \
+                 so it was not judged",
+                counted.loaded,
+                program(&t.master_attach)
+            ));
+            return;
+        }
         assert_eq!(
             counted.loaded, 1,
             "{} program images ran under the broker: it started a master for a key whose socket another master had taken",
