@@ -3,8 +3,8 @@
 # running, and exits 1 naming them (0 when there is none). .ci/run calls it after each
 # step: nothing a step started may outlive it (issue 47).
 #
-# A process counts when its name is one of the kit's programs, when its command line
-# runs a foreign peer (peers/), or when its environment, command line or working
+# A process counts when it runs one of the kit's programs built in this checkout, when
+# its command line runs a foreign peer (peers/), or when its environment, command line or working
 # directory names a scenario sandbox (/tmp/vxc…, where every implementation the kit
 # starts has its HOME). The S3 twins, the background fuzz build and this script's own
 # ancestors are not the kit's leftovers and are never listed.
@@ -13,7 +13,8 @@
 set -uo pipefail
 step="${1:-the step}"
 kit_names=" vxref vxbroker vxpersist vxstub vxcert vxfault vxfault-probe "
-peers_dir="$(cd "$(dirname "$0")/.." && pwd)/peers/"
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+peers_dir="$repo/peers/"
 
 # This script's ancestors (the CI shell, its callers) are not leftovers.
 ancestors=" "
@@ -33,7 +34,9 @@ for d in /proc/[0-9]*; do
   comm=$(cat "$d/comm" 2>/dev/null) || continue
   cmdline=$({ tr '\0' ' ' <"$d/cmdline"; } 2>/dev/null) || continue
   why=""
-  case "$kit_names" in *" $comm "*) why="a kit program" ;; esac
+  # A kit program of this checkout (another checkout's run is not this run's).
+  exe=$(readlink "$d/exe" 2>/dev/null || true)
+  case "$kit_names" in *" $comm "*) [[ "$exe" == "$repo"/* ]] && why="a kit program" ;; esac
   if [ -z "$why" ]; then
     case "$cmdline" in *"$peers_dir"*) why="a foreign peer" ;; esac
   fi

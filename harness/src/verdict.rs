@@ -131,9 +131,39 @@ impl StepFailure {
         };
         StepFailure {
             verdict: Verdict::Fail,
-            message,
+            message: as_sentence(&message),
         }
     }
+}
+
+/// A standard assertion's panic text as a report sentence: `assert_eq!`'s
+/// "assertion `left == right` failed: WHAT / left: L / right: R" becomes
+/// "WHAT: expected R; observed L" (the suites write `assert_eq!(observed, expected,
+/// "what")`), `assert_ne!`'s "WHAT: expected anything but R; observed L", and a bare
+/// `assert!`'s "the check `COND` did not hold". Any other text is kept.
+pub fn as_sentence(raw: &str) -> String {
+    if let Some(rest) = raw.strip_prefix("assertion `left ") {
+        let parsed = rest.split_once(" right` failed").and_then(|(op, rest)| {
+            let (what, rest) = match rest.strip_prefix(": ") {
+                Some(r) => r.split_once("\n  left: ")?,
+                None => ("the value", rest.strip_prefix("\n  left: ")?),
+            };
+            let (left, right) = rest.split_once("\n right: ")?;
+            Some((op, what, left, right))
+        });
+        if let Some((op, what, left, right)) = parsed {
+            let expected = if op == "==" {
+                right.to_string()
+            } else {
+                format!("anything but {right}")
+            };
+            return format!("{what}: expected {expected}; observed {left}");
+        }
+    }
+    if let Some(cond) = raw.strip_prefix("assertion failed: ") {
+        return format!("the check `{cond}` did not hold");
+    }
+    raw.to_string()
 }
 
 impl std::fmt::Display for StepFailure {

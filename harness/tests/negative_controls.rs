@@ -50,6 +50,7 @@ fn run_control_env(serve: &[&str], extra: &str, tags: &str) -> (i32, BTreeSet<St
         .arg(&report)
         .output()
         .unwrap();
+    common::require_sentences(&report);
     let json: Value =
         serde_json::from_str(&std::fs::read_to_string(report.join("report.json")).unwrap())
             .unwrap();

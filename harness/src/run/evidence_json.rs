@@ -172,21 +172,12 @@ pub fn of(o: &Outcome, registries: &[(Contract, Vec<Clause>)]) -> Option<Evidenc
     })
 }
 
-/// Words from a standard `assert_eq!`/`assert_ne!` message. The suites write
-/// `assert_eq!(observed, expected, "what")`: left is what came back.
+/// Expected and observed from a failed assertion's sentence
+/// ([`crate::verdict::as_sentence`]: "WHAT: expected E; observed O").
 fn assert_words(message: &str) -> Option<(String, String)> {
-    let rest = message.strip_prefix("assertion `left ")?;
-    let (op, rest) = rest.split_once(" right` failed")?;
-    let (what, rest) = match rest.strip_prefix(": ") {
-        Some(r) => r.split_once("\n  left: ")?,
-        None => ("the value", rest.strip_prefix("\n  left: ")?),
-    };
-    let (left, right) = rest.split_once("\n right: ")?;
-    let expected = match op {
-        "==" => format!("{what} = {right}"),
-        _ => format!("{what} ≠ {right}"),
-    };
-    Some((expected, format!("{what} = {left}")))
+    let (what, rest) = message.split_once(": expected ")?;
+    let (expected, observed) = rest.rsplit_once("; observed ")?;
+    Some((format!("{what}: {expected}"), format!("{what}: {observed}")))
 }
 
 #[cfg(test)]
@@ -200,10 +191,33 @@ mod tests {
         assert_eq!(
             super::assert_words(&m),
             Some((
-                "exit status of the unpack = Some(0)".to_string(),
-                "exit status of the unpack = Some(1)".to_string()
+                "exit status of the unpack: Some(0)".to_string(),
+                "exit status of the unpack: Some(1)".to_string()
             ))
         );
         assert_eq!(super::assert_words("the pod changed"), None);
+        assert_eq!(
+            m,
+            "exit status of the unpack: expected Some(0); observed Some(1)"
+        );
+    }
+
+    #[test]
+    fn other_assertions_become_sentences_too() {
+        let ne = std::panic::catch_unwind(|| assert_ne!(3, 3, "the generation")).unwrap_err();
+        assert_eq!(
+            crate::verdict::StepFailure::from_panic(ne.as_ref()).message,
+            "the generation: expected anything but 3; observed 3"
+        );
+        let pods = ["A"];
+        let bare = std::panic::catch_unwind(|| assert!(pods.is_empty())).unwrap_err();
+        assert_eq!(
+            crate::verdict::StepFailure::from_panic(bare.as_ref()).message,
+            "the check `pods.is_empty()` did not hold"
+        );
+        let unnamed = std::panic::catch_unwind(|| assert_eq!(1, 2)).unwrap_err();
+        let m = crate::verdict::StepFailure::from_panic(unnamed.as_ref()).message;
+        assert_eq!(m, "the value: expected 2; observed 1");
+        assert!(!m.contains("left") && !m.contains("right"), "{m}");
     }
 }

@@ -92,6 +92,7 @@ pub fn run_profile(profile_text: &str, args: &[&str]) -> (i32, serde_json::Value
             String::from_utf8_lossy(&out.stderr)
         )
     });
+    require_sentences(&report);
     let report: serde_json::Value = serde_json::from_str(&text).expect("report.json is JSON");
     // Shown by the test harness only when the test fails: what each row that did not
     // pass said, so a failed control is diagnosed from its output alone.
@@ -209,4 +210,26 @@ pub fn require_the_sidecar_crash_counts(report: &serde_json::Value) {
         note.contains("the engine's index lists [\"ses_Stub"),
         "{note}"
     );
+}
+
+/// Every report format of a run states its failures as sentences with values: no
+/// assertion text (`left:` / `right:`, "assertion `left == right` failed") anywhere.
+pub fn require_sentences(report_dir: &std::path::Path) {
+    for name in ["report.json", "report.md", "report.xml", "report.html"] {
+        let Ok(text) = std::fs::read_to_string(report_dir.join(name)) else {
+            continue;
+        };
+        for needle in [
+            "assertion `left",
+            "\\n  left: ",
+            "\n  left: ",
+            "\\n right: ",
+        ] {
+            assert!(
+                !text.contains(needle),
+                "{name} of {} holds assertion text ({needle:?})",
+                report_dir.display()
+            );
+        }
+    }
 }
