@@ -47,7 +47,6 @@ fn session_tree(live: &mut Live, key: &str) -> Vec<i32> {
 }
 
 #[when(regex = r#"^the agent of "([^"]+)" has a background process running$"#)]
-#[then(regex = r#"^the agent of "([^"]+)" has a background process running$"#)]
 async fn background_running(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let live = s.live();
