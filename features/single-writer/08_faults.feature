@@ -78,7 +78,7 @@ Feature: Lock and launch faults
 
   @sw-recheck
   Scenario: A master that appears while the broker waits for the lock is attached; the lock is released
-    Given a broker is running under the fault plan "flock@{lock_file}#1=delay:1500"
+    Given a broker is running under the fault plan "flock@{lock_file}#1=delay:3000"
     When viewer A starts opening "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
     And a listener of the suite takes the socket of "claude:6a73c0de-1234-4abc-8def-0123456789ab" while the broker waits for its lock
     Then viewer A's open has ended
