@@ -237,7 +237,11 @@ pub fn sweep_on_interrupt() {
     std::thread::spawn(move || {
         if let Ok(sig) = set.wait() {
             let left = sweep_all();
-            eprintln!(
+            // Not eprintln!: whoever reads stderr may be gone (it was killed first),
+            // and a panic here would leave the run running.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
                 "vxcert: {sig} received; stopped {} process(es) the run had started",
                 left.len()
             );
