@@ -216,6 +216,8 @@ fn a_broker_that_forwards_secondary_input_fails_the_gate_rows_only() {
         &[
             "force=1 demotes the owner in place; it keeps streaming",
             "A secondary's input and resize reach neither the agent nor the PTY",
+            // 13_side_effects: its raw binary frames go through the same gate.
+            "A secondary's raw binary frames never reach the agent",
             // 11_takeover: the gate is the same for another instance's viewers.
             "A viewer of the other broker is read-only and told who holds the session",
             "force=1 through the other broker demotes the holder in place",
