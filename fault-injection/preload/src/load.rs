@@ -110,7 +110,14 @@ pub fn init() {
     // SAFETY: registering a handler that only touches atomics.
     unsafe { pthread_atfork(None, None, Some(atfork_child)) };
     if mask & (1 << Op::Write as u32) != 0 {
-        crate::hooks::hook_file_write();
+        // Through its exported symbol: the hooks sit above `load` (they call the
+        // gate, which calls `init` here), so `load` names none of them.
+        extern "C" {
+            fn vxfault_hook_file_write() -> bool;
+        }
+        // SAFETY: defined in hooks/stdio.rs with this signature; it only patches
+        // libc's stdio vtable once, before the program's `main`.
+        unsafe { vxfault_hook_file_write() };
     }
 
     shm(plan::SHM_LOADED).fetch_add(1, Ordering::Relaxed);

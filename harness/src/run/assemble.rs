@@ -163,21 +163,3 @@ pub fn assemble(
     };
     Report { json, ok }
 }
-
-/// `contract: parts certified: …; failing: …` lines, per contract with parts.
-pub fn parts_summary(run: &RunJson) -> String {
-    let mut out = String::new();
-    for (contract, parts) in &run.parts {
-        let certified = if parts.is_empty() {
-            "none".to_string()
-        } else {
-            parts.join(", ")
-        };
-        out += &format!("{contract}: parts certified: {certified}");
-        if let Some(failing) = run.parts_failing.get(contract).filter(|f| !f.is_empty()) {
-            out += &format!("; parts failing: {}", failing.join(", "));
-        }
-        out += "\n";
-    }
-    out
-}

@@ -305,7 +305,7 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
         a.contract == b.contract && a.feature == b.feature && a.line == b.line && a.round == b.round
     });
     let outcomes = repeat::combine(outcomes);
-    let mut rep = report::build(report::Inputs {
+    let (run_json, scenario_json, templates) = report::build(report::Inputs {
         profile: &profile,
         profile_path: &profile_path,
         implementation: &implementation,
@@ -316,6 +316,7 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
         registries: &checked.registries,
         identity,
     });
+    let mut rep = assemble::assemble(run_json, scenario_json, &templates);
     if let Some(b) = &args.baseline {
         baseline::apply(&mut rep, b)?;
     }

@@ -278,7 +278,9 @@ fn clause_template(contract: Contract, c: &Clause) -> ClauseJson {
     }
 }
 
-pub fn build(i: Inputs<'_>) -> Report {
+/// The run's record, its scenarios and the clause templates, for
+/// [`super::assemble::assemble`] to join into the report.
+pub fn build(i: Inputs<'_>) -> (RunJson, Vec<ScenarioJson>, Vec<ClauseJson>) {
     let scenarios: Vec<ScenarioJson> = i.outcomes.iter().map(|o| scenario(&i, o)).collect();
     let templates: Vec<ClauseJson> = i
         .registries
@@ -317,7 +319,7 @@ pub fn build(i: Inputs<'_>) -> Report {
         profile_sha256: i.identity.profile_sha256,
         suites: i.identity.suites,
     };
-    super::assemble::assemble(run, scenarios, &templates)
+    (run, scenarios, templates)
 }
 
 pub fn summary(r: &Report) -> String {
@@ -351,7 +353,7 @@ pub fn summary(r: &Report) -> String {
     for p in &r.json.run.problems {
         out += &format!("PROBLEM: {p}\n");
     }
-    out += &super::assemble::parts_summary(&r.json.run);
+    out += &parts_summary(&r.json.run);
     let counts: Vec<String> = Verdict::ALL
         .iter()
         .filter_map(|v| Some(format!("{} {v}", r.json.run.counts.get(v.as_str())?)))
@@ -362,5 +364,23 @@ pub fn summary(r: &Report) -> String {
         r.json.run.duration_ms,
         counts.join(", ")
     );
+    out
+}
+
+/// `contract: parts certified: …; failing: …` lines, per contract with parts.
+pub fn parts_summary(run: &RunJson) -> String {
+    let mut out = String::new();
+    for (contract, parts) in &run.parts {
+        let certified = if parts.is_empty() {
+            "none".to_string()
+        } else {
+            parts.join(", ")
+        };
+        out += &format!("{contract}: parts certified: {certified}");
+        if let Some(failing) = run.parts_failing.get(contract).filter(|f| !f.is_empty()) {
+            out += &format!("; parts failing: {}", failing.join(", "));
+        }
+        out += "\n";
+    }
     out
 }

@@ -59,7 +59,7 @@ mod send;
 mod stdio;
 
 use stdio::decided_clear;
-pub use stdio::hook_file_write;
+
 mod sync;
 mod syscall;
 mod write;

@@ -4,7 +4,7 @@
 //!
 //! glibc writes a stream's buffer (a line flush, a full buffer, `printf`, fclose, the
 //! flush at `exit`) through `_IO_file_write`, called from its file vtable, never
-//! through the PLT. [`hook_file_write`] replaces that vtable slot, so each of those
+//! through the PLT. [`vxfault_hook_file_write`] replaces that vtable slot, so each of those
 //! writes is a write-family call — traced, recorded, under the plan — as the system
 //! call it makes is under seccomp. A write made inside a hooked stdio call (whose
 //! call the plan already decided) is traced and recorded but not counted again.
@@ -91,7 +91,8 @@ const JUMP_WRITE: usize = 15;
 /// at load. Only when the slot holds the exported `_IO_file_write` (so the table's
 /// layout is the one above); the page is made writable for the store and read-only
 /// again. Whether the slot is ours.
-pub fn hook_file_write() -> bool {
+#[no_mangle]
+pub extern "C" fn vxfault_hook_file_write() -> bool {
     // SAFETY: dlsym with NUL-terminated names; the results are checked before use.
     let (jumps, orig) = unsafe {
         (
@@ -124,7 +125,7 @@ pub fn hook_file_write() -> bool {
     true
 }
 
-/// glibc's `_IO_file_write`, through the vtable slot [`hook_file_write`] took.
+/// glibc's `_IO_file_write`, through the vtable slot [`vxfault_hook_file_write`] took.
 ///
 /// # Safety
 /// Called by glibc only, with a live FILE and `n` readable bytes at `buf`.
