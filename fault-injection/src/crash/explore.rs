@@ -366,3 +366,16 @@ pub fn list(dir: &Path, model: Model) -> Result<Vec<String>, ExploreError> {
     }
     Ok(out)
 }
+
+/// In a checker the explorer started: whether the state it judges comes after the
+/// recorded program acknowledged its work, from the environment this module sets.
+/// Every output of the recording happened (its reply is the last); a recording
+/// with no output at all (a backend that does not see the reply) counts as
+/// acknowledged only in the state of the complete run.
+pub fn state_acknowledged() -> bool {
+    let var = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
+    match var("VXFAULT_OUTPUTS_TOTAL") {
+        Some(total) if total > 0 => var("VXFAULT_OUTPUTS") == Some(total),
+        _ => var("VXFAULT_COMPLETE") == Some(1),
+    }
+}

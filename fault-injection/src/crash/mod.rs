@@ -10,7 +10,7 @@ pub mod model;
 pub mod replay;
 mod verify;
 
-pub use explore::{explore, Checker, ExploreError, Options, Report, Verdict};
+pub use explore::{explore, state_acknowledged, Checker, ExploreError, Options, Report, Verdict};
 pub use log::{read, FsOp, LogError, Meta, Recording};
 pub use model::{enumerate, CrashState, Model, Strategy, Tear};
 pub use verify::{verify, Missed};

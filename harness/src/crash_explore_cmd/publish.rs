@@ -222,13 +222,7 @@ pub fn explore(dir: &Path, p: &Published, model: Model) -> Result<Report, String
 /// Judges one state: FILE holds the old or the new generation, whole, and the new one
 /// once acknowledged. `Err` is the one-line reason.
 pub fn check_state(state: &Path, p: &Published) -> Result<(), String> {
-    let var = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
-    let total = var("VXFAULT_OUTPUTS_TOTAL").unwrap_or(0);
-    let acked = if total > 0 {
-        var("VXFAULT_OUTPUTS") == Some(total)
-    } else {
-        var("VXFAULT_COMPLETE") == Some(1)
-    };
+    let acked = vxfault::crash::state_acknowledged();
     let name = p.file.display();
     let Ok(bytes) = fs::read(state.join(&p.file)) else {
         return Err(format!(

@@ -86,13 +86,7 @@ pub fn spawn_with_pid(pid: i32) -> Result<Child, NoReuse> {
     Err(NoReuse::Raced)
 }
 
-/// The fields of a `/proc/<pid>/stat` file after the parenthesised command (which may
-/// itself hold spaces and parentheses): state, ppid, pgrp, session, ...
-pub fn stat_fields(stat_file: &std::path::Path) -> Option<Vec<String>> {
-    let stat = std::fs::read_to_string(stat_file).ok()?;
-    let (_, rest) = stat.rsplit_once(')')?;
-    Some(rest.split_whitespace().map(str::to_string).collect())
-}
+pub use super::start_state::stat_fields;
 
 /// Whether any process still has `pgid` as its process group or session.
 fn group_in_use(pgid: i32) -> bool {

@@ -191,8 +191,9 @@ pub fn belongs_to(pid: i32, marker: &[u8]) -> bool {
 
 /// The fields of a `/proc/<pid>/stat` after the parenthesised command name (which
 /// may itself hold spaces and parentheses): state, ppid, pgrp, session, …
-/// (`vxstub` includes this file alone, so it does not use `process::stat_fields`).
-fn stat_fields(stat_file: &Path) -> Option<Vec<String>> {
+/// (here rather than in `process`, which re-exports it: `vxstub` includes this file
+/// alone).
+pub fn stat_fields(stat_file: &Path) -> Option<Vec<String>> {
     let stat = std::fs::read_to_string(stat_file).ok()?;
     let (_, rest) = stat.rsplit_once(')')?;
     Some(rest.split_whitespace().map(str::to_string).collect())

@@ -310,14 +310,7 @@ pub fn check_state(state: &Path, expect: &Expect) -> Result<(), String> {
             ))
         })
         .collect();
-    // Acknowledged once every output of the recording happened (the reply on the
-    // socket is the last); a recording with no output at all (a backend that does not
-    // see the reply) is acknowledged only in the state of the complete run.
-    let var = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
-    let acked = match var("VXFAULT_OUTPUTS_TOTAL") {
-        Some(total) if total > 0 => var("VXFAULT_OUTPUTS") == Some(total),
-        _ => var("VXFAULT_COMPLETE") == Some(1),
-    };
+    let acked = crash::state_acknowledged();
     let n = expect.old_generation;
     let newest = valid.iter().max().cloned();
     match expect.workload {
