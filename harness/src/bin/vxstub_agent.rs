@@ -104,8 +104,10 @@ fn claim(a: &AgentArgs, id: &str) -> Result<Session, i32> {
 }
 
 fn turn(session: &mut Option<Session>, line: Value) {
+    // One write per turn: a reader polling the history for a line never sees it
+    // without its newline (writeln! on a File writes in pieces).
     if let Some(s) = session {
-        let _ = writeln!(s.log, "{line}");
+        let _ = s.log.write_all(format!("{line}\n").as_bytes());
     }
 }
 

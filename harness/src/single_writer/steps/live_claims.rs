@@ -115,7 +115,15 @@ async fn history_unchanged(w: &mut World, c: &[String]) {
         let copy = live.history_copy.clone().or_harness("no copy was kept");
         let now = std::fs::read(live.sb.history_file(&stub_name(&c[1])))
             .unwrap_or_else(|_| panic!("the history was removed"));
-        assert_eq!(now, copy, "the history changed");
+        if now != copy {
+            let at = now.iter().zip(&copy).take_while(|(a, b)| a == b).count();
+            panic!(
+                "the history changed: the kept copy had {} bytes, the file now has {}, \
+                 first differing at byte {at}",
+                copy.len(),
+                now.len()
+            );
+        }
     })
     .await;
 }
