@@ -5,8 +5,8 @@
 #
 # A process counts when it runs one of the kit's programs built in this checkout, when
 # its command line runs a foreign peer (peers/), or when its environment, command line or working
-# directory names a scenario sandbox (/tmp/vxc…, where every implementation the kit
-# starts has its HOME). The S3 twins, the background fuzz build and this script's own
+# directory names a scenario sandbox ($VXCERT_SANDBOX_PARENT/vxc…, default /tmp/vxc…,
+# where every implementation the kit starts has its HOME). The S3 twins, the background fuzz build and this script's own
 # ancestors are not the kit's leftovers and are never listed.
 #
 #   bash .ci/leftovers.sh [STEP]       STEP names the step in the message
@@ -15,6 +15,7 @@ step="${1:-the step}"
 kit_names=" vxref vxbroker vxpersist vxstub vxcert vxfault vxfault-probe "
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 peers_dir="$repo/peers/"
+sandboxes="${VXCERT_SANDBOX_PARENT:-/tmp}/vxc"
 
 # This script's ancestors (the CI shell, its callers) are not leftovers.
 ancestors=" "
@@ -42,8 +43,8 @@ for d in /proc/[0-9]*; do
   fi
   if [ -z "$why" ]; then
     cwd=$(readlink "$d/cwd" 2>/dev/null || true)
-    if [[ "$cwd" == /tmp/vxc* ]] || [[ "$cmdline" == *" /tmp/vxc"* ]] ||
-      { tr '\0' '\n' <"$d/environ"; } 2>/dev/null | grep -q '^[A-Z_]*=/tmp/vxc'; then
+    if [[ "$cwd" == "$sandboxes"* ]] || [[ "$cmdline" == *" $sandboxes"* ]] ||
+      { tr '\0' '\n' <"$d/environ"; } 2>/dev/null | grep -qF "=$sandboxes"; then
       why="started in a scenario sandbox"
     fi
   fi

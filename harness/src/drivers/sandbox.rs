@@ -61,13 +61,34 @@ impl Drop for SandboxDir {
     }
 }
 
+/// Where scenario sandboxes go: `$VXCERT_SANDBOX_PARENT` when it names an absolute
+/// directory (so that runs sharing a machine can tell their processes apart, as
+/// `.ci/leftovers.sh` does), else `/tmp`; any other value is a harness error naming it.
+/// Not `$TMPDIR`: a socket path inside the sandbox must stay under the 108 bytes of
+/// `sun_path`.
+pub fn sandbox_parent() -> PathBuf {
+    match std::env::var_os("VXCERT_SANDBOX_PARENT").filter(|p| !p.is_empty()) {
+        None => PathBuf::from("/tmp"),
+        Some(p) => {
+            let p = PathBuf::from(p);
+            if !p.is_absolute() || !p.is_dir() {
+                crate::harness_error!(
+                    "VXCERT_SANDBOX_PARENT={}: not an absolute path of a directory",
+                    p.display()
+                );
+            }
+            p
+        }
+    }
+}
+
 /// A fresh temporary directory with `home`, `run`, `run/venomx`, `config` and
 /// `state`, each 0700. The socket is `run/venomx/s.sock`; `store` is left to the
 /// contract (it depends on the socket).
 pub fn create(bin_dir: PathBuf) -> (SandboxDir, Placeholders) {
     let dir = tempfile::Builder::new()
         .prefix("vxc")
-        .tempdir_in("/tmp")
+        .tempdir_in(sandbox_parent())
         .or_harness("cannot create the scenario's temporary directory");
     let root = dir.path().to_path_buf();
     for sub in ["home", "run", "run/venomx", "config", "state"] {
