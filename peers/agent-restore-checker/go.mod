@@ -1,0 +1,3 @@
+module agentrestorechecker
+
+go 1.19
