@@ -246,6 +246,12 @@ pub fn escape_glob(path: &[u8]) -> String {
     out
 }
 
+/// The bytes of `libvxfault.so` built with this crate, for a program that carries the
+/// injector inside itself (`vxcert` materializes them in its own cache).
+pub fn embedded_preload() -> &'static [u8] {
+    EMBEDDED_PRELOAD
+}
+
 /// The path of `libvxfault.so` to preload: `$VXFAULT_LIB` if set, else the copy built
 /// with this crate, else the embedded copy written to a per-user cache file.
 pub fn preload_path() -> io::Result<PathBuf> {

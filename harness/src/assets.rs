@@ -114,6 +114,39 @@ pub fn cache_dir() -> PathBuf {
     base.join(HASH)
 }
 
+/// The fault injector's preload library packed inside vxcert (the `vxfault` crate's
+/// copy, built with it), written once as `<cache>/vxcert/libvxfault-<sha256>.so` beside
+/// the suites, through a temporary file and one rename.
+pub fn fault_preload() -> Result<PathBuf, AssetsError> {
+    static PATH: OnceLock<Result<PathBuf, AssetsError>> = OnceLock::new();
+    PATH.get_or_init(|| {
+        use sha2::Digest;
+        let bytes = vxfault::embedded_preload();
+        let hash = sha2::Sha256::digest(bytes);
+        let name: String = hash[..8].iter().map(|b| format!("{b:02x}")).collect();
+        let dir = cache_dir()
+            .parent()
+            .map_or_else(std::env::temp_dir, Path::to_path_buf);
+        let path = dir.join(format!("libvxfault-{name}.so"));
+        let fail = |error: std::io::Error| AssetsError::Cache {
+            dir: dir.clone(),
+            error: error.to_string(),
+        };
+        if std::fs::read(&path).is_ok_and(|b| b == bytes) {
+            return Ok(path);
+        }
+        private_dirs(&dir).map_err(fail)?;
+        let mut staged = tempfile::Builder::new()
+            .prefix(".libvxfault-")
+            .tempfile_in(&dir)
+            .map_err(fail)?;
+        std::io::Write::write_all(&mut staged, bytes).map_err(fail)?;
+        staged.persist(&path).map_err(|e| fail(e.error))?;
+        Ok(path)
+    })
+    .clone()
+}
+
 /// Writes the packed files under `dir` unless a complete copy is there: into a fresh
 /// sibling, then one rename, so a concurrent or interrupted run never sees half.
 pub fn materialize(dir: &Path) -> Result<PathBuf, AssetsError> {

@@ -44,7 +44,7 @@ pub const KEYS: &[Key] = &[
     k("", "cli", "recovery: the CLI prefix; verb words and --json follow", &[]),
     k("", "skill", "recovery: prints the generated agent skill as Markdown (feature skill, docs/spec/recovery-skill.md)", &[]),
     k("", "version", "a command printing the implementation's version (shown in reports)", &[]),
-    k("", "fault_preload", "the fault injector's preload library (default {bin_dir}/libvxfault.so)", &[]),
+    k("", "fault_preload", "the fault injector's preload library (default: the copy packed inside vxcert, unpacked into its cache)", &[]),
     k("", "fault_backend", "how injected faults reach the implementation: preload, seccomp or auto (default auto: seccomp for static and Go programs)", &[]),
     k("", "faketime_preload", "libfaketime, for @needs-faketime scenarios (default Debian's libfaketimeMT.so.1)", &[]),
     k("", "env", "extra environment for the daemon and the CLI (a table of strings)", &[]),

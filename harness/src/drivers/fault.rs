@@ -7,21 +7,22 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-/// The profile's template for the injector when it names none.
-pub const DEFAULT_FAULT_PRELOAD: &str = "{bin_dir}/libvxfault.so";
-
-/// The injector library the run's profile names (or the kit's), expanded for this
-/// scenario; one that does not exist is a harness error.
+/// The injector library for this scenario: the profile's `fault_preload`, expanded (one
+/// that does not exist is a harness error naming it), else the copy packed inside
+/// vxcert (`assets::fault_preload`), so a copied or installed vxcert needs no build of
+/// `vxfault-preload` beside it.
 fn preload_library(ph: &super::sandbox::Placeholders) -> String {
-    let t = crate::profile::context()
-        .profile
-        .fault_preload
-        .clone()
-        .unwrap_or_else(|| DEFAULT_FAULT_PRELOAD.into());
+    let Some(t) = crate::profile::context().profile.fault_preload.clone() else {
+        return match crate::assets::fault_preload() {
+            Ok(path) => path.display().to_string(),
+            Err(e) => crate::harness_error!("{e}"),
+        };
+    };
     let path = ph.expand(&t);
     if !Path::new(&path).is_file() {
         crate::harness_error!(
-            "fault injector library {path} not found (build it: cargo build -p vxfault-preload)"
+            "fault_preload: {path} not found (build it: cargo build -p vxfault-preload, or \
+             leave fault_preload out to use the copy inside vxcert)"
         );
     }
     path

@@ -78,17 +78,22 @@ pub fn check(i: &Inputs<'_>) -> Result<Checked, String> {
                 wanted.push((what.to_string(), program.clone()));
             }
         }
-        let fault = p
-            .fault_preload
-            .as_deref()
-            .unwrap_or(crate::drivers::fault::DEFAULT_FAULT_PRELOAD);
-        if let Some(path) = concrete(fault, i.bin_dir) {
-            if !path.is_file() {
-                problems.push(format!(
-                    "fault_preload: {} does not exist{}",
-                    path.display(),
-                    fix_hint(fault)
-                ));
+        match p.fault_preload.as_deref() {
+            Some(fault) => {
+                if let Some(path) = concrete(fault, i.bin_dir) {
+                    if !path.is_file() {
+                        problems.push(format!(
+                            "fault_preload: {} does not exist{}",
+                            path.display(),
+                            fix_hint(fault)
+                        ));
+                    }
+                }
+            }
+            None => {
+                if let Err(e) = crate::assets::fault_preload() {
+                    problems.push(format!("fault_preload (the copy inside vxcert): {e}"));
+                }
             }
         }
     }
