@@ -33,7 +33,7 @@ Feature: The session packer
       | codex | 0b1c2d3e-4f50-4a6b-9c7d-8e9fa0b1c2d3 | sessions/2026/11/30/notes.txt |
       | pi | 5d41402abc4b2a76b9719d911017c592 | settings.json |
 
-  @sp-canonical
+  @sp-canonical @should
   Scenario: Packing one session twice gives the same bytes
     Given pod "A" holds a claude_code session "6a73c0de-1234-4abc-8def-0123456789ab"
     When pod "A" packs its session

@@ -18,7 +18,7 @@ Feature: Unpack into a hostile destination, and unpack failing part-way
   bytes: a pod that ran the session before), the earlier copy untouched is a third
   outcome, and its old transcript beside new files is a part.
 
-  @sp-path-safety @sp-temp-rename @sp-hassession-root
+  @sp-temp-rename @sp-hassession-root @sp-path-safety
   Scenario Outline: Unpack where the <place> is <kind>
     Given the control: the kit's valid claude_code blob of session "6a73c0de-1234-4abc-8def-0123456789ab" is unpacked into a fresh pod
     And pod "B"'s <place> for claude_code session "6a73c0de-1234-4abc-8def-0123456789ab" is <kind>
@@ -48,7 +48,7 @@ Feature: Unpack into a hostile destination, and unpack failing part-way
       | subtree file | a directory |
       | subtree file | a read-only file |
 
-  @sp-temp-rename @sp-hassession-root
+  @sp-hassession-root @sp-temp-rename
   Scenario Outline: Unpack failed at each <call> in turn leaves no HasSession or the whole session
     When pod "B" unpacks the kit's valid claude_code blob of session "6a73c0de-1234-4abc-8def-0123456789ab" failing each <call> in turn
     Then the unpack was failed at <least> <call>s at least
@@ -61,7 +61,7 @@ Feature: Unpack into a hostile destination, and unpack failing part-way
       | fsync | 0 |
       | rename | 1 |
 
-  @sp-temp-rename @sp-hassession-root
+  @sp-hassession-root @sp-temp-rename
   Scenario Outline: Unpack over an earlier copy of the session failed at each <call> in turn never leaves the old transcript beside new files
     When pod "B" unpacks the kit's valid claude_code blob of session "6a73c0de-1234-4abc-8def-0123456789ab" over an earlier copy of the session failing each <call> in turn
     Then the unpack was failed at <least> <call>s at least

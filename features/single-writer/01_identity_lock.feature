@@ -6,7 +6,7 @@ Feature: Identity and lock
   the implementation's offline key checker on the kit's corpus (corpus/broker/keys/,
   verdicts from an independent generator).
 
-  @sw-key-identity
+  @sw-key-identity @sw-pin-physical-key
   Scenario Outline: A valid key names one physical key
     When the key checker reads the corpus key "<file>" for <session> session
     Then the checker accepts it as the physical key "<physical>"
@@ -32,28 +32,38 @@ Feature: Identity and lock
       | claude-placeholder-pinned-not-new | claude-placeholder-pinned-not-new.key | an existing | invalid_params.key | key.placeholder_pinned |
       | no-separator | no-separator.key | an existing | invalid_params.key | key.no_separator |
       | empty | empty.key | an existing | invalid_params.key | key.no_separator |
-      | engine-uppercase | engine-uppercase.key | an existing | invalid_params.key | key.engine_syntax |
-      | engine-empty | engine-empty.key | an existing | invalid_params.key | key.engine_syntax |
-      | engine-digit-first | engine-digit-first.key | an existing | invalid_params.key | key.engine_syntax |
-      | engine-33-bytes | engine-33-bytes.key | an existing | invalid_params.key | key.engine_syntax |
-      | engine-dot | engine-dot.key | an existing | invalid_params.key | key.engine_syntax |
       | engine-unknown | engine-unknown.key | an existing | not_found.engine | key.engine_unknown |
       | peer-collision-a_b-c | peer-collision-a_b-c.key | an existing | not_found.engine | key.engine_unknown |
       | peer-collision-a-b_c | peer-collision-a-b_c.key | an existing | not_found.engine | key.engine_unknown |
       | traversal | traversal.key | an existing | invalid_params.key | key.id_syntax |
       | dotdot | dotdot.key | an existing | invalid_params.key | key.id_syntax |
+      | ses-empty-tail | ses-empty-tail.key | an existing | invalid_params.key | key.id_syntax |
+      | uuid-for-ses-engine | uuid-for-ses-engine.key | an existing | invalid_params.key | key.id_syntax |
+      | ses-for-uuid-engine | ses-for-uuid-engine.key | an existing | invalid_params.key | key.id_syntax |
+      | second-colon | second-colon.key | an existing | invalid_params.key | key.id_syntax |
+
+    # The seed gives no engine or id grammar and no cap: these refusals are the kit's reading of a name that could alias another (SHOULD).
+    @should
+    Examples:
+      | case | file | session | result | rule |
+      | engine-uppercase | engine-uppercase.key | an existing | invalid_params.key | key.engine_syntax |
+      | engine-empty | engine-empty.key | an existing | invalid_params.key | key.engine_syntax |
+      | engine-digit-first | engine-digit-first.key | an existing | invalid_params.key | key.engine_syntax |
+      | engine-dot | engine-dot.key | an existing | invalid_params.key | key.engine_syntax |
       | uuid-uppercase | uuid-uppercase.key | an existing | invalid_params.key | key.id_syntax |
       | uuid-no-dashes | uuid-no-dashes.key | an existing | invalid_params.key | key.id_syntax |
       | uuid-braced | uuid-braced.key | an existing | invalid_params.key | key.id_syntax |
-      | ses-empty-tail | ses-empty-tail.key | an existing | invalid_params.key | key.id_syntax |
       | ses-dash | ses-dash.key | an existing | invalid_params.key | key.id_syntax |
-      | uuid-for-ses-engine | uuid-for-ses-engine.key | an existing | invalid_params.key | key.id_syntax |
-      | ses-for-uuid-engine | ses-for-uuid-engine.key | an existing | invalid_params.key | key.id_syntax |
       | at-sign | at-sign.key | an existing | invalid_params.key | key.id_syntax |
-      | second-colon | second-colon.key | an existing | invalid_params.key | key.id_syntax |
       | non-ascii | non-ascii.key | an existing | invalid_params.key | key.id_syntax |
       | placeholder-uppercase | placeholder-uppercase.key | a new | invalid_params.key | key.id_syntax |
       | too-long-before-separator | too-long-before-separator.key | an existing | invalid_params.key | key.too_long |
+
+    # The kit's 32-byte engine cap: a pin the profile's engine_max_bytes overrides.
+    @sw-pin-length-caps
+    Examples:
+      | case | file | session | result | rule |
+      | engine-33-bytes | engine-33-bytes.key | an existing | invalid_params.key | key.engine_syntax |
 
   @sw-key-injective @sw-pin-length-caps
   Scenario Outline: A key over the kit's length caps (96-byte key, 64-byte ses_ tail) is refused

@@ -57,6 +57,11 @@ Feature: One writer per key
       | unknown-engine | nosuch:6a73c0de-1234-4abc-8def-0123456789ab | new=1 | 404 | not_found.engine | claude:6a73c0de-1234-4abc-8def-0123456789ab | new=1 |
       | bare-uuid | 6a73c0de-1234-4abc-8def-0123456789ab | new=1 | 400 | invalid_params.key | claude:6a73c0de-1234-4abc-8def-0123456789ab | new=1 |
       | placeholder-not-new | opencode:new-6a73c0de-1234-4abc-8def-0123456789ab | | 400 | invalid_params.key | opencode:new-6a73c0de-1234-4abc-8def-0123456789ab | new=1 |
+
+    # The seed does not say these are refused: "Else → full replay" for any other have, fp/tab are what a client sends; the kit refuses them (SHOULD).
+    @should
+    Examples:
+      | case | key | query | status | code | twin_key | twin_query |
       | uppercase-uuid | claude:6A73C0DE-1234-4ABC-8DEF-0123456789AB | new=1 | 400 | invalid_params.key | claude:6a73c0de-1234-4abc-8def-0123456789ab | new=1 |
       | have-negative | claude:6a73c0de-1234-4abc-8def-0123456789ab | have=-1 | 400 | invalid_params.have | claude:6a73c0de-1234-4abc-8def-0123456789ab | have=0 |
       | have-fraction | claude:6a73c0de-1234-4abc-8def-0123456789ab | have=1.5 | 400 | invalid_params.have | claude:6a73c0de-1234-4abc-8def-0123456789ab | have=1 |

@@ -57,7 +57,7 @@ Feature: Lock and launch faults
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has no running agent
     And the lock of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is free
 
-  @sw-alias @sw-durable-formats
+  @sw-durable-formats @sw-alias
   Scenario: A broker killed while it replaces the alias sidecar leaves the old one intact
     Given a broker is running under the fault plan "rename@{alias_sidecar}*#2=crash"
     And viewer A opens "opencode:new-6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"

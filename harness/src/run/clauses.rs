@@ -33,6 +33,16 @@ pub struct Clause {
     /// allowed to have no scenario, refused once it has one, shown in reports.
     #[serde(default)]
     pub pending: Option<String>,
+    /// What a row of this clause rests on, when not its level (must → `seed`, pin →
+    /// `pin`, should → `should`): `part`, the kit's own format or tool that an
+    /// implementation adopts by claiming one of `claimed_by` (docs/audit.md).
+    #[serde(default)]
+    pub basis: Option<String>,
+    /// For `basis = "part"`: the tags (`part-<name>`, `optional-<feature>`) a row
+    /// of this clause must carry, so that only an implementation claiming the
+    /// format is judged by it.
+    #[serde(default)]
+    pub claimed_by: Vec<String>,
 }
 
 fn yes() -> bool {
@@ -84,6 +94,16 @@ pub fn load(path: &Path, contract: Contract) -> Result<Vec<Clause>, String> {
                 "clause {}: an unobservable clause cannot be pending",
                 c.id
             ));
+        }
+        match c.basis.as_deref() {
+            None | Some("seed") if c.claimed_by.is_empty() => {}
+            Some("part") if !c.claimed_by.is_empty() && c.why.is_some() => {}
+            _ => {
+                return Err(format!(
+                    "clause {}: basis {:?} must be absent, \"seed\", or \"part\" with `claimed_by` and `why`",
+                    c.id, c.basis
+                ))
+            }
         }
         if !c.observable && c.reason.is_none() {
             return Err(format!("clause {}: unobservable needs a reason", c.id));
@@ -373,6 +393,8 @@ mod tests {
                 observable: true,
                 reason: None,
                 pending: None,
+                basis: None,
+                claimed_by: Vec::new(),
             })
             .collect();
         let problems = check(&clauses, dir.path(), Contract::Recovery).unwrap_err();
