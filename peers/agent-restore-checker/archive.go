@@ -67,11 +67,7 @@ func readCapped(path string, max int64) ([]byte, bool, error) {
 }
 
 func checkArchive(b []byte) {
-	depth := archiveMaxDepth
-	if violated("no-depth-cap") {
-		depth = 0
-	}
-	top, err := parseJSON(b, depth)
+	top, err := parseJSON(b, archiveMaxDepth)
 	if err != nil {
 		refuse("not-strict-json", "$", err.Error())
 	}
