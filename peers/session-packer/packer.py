@@ -17,7 +17,6 @@ import re
 import secrets
 import stat
 import sys
-import time
 import tomllib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -162,7 +161,7 @@ def pack(a):
         bodies[rel] = body
     # Our order: the header, the key file, then the rest by path.
     order = keys[:1] + sorted(r for r in bodies if r != keys[0])
-    mtime = time.time_ns() % (8**11) if on("unstable-bytes") else 0
+    mtime = 0
     head = json.dumps({"session_id": a.sid, "backend": a.kind}, separators=(",", ":")).encode()
     out = [ustar_header(HEADER, len(head), mtime), pad(head)]
     for rel in order:
