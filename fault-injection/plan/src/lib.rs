@@ -17,6 +17,7 @@
 #[cfg(test)]
 extern crate std;
 
+pub mod attrs;
 pub mod decide;
 pub mod draw;
 pub mod errno;
@@ -54,10 +55,14 @@ pub enum Op {
     Rmdir = 9,
     Fallocate = 10,
     Link = 11,
+    /// chmod, fchmod, fchmodat: a file's or directory's permission bits.
+    Chmod = 12,
+    /// utimensat, futimens, utimes, …: a file's timestamps.
+    Utimens = 13,
 }
 
 /// Number of call families.
-pub const NUM_OPS: usize = 12;
+pub const NUM_OPS: usize = 14;
 
 /// Every family, in index order.
 pub const ALL_OPS: [Op; NUM_OPS] = [
@@ -73,6 +78,8 @@ pub const ALL_OPS: [Op; NUM_OPS] = [
     Op::Rmdir,
     Op::Fallocate,
     Op::Link,
+    Op::Chmod,
+    Op::Utimens,
 ];
 
 impl Op {
@@ -91,6 +98,8 @@ impl Op {
             Op::Rmdir => "rmdir",
             Op::Fallocate => "fallocate",
             Op::Link => "link",
+            Op::Chmod => "chmod",
+            Op::Utimens => "utimens",
         }
     }
 

@@ -4,6 +4,7 @@
 //! architecture, so one table serves x86_64 and aarch64 (where the legacy `open`,
 //! `rename`, `unlink`, … do not exist and are skipped).
 
+use crate::attrs::Times;
 use crate::Op;
 
 /// How a call's arguments are laid out (argument indices are 0-based).
@@ -39,6 +40,9 @@ pub enum Args {
     /// `symlink(target, path)` / `symlinkat(target, dirfd, path)`: the target as
     /// written, the new name resolved.
     Symlink { at: bool },
+    /// A timestamp call: `call(path, times)` or `call(dirfd, path, times, …)`; with
+    /// `at`, a null path acts on `dirfd` itself (futimens is `utimensat(fd, NULL, …)`).
+    Times { at: bool, times: Times },
 }
 
 /// One system call of a family.
@@ -60,7 +64,7 @@ const CLOSE: &[Op] = &[Op::Close];
 const FSYNC: &[Op] = &[Op::Fsync];
 const FLOCK: &[Op] = &[Op::Flock];
 
-/// Every system call of the twelve families.
+/// Every system call of the fourteen families.
 pub const SYSCALLS: &[Syscall] = &[
     s("write", WRITE, Args::Buf { off: false }),
     s("pwrite64", WRITE, Args::Buf { off: true }),
@@ -117,6 +121,47 @@ pub const SYSCALLS: &[Syscall] = &[
     s("linkat", &[Op::Link], Args::Path2 { at: true }),
     s("symlink", &[Op::Link], Args::Symlink { at: false }),
     s("symlinkat", &[Op::Link], Args::Symlink { at: true }),
+    // A new name that is not a directory, file or symlink (mkfifo is mknodat): the
+    // `mkdir` family, as symlinks are `link`'s.
+    s("mknod", &[Op::Mkdir], Args::Path { at: false }),
+    s("mknodat", &[Op::Mkdir], Args::Path { at: true }),
+    s("truncate", &[Op::Ftruncate], Args::Path { at: false }),
+    s("chmod", &[Op::Chmod], Args::Path { at: false }),
+    s("fchmod", &[Op::Chmod], Args::Fd),
+    s("fchmodat", &[Op::Chmod], Args::Path { at: true }),
+    s("fchmodat2", &[Op::Chmod], Args::Path { at: true }),
+    s(
+        "utimensat",
+        &[Op::Utimens],
+        Args::Times {
+            at: true,
+            times: Times::Timespec,
+        },
+    ),
+    s(
+        "futimesat",
+        &[Op::Utimens],
+        Args::Times {
+            at: true,
+            times: Times::Timeval,
+        },
+    ),
+    s(
+        "utimes",
+        &[Op::Utimens],
+        Args::Times {
+            at: false,
+            times: Times::Timeval,
+        },
+    ),
+    s(
+        "utime",
+        &[Op::Utimens],
+        Args::Times {
+            at: false,
+            times: Times::Utimbuf,
+        },
+    ),
 ];
 
 /// The `fcntl` commands of the `flock` family: F_SETLK, F_SETLKW, F_OFD_SETLK,

@@ -37,9 +37,17 @@ pub enum Detail {
     },
     /// An fsync-family call: the trace marks a directory fd.
     Sync,
-    /// mkdir's mode (before the umask).
+    /// mkdir's mode (before the umask), chmod's mode.
     Mode(c_uint),
-    /// ftruncate (`len`) and fallocate (`mode`, `off`, `len`): recorded by `vxfault
+    /// mknod's mode: the node type and its permission bits (before the umask).
+    Node(c_uint),
+    /// A timestamp call: the modification time it sets (`None`: unreadable) and
+    /// whether it acts on a symlink itself.
+    Times {
+        mtime: Option<plan::attrs::Mtime>,
+        nofollow: bool,
+    },
+    /// ftruncate and truncate (`len`) and fallocate (`mode`, `off`, `len`): recorded by `vxfault
     /// record` so the crash explorer can replay them.
     Range {
         mode: Option<c_int>,

@@ -205,7 +205,8 @@ impl Call {
     }
 
     /// The call's own fields: `flags`/`mode` (open), `lock` (flock, fcntl locks),
-    /// `dir` (an fsync of a directory).
+    /// `dir` (an fsync of a directory), `node` (mknod), `mtime` and `nofollow` (a
+    /// timestamp call).
     fn trace_detail(&self, l: &mut Line) {
         match self.detail {
             Detail::None => {}
@@ -228,6 +229,20 @@ impl Call {
                 l.str("lock", &buf[..n]);
             }
             Detail::Mode(m) => l.str("mode", &names::octal4(m)),
+            Detail::Node(m) => {
+                l.str("mode", &names::octal4(m));
+                l.str("node", plan::attrs::node_kind(m));
+            }
+            Detail::Times { mtime, nofollow } => {
+                if let Some(m) = mtime {
+                    let mut buf = [0u8; 32];
+                    let n = plan::attrs::mtime_text(m, &mut buf);
+                    l.str("mtime", &buf[..n]);
+                }
+                if nofollow {
+                    l.bool("nofollow", true);
+                }
+            }
             Detail::Sync => {
                 if file_type(self.fd) == Some(S_IFDIR) {
                     l.bool("dir", true);

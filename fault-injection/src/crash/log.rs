@@ -159,6 +159,30 @@ pub enum FsOp {
     Rmdir {
         path: PathBuf,
     },
+    /// mknod/mkfifo: a name that is not a file, directory or symlink — a fifo (`p`),
+    /// socket (`s`), character (`c`) or block (`b`) device.
+    Mknod {
+        path: PathBuf,
+        kind: char,
+        /// Its permission bits (the umask applied).
+        mode: u32,
+    },
+    /// chmod/fchmod/fchmodat: the permission bits of the file `ino` (when the call
+    /// named an open or known file) or of whatever is at `path` (a directory, a
+    /// node).
+    Chmod {
+        path: PathBuf,
+        ino: Option<Ino>,
+        mode: u32,
+    },
+    /// A timestamp call: the modification time it leaves (`None`: the present,
+    /// which a materialized state has anyway). Only modification times are part of
+    /// a state: they are what `make`, `rsync` and caches compare.
+    Utimes {
+        path: PathBuf,
+        ino: Option<Ino>,
+        mtime: Option<(i64, u32)>,
+    },
     /// A write to a pipe, socket or terminal: no effect on disk, but it is what the
     /// program told the world (an acknowledgement's position in the order).
     Output,
@@ -170,6 +194,7 @@ impl FsOp {
         let parent = |p: &Path| p.parent().map(Path::to_path_buf).unwrap_or_default();
         match self {
             FsOp::Create { path, .. }
+            | FsOp::Mknod { path, .. }
             | FsOp::Symlink { path, .. }
             | FsOp::Unlink { path }
             | FsOp::Mkdir { path, .. }
@@ -191,6 +216,17 @@ impl FsOp {
         match self {
             FsOp::Truncate { ino, .. } | FsOp::Write { ino, .. } | FsOp::Falloc { ino, .. } => {
                 Some(*ino)
+            }
+            _ => None,
+        }
+    }
+
+    /// The inode whose attributes (mode, times) this op changes: a file's identity
+    /// and its path when the call was made.
+    pub fn attr_target(&self) -> Option<(Option<Ino>, &Path)> {
+        match self {
+            FsOp::Chmod { path, ino, .. } | FsOp::Utimes { path, ino, .. } => {
+                Some((*ino, path.as_path()))
             }
             _ => None,
         }
@@ -220,6 +256,12 @@ impl FsOp {
             FsOp::Unlink { path } => format!("unlink {}", p(path)),
             FsOp::Mkdir { path, .. } => format!("mkdir {}", p(path)),
             FsOp::Rmdir { path } => format!("rmdir {}", p(path)),
+            FsOp::Mknod { path, kind, mode } => format!("mknod {} ({kind}, {mode:04o})", p(path)),
+            FsOp::Chmod { path, mode, .. } => format!("chmod {} {mode:04o}", p(path)),
+            FsOp::Utimes { path, mtime, .. } => match mtime {
+                Some((s, n)) => format!("set mtime of {} to {s}.{n:09}", p(path)),
+                None => format!("set mtime of {} to now", p(path)),
+            },
             FsOp::Output => {
                 "output (write to the command's stdout or stderr, a terminal or a socket)".into()
             }
@@ -324,6 +366,12 @@ struct Record {
     /// The process's umask at a creating call (seccomp backend), octal.
     #[serde(default)]
     umask: Option<String>,
+    /// mknod's node type (`fifo`, `socket`, `char`, `block`, `file`).
+    #[serde(default)]
+    node: Option<String>,
+    /// A timestamp call's modification time: `now`, `omit` or `SECONDS.NANOS`.
+    #[serde(default)]
+    mtime: Option<String>,
 }
 
 /// Every entry below `root` that is not a directory, relative, with its type and
@@ -371,6 +419,9 @@ pub fn snapshot_symlinks(root: &Path) -> std::io::Result<Vec<PathBuf>> {
 struct Names {
     by_path: HashMap<PathBuf, Ino>,
     size: HashMap<Ino, u64>,
+    /// The identities that are symlinks: a call through one acts on its target,
+    /// which the log does not resolve.
+    links: std::collections::HashSet<Ino>,
     next: Ino,
 }
 
@@ -457,6 +508,12 @@ fn masked(mode: Option<&str>, umask: Option<&str>, meta: &Meta, default: u32) ->
     mode & !umask & 0o7777
 }
 
+/// A trace `mtime` of `SECONDS.NANOSECONDS` (nine digits).
+fn parse_mtime(t: &str) -> Option<(i64, u32)> {
+    let (sec, ns) = t.split_once('.')?;
+    Some((sec.parse().ok()?, ns.parse().ok()?))
+}
+
 /// The logical operations of the successful calls under `root`.
 fn logical_ops(
     meta: &Meta,
@@ -471,6 +528,7 @@ fn logical_ops(
     let mut names = Names {
         by_path: HashMap::new(),
         size: HashMap::new(),
+        links: Default::default(),
         next: 0,
     };
     for (p, size) in initial {
@@ -480,7 +538,8 @@ fn logical_ops(
     // Symlinks get identities after the files' (the replay never looks them up):
     // a rename over one replaces an existing name.
     for p in links {
-        names.fresh(p);
+        let ino = names.fresh(p);
+        names.links.insert(ino);
     }
     // Which file each (pid, fd) opened: the trace names an fd by the path it was
     // opened under, which a later rename makes stale.
@@ -635,7 +694,8 @@ fn logical_ops(
             // root); only the new name must be under it.
             "link" if b.call.contains("symlink") => {
                 if let Some(p) = path2 {
-                    names.fresh(&p);
+                    let ino = names.fresh(&p);
+                    names.links.insert(ino);
                     push(FsOp::Symlink {
                         target: PathBuf::from(&b.path),
                         path: p,
@@ -658,6 +718,65 @@ fn logical_ops(
                     names.by_path.remove(&p);
                     push(FsOp::Unlink { path: p });
                 }
+            }
+            "mkdir" if b.call.contains("mknod") || b.call.contains("mkfifo") => {
+                let Some(p) = path else { continue };
+                let mode = masked(b.mode.as_deref(), r.umask.as_deref(), meta, 0o666);
+                let kind = match r.node.as_deref() {
+                    Some("fifo") => 'p',
+                    Some("socket") => 's',
+                    Some("char") => 'c',
+                    Some("block") => 'b',
+                    Some("file") => {
+                        // mknod of a regular file: an empty file, as open(O_CREAT).
+                        let ino = names.fresh(&p);
+                        names.size.insert(ino, 0);
+                        push(FsOp::Create { path: p, ino, mode });
+                        continue;
+                    }
+                    _ => return Err(LogError::Unmodeled(*line, b.call.clone())),
+                };
+                names.by_path.remove(&p);
+                push(FsOp::Mknod {
+                    path: p,
+                    kind,
+                    mode,
+                });
+            }
+            "chmod" | "utimens" => {
+                let Some(p) = path else { continue };
+                let ino = by_fd.or_else(|| names.by_path.get(&p).copied());
+                // Through a symlink the call acts on its target, which the log does
+                // not resolve.
+                if ino.is_some_and(|i| names.links.contains(&i)) {
+                    return Err(LogError::Unmodeled(*line, b.call.clone()));
+                }
+                if b.op == "chmod" {
+                    let oct = b
+                        .mode
+                        .as_deref()
+                        .and_then(|m| u32::from_str_radix(m, 8).ok());
+                    let Some(mode) = oct else {
+                        return Err(LogError::Unmodeled(*line, b.call.clone()));
+                    };
+                    push(FsOp::Chmod { path: p, ino, mode });
+                    continue;
+                }
+                let mtime = match r.mtime.as_deref() {
+                    Some("omit") => continue,
+                    Some("now") => None,
+                    Some(t) => match parse_mtime(t) {
+                        Some(m) => Some(m),
+                        None => return Err(LogError::Unmodeled(*line, b.call.clone())),
+                    },
+                    // Times the recorder could not read.
+                    None => return Err(LogError::Unmodeled(*line, b.call.clone())),
+                };
+                push(FsOp::Utimes {
+                    path: p,
+                    ino,
+                    mtime,
+                });
             }
             "mkdir" => {
                 if let Some(p) = path {

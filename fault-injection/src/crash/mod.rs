@@ -3,6 +3,8 @@
 //! root ([`record`]), enumerate the disk states a persistence model allows after a
 //! power cut ([`model`]), materialize each one and run a checker on it ([`explore`]).
 
+#[cfg(test)]
+mod attr_tests;
 pub mod cli;
 pub mod explore;
 pub mod log;

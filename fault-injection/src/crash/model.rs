@@ -74,6 +74,18 @@ impl Model {
         if let Some(d) = o.data_ino() {
             return !dir && *ino == Some(d);
         }
+        if let Some((target, at)) = o.attr_target() {
+            return match self {
+                // An fsync of the file (its inode) or, for a directory or node named
+                // by path, of that directory.
+                Model::Prefix | Model::Posix => {
+                    (!dir && target.is_some() && *ino == target) || (*dir && path == at)
+                }
+                // The inode change is in the running transaction, which any fsync
+                // commits.
+                Model::Ext4Ordered => true,
+            };
+        }
         let dirs = o.entry_dirs();
         match self {
             // An fsync of every directory the entry change touches.
@@ -236,6 +248,12 @@ pub fn durable_at(model: Model, ops: &[FsOp]) -> Vec<Option<usize>> {
     out
 }
 
+/// Whether ext4 journals the op (a directory entry or an inode's mode or times),
+/// rather than writing it back with the file's data.
+fn journaled(o: &FsOp) -> bool {
+    !o.entry_dirs().is_empty() || o.attr_target().is_some()
+}
+
 /// Whether the model lets op `i` be lost at crash point `k` (ext4's ordering rules).
 fn may_drop(model: Model, ops: &[FsOp], i: usize, k: usize) -> bool {
     match model {
@@ -243,9 +261,9 @@ fn may_drop(model: Model, ops: &[FsOp], i: usize, k: usize) -> bool {
         Model::Posix => true,
         Model::Ext4Ordered => {
             let later = &ops[i + 1..k];
-            if !ops[i].entry_dirs().is_empty() {
-                // The journal commits metadata in order.
-                return !later.iter().any(|o| !o.entry_dirs().is_empty());
+            if journaled(&ops[i]) {
+                // The journal commits metadata (names, modes, times) in order.
+                return !later.iter().any(journaled);
             }
             // auto_da_alloc: a rename over an existing file carries the source's data.
             let ino = ops[i].data_ino();

@@ -18,8 +18,8 @@ enum Entry {
     Dir,
     File(Ino),
     Symlink(PathBuf),
-    /// A fifo (`p`), socket (`s`), block (`b`) or character (`c`) device: in a
-    /// snapshot it is kept (a fifo is made again); the log never creates one.
+    /// A fifo (`p`), socket (`s`), block (`b`) or character (`c`) device: a fifo is
+    /// made again when a state is written out, the others are only named.
     Special(char),
 }
 
@@ -29,8 +29,15 @@ pub struct Tree {
     names: BTreeMap<PathBuf, Entry>,
     files: HashMap<Ino, Vec<u8>>,
     modes: HashMap<Ino, u32>,
-    /// Directory modes (a store directory must stay private), the root's under "".
+    /// Directory modes (a store directory must stay private), the root's under "";
+    /// also the modes of special nodes.
     dir_modes: HashMap<PathBuf, u32>,
+    /// Modification times a timestamp call set explicitly (a write since clears
+    /// one: the file's time is then the present's, as any written-out state's).
+    mtimes: HashMap<Ino, (i64, u32)>,
+    /// Names that were given an explicit modification time while they were not
+    /// regular files (a directory, a node): not modelled, so `verify` refuses them.
+    pub times_unmodelled: Vec<PathBuf>,
 }
 
 impl Tree {
@@ -85,7 +92,51 @@ impl Tree {
     }
 
     fn data(&mut self, ino: Ino) -> Option<&mut Vec<u8>> {
+        // Changing the bytes makes the modification time the present.
+        self.mtimes.remove(&ino);
         self.files.get_mut(&ino)
+    }
+
+    /// The entry an attribute call reaches: the file it named by identity while that
+    /// file still exists, else whatever is at `path`.
+    fn attr_entry(&self, ino: Option<Ino>, path: &Path) -> Option<Entry> {
+        match ino {
+            Some(i) if self.files.contains_key(&i) => Some(Entry::File(i)),
+            _ => self.names.get(path).cloned(),
+        }
+    }
+
+    /// [`Tree::load`] with the modification time of every regular file, to compare a
+    /// run's root with a replay that set some explicitly.
+    pub fn load_with_times(root: &Path) -> io::Result<Tree> {
+        let mut t = Tree::load(root)?;
+        for (p, e) in &t.names {
+            if let Entry::File(ino) = e {
+                let m = fs::symlink_metadata(root.join(p))?;
+                use std::os::unix::fs::MetadataExt;
+                t.mtimes.insert(*ino, (m.mtime(), m.mtime_nsec() as u32));
+            }
+        }
+        Ok(t)
+    }
+
+    /// Forgets the modification time of every file but those `other` set.
+    pub fn keep_times_of(&mut self, other: &Tree) {
+        let explicit: std::collections::HashSet<PathBuf> = other
+            .names
+            .iter()
+            .filter(|(_, e)| matches!(e, Entry::File(i) if other.mtimes.contains_key(i)))
+            .map(|(p, _)| p.clone())
+            .collect();
+        let keep: std::collections::HashSet<Ino> = self
+            .names
+            .iter()
+            .filter_map(|(p, e)| match e {
+                Entry::File(i) if explicit.contains(p) => Some(*i),
+                _ => None,
+            })
+            .collect();
+        self.mtimes.retain(|i, _| keep.contains(i));
     }
 
     /// Applies one op (as the file system would; an op that could not apply in this
@@ -202,6 +253,31 @@ impl Tree {
                     self.names.remove(path);
                 }
             }
+            FsOp::Mknod { path, kind, mode } => {
+                if self.parent_exists(path) && !self.names.contains_key(path) {
+                    self.names.insert(path.clone(), Entry::Special(*kind));
+                    self.dir_modes.insert(path.clone(), *mode);
+                }
+            }
+            FsOp::Chmod { path, ino, mode } => match self.attr_entry(*ino, path) {
+                Some(Entry::File(i)) => {
+                    self.modes.insert(i, *mode);
+                }
+                Some(Entry::Dir | Entry::Special(_)) => {
+                    self.dir_modes.insert(path.clone(), *mode);
+                }
+                Some(Entry::Symlink(_)) | None => {}
+            },
+            FsOp::Utimes { path, ino, mtime } => match (self.attr_entry(*ino, path), mtime) {
+                (Some(Entry::File(i)), Some(m)) => {
+                    self.mtimes.insert(i, *m);
+                }
+                (Some(Entry::File(i)), None) => {
+                    self.mtimes.remove(&i);
+                }
+                (Some(_), Some(_)) => self.times_unmodelled.push(path.clone()),
+                _ => {}
+            },
             FsOp::Fsync { .. } | FsOp::Output => {}
         }
     }
@@ -224,6 +300,7 @@ impl Tree {
                             mode,
                             len: d.len() as u64,
                             sha: Sha256::digest(d).into(),
+                            mtime: self.mtimes.get(ino).copied(),
                         }
                     }
                 };
@@ -251,11 +328,21 @@ impl Tree {
                     h.update(b"l");
                     h.update(t.as_os_str().as_encoded_bytes());
                 }
-                Seen::File { mode, len, sha } => {
+                Seen::File {
+                    mode,
+                    len,
+                    sha,
+                    mtime,
+                } => {
                     h.update(b"f");
                     h.update(mode.to_le_bytes());
                     h.update(len.to_le_bytes());
                     h.update(sha);
+                    if let Some((sec, ns)) = mtime {
+                        h.update(b"t");
+                        h.update(sec.to_le_bytes());
+                        h.update(ns.to_le_bytes());
+                    }
                 }
             }
             h.update([0]);
@@ -293,6 +380,9 @@ impl Tree {
                     fs::write(&full, d)?;
                     let mode = self.modes.get(ino).copied().unwrap_or(0o644);
                     fs::set_permissions(&full, fs::Permissions::from_mode(mode))?;
+                    if let Some(&(sec, ns)) = self.mtimes.get(ino) {
+                        set_mtime(&full, sec, ns)?;
+                    }
                 }
             }
         }
@@ -300,11 +390,34 @@ impl Tree {
     }
 }
 
-/// What a name shows a program (timestamps are not part of a state).
+/// Sets the modification time of the file at `path` (its access time is left).
+fn set_mtime(path: &Path, sec: i64, ns: u32) -> io::Result<()> {
+    use rustix::fs::{Timespec, Timestamps, UTIME_OMIT};
+    let times = Timestamps {
+        last_access: Timespec {
+            tv_sec: 0,
+            tv_nsec: UTIME_OMIT,
+        },
+        last_modification: Timespec {
+            tv_sec: sec,
+            tv_nsec: ns.into(),
+        },
+    };
+    rustix::fs::utimensat(rustix::fs::CWD, path, &times, rustix::fs::AtFlags::empty())?;
+    Ok(())
+}
+
+/// What a name shows a program: a file's modification time only when a timestamp
+/// call set it explicitly (other times are not part of a state).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Seen {
     Dir(u32),
-    File { mode: u32, len: u64, sha: [u8; 32] },
+    File {
+        mode: u32,
+        len: u64,
+        sha: [u8; 32],
+        mtime: Option<(i64, u32)>,
+    },
     Symlink(PathBuf),
     Special(char, u32),
 }

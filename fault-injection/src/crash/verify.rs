@@ -19,6 +19,9 @@ pub enum Missed {
     Log(LogError),
     /// The root after the run cannot be read.
     Io(std::io::Error),
+    /// An explicit modification time set on `path` while it was not a regular file
+    /// (a directory, a node): states do not carry those.
+    Times(PathBuf),
     /// `path` after the run (`real`) and after the replay (`replayed`).
     Differs {
         path: PathBuf,
@@ -30,6 +33,12 @@ pub enum Missed {
 fn kind(s: &Seen) -> String {
     match s {
         Seen::Dir(m) => format!("a directory of mode {m:04o}"),
+        Seen::File {
+            mode,
+            len,
+            mtime: Some((sec, ns)),
+            ..
+        } => format!("a file of {len} bytes, mode {mode:04o} and mtime {sec}.{ns:09}"),
         Seen::File { mode, len, .. } => format!("a file of {len} bytes and mode {mode:04o}"),
         Seen::Symlink(t) => format!("a symlink to {}", t.display()),
         Seen::Special(k, _) => match k {
@@ -47,6 +56,15 @@ impl Missed {
         let (path, real, replayed) = match self {
             Missed::Log(e) => return format!("the {} backend's log: {e}", backend.name()),
             Missed::Io(e) => return format!("cannot read the root after the run: {}", e.kind()),
+            Missed::Times(p) => {
+                return format!(
+                    "the {} backend's recording sets an explicit modification time on {}, \
+                     which is not a regular file: the crash log cannot model utimensat \
+                     there",
+                    backend.name(),
+                    p.display()
+                )
+            }
             Missed::Differs {
                 path,
                 real,
@@ -55,22 +73,29 @@ impl Missed {
         };
         let what = |s: &Option<Seen>| s.as_ref().map_or("nothing".to_string(), kind);
         let why = match (real, replayed) {
-            (Some(Seen::Special(..)), _) => {
-                "mknod/mkfifo/bind are not recorded: the crash log cannot model them"
+            (Some(Seen::Special('s', _)), None) => {
+                "a socket made by bind(2) is not recorded: the crash log cannot model it"
             }
-            (Some(Seen::File { mode: a, .. }), Some(Seen::File { mode: b, .. })) if a != b => {
-                "chmod/fchmod (or a umask the program set itself) is not recorded"
+            (Some(Seen::Special(..)), None) if backend == Backend::Preload => {
+                "a node made by a call the preload did not see (a raw system call); \
+                 --backend seccomp sees mknod as a system call"
             }
-            (Some(Seen::Dir(a)), Some(Seen::Dir(b))) if a != b => {
-                "chmod/fchmod (or a umask the program set itself) is not recorded"
+            (Some(Seen::File { mode: a, .. }), Some(Seen::File { mode: b, .. }))
+            | (Some(Seen::Dir(a)), Some(Seen::Dir(b)))
+                if a != b =>
+            {
+                "a chmod the backend did not see (a raw system call, or a chmod through a \
+                 symlink), or a umask the program set itself"
+            }
+            (Some(Seen::File { len: a, sha: x, .. }), Some(Seen::File { len: b, sha: y, .. }))
+                if a == b && x == y =>
+            {
+                "a timestamp call the backend did not see"
             }
             (Some(Seen::File { .. }), Some(Seen::File { .. })) if backend == Backend::Preload => {
-                "writes glibc made itself (stdio buffers flushed at exit), raw system calls or \
-                 truncate(2) were not seen by the preload; --backend seccomp sees every write \
-                 as a system call"
-            }
-            (Some(Seen::File { .. }), Some(Seen::File { .. })) => {
-                "truncate(2) on a path is not recorded"
+                "writes glibc made itself (stdio buffers flushed at exit) or raw system calls \
+                 were not seen by the preload; --backend seccomp sees every write as a \
+                 system call"
             }
             _ if backend == Backend::Preload => {
                 "a call the preload did not see (a raw system call, or one made inside \
@@ -94,6 +119,11 @@ impl fmt::Display for Missed {
         match self {
             Missed::Log(e) => e.fmt(f),
             Missed::Io(e) => write!(f, "cannot read the root after the run: {}", e.kind()),
+            Missed::Times(p) => write!(
+                f,
+                "{}: an explicit modification time on a non-file is not modelled",
+                p.display()
+            ),
             Missed::Differs { path, .. } => {
                 write!(f, "{} differs from the replayed log", path.display())
             }
@@ -113,8 +143,16 @@ pub fn verify(dir: &Path) -> Result<(), Missed> {
         torn: None,
         zeroed: false,
     };
-    let replayed = state_tree(&rec, &base, &complete).view();
-    let real = Tree::load(&rec.meta.root).map_err(Missed::Io)?.view();
+    let tree = state_tree(&rec, &base, &complete);
+    if let Some(p) = tree.times_unmodelled.first() {
+        return Err(Missed::Times(p.clone()));
+    }
+    let replayed = tree.view();
+    // The run's times count only where the log set one: any other is the moment
+    // of a write, which no replay reproduces.
+    let mut real = Tree::load_with_times(&rec.meta.root).map_err(Missed::Io)?;
+    real.keep_times_of(&tree);
+    let real = real.view();
     let paths: std::collections::BTreeSet<&PathBuf> = real.keys().chain(replayed.keys()).collect();
     for p in paths {
         let (a, b) = (real.get(p), replayed.get(p));

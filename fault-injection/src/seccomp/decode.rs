@@ -2,6 +2,7 @@
 //! the path(s) the call acts on, the fd, open flags and mode, the lock, and where its
 //! bytes are — read from the process as `planlang::syscalls` lays each call out.
 
+use crate::planlang::attrs::{self, Mtime};
 use crate::planlang::syscalls::{Args, Syscall, AT_REMOVEDIR};
 use crate::Op;
 
@@ -23,8 +24,16 @@ pub enum Detail {
     },
     /// An fsync-family call on a directory.
     SyncDir,
-    /// mkdir's mode (before the umask).
+    /// mkdir's mode (before the umask), chmod's mode.
     Mode(u32),
+    /// mknod's mode: the node type and its permission bits (before the umask).
+    Node(u32),
+    /// A timestamp call: the modification time it sets (`None`: unreadable) and
+    /// whether it acts on a symlink itself.
+    Times {
+        mtime: Option<Mtime>,
+        nofollow: bool,
+    },
 }
 
 /// One decoded call.
@@ -166,6 +175,7 @@ pub fn decode(n: &Notif, sys: &'static Syscall, paths: bool, kinds: bool) -> Res
                         .and_then(|b| Some(i16::from_ne_bytes(b.get(..2)?.try_into().ok()?)));
                     c.detail = Detail::Fcntl { cmd: int(1), kind };
                 }
+                "fchmod" => c.detail = Detail::Mode(a[1] as u32 & 0o7777),
                 _ if paths && c.op == Op::Fsync && fd_kind(tid, fd).0 => c.detail = Detail::SyncDir,
                 _ => {}
             }
@@ -175,9 +185,11 @@ pub fn decode(n: &Notif, sys: &'static Syscall, paths: bool, kinds: bool) -> Res
             let raw = cstr(p)?;
             c.path = at(dirfd, &raw);
             c.raw = Some(raw);
-            if c.op == Op::Mkdir {
-                c.detail = Detail::Mode(a[p + 1] as u32 & 0o7777);
-            }
+            c.detail = match c.op {
+                Op::Mkdir if sys.name.starts_with("mknod") => Detail::Node(a[p + 1] as u32),
+                Op::Mkdir | Op::Chmod => Detail::Mode(a[p + 1] as u32 & 0o7777),
+                _ => Detail::None,
+            };
         }
         Args::Unlinkat => {
             if int(2) & AT_REMOVEDIR != 0 {
@@ -207,6 +219,32 @@ pub fn decode(n: &Notif, sys: &'static Syscall, paths: bool, kinds: bool) -> Res
             c.path2 = Some(at(d2, &r2));
             c.raw = Some(target);
             c.raw2 = Some(r2);
+        }
+        Args::Times { at: is_at, times } => {
+            let (dirfd, p) = if is_at { (int(0) as i64, 1) } else { (cwd, 0) };
+            if is_at && a[1] == 0 {
+                // futimens: the fd itself.
+                c.fd = Some(dirfd);
+                if paths {
+                    c.path = fd_path(tid, dirfd);
+                }
+            } else {
+                let raw = cstr(p)?;
+                c.path = at(dirfd, &raw);
+                c.raw = Some(raw);
+            }
+            let ptr = a[p + 1];
+            let bytes = (ptr != 0)
+                .then(|| read_mem(tid, ptr, attrs::times_size(times)).unwrap_or_default());
+            let flags = if is_at && sys.name == "utimensat" {
+                int(3)
+            } else {
+                0
+            };
+            c.detail = Detail::Times {
+                mtime: attrs::mtime_of(times, bytes.as_deref()),
+                nofollow: flags & attrs::AT_SYMLINK_NOFOLLOW != 0,
+            };
         }
     }
     if c.path2.is_none() && matches!(c.op, Op::Rename | Op::Link) {

@@ -12,6 +12,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use rustix::process::{pidfd_getfd, pidfd_open, Pid, PidfdFlags, PidfdGetfdFlags};
 
+use crate::planlang::attrs::{self, Times};
 use crate::planlang::syscalls::Args;
 use crate::Op;
 
@@ -172,6 +173,7 @@ pub fn perform(c: &Call, tgid: u32, limit: u64) -> Option<Done> {
                             a[3] as u32,
                         )),
                         "ftruncate" => i64::from(libc::ftruncate(f, a[1] as i64)),
+                        "fchmod" => i64::from(libc::fchmod(f, a[1] as u32 & 0o7777)),
                         "fallocate" => {
                             i64::from(libc::fallocate(f, a[1] as i32, a[2] as i64, a[3] as i64))
                         }
@@ -194,10 +196,27 @@ pub fn perform(c: &Call, tgid: u32, limit: u64) -> Option<Done> {
                     match c.op {
                         Op::Unlink => libc::unlinkat(d, path.as_ptr(), 0),
                         Op::Rmdir => libc::unlinkat(d, path.as_ptr(), libc::AT_REMOVEDIR),
+                        Op::Mkdir if c.sys.name.starts_with("mknod") => {
+                            let (mode, dev) = if at { (a[2], a[3]) } else { (a[1], a[2]) };
+                            mknod_as(d, &path, mode as u32, dev, super::target::umask(tid))
+                        }
                         Op::Mkdir => {
                             let mode = if at { a[2] } else { a[1] } as u32;
                             mkdir_as(d, &path, mode, super::target::umask(tid))
                         }
+                        Op::Chmod => {
+                            let mode = if at { a[2] } else { a[1] } as u32;
+                            let flags = if c.sys.name == "fchmodat2" { a[3] } else { 0 };
+                            libc::fchmodat(d, path.as_ptr(), mode & 0o7777, flags as i32)
+                        }
+                        // truncate(2) has no `at` form: the name below our fd of the
+                        // process's directory.
+                        Op::Ftruncate => match below(d, &path) {
+                            Some(p) => libc::truncate(p.as_ptr(), a[1] as i64),
+                            None => {
+                                return Ok(errno_of(io::Error::from_raw_os_error(libc::EINVAL)))
+                            }
+                        },
                         _ => return Ok(Done::default()),
                     }
                 }))
@@ -245,10 +264,84 @@ pub fn perform(c: &Call, tgid: u32, limit: u64) -> Option<Done> {
                     libc::symlinkat(t.as_ptr(), dir.as_raw_fd(), p.as_ptr())
                 }))
             }
+            Args::Times { at, times } => utimens(c, tgid, at, times)?,
             Args::FcntlLock | Args::CloseRange => return Ok(Done::default()),
         })
     })();
     Some(r.unwrap_or_else(errno_of))
+}
+
+/// `path` as seen from directory fd `dir`: itself when absolute, else below
+/// `/proc/self/fd/DIR` (for calls with no `at` form).
+fn below(dir: i32, path: &CString) -> Option<CString> {
+    let b = path.as_bytes();
+    if b.first() == Some(&b'/') {
+        return Some(path.clone());
+    }
+    let mut p = format!("/proc/self/fd/{dir}/").into_bytes();
+    p.extend_from_slice(b);
+    CString::new(p).ok()
+}
+
+/// mknodat with the process's umask rather than ours.
+///
+/// # Safety
+/// `path` is NUL-terminated and `dir` a directory fd.
+unsafe fn mknod_as(dir: i32, path: &CString, mode: u32, dev: u64, umask: u32) -> i32 {
+    // SAFETY: the caller's guarantee.
+    let r = unsafe { libc::mknodat(dir, path.as_ptr(), mode, dev) };
+    if r == 0 {
+        // SAFETY: as above.
+        unsafe { libc::fchmodat(dir, path.as_ptr(), (mode & !umask) & 0o7777, 0) };
+    }
+    r
+}
+
+/// A timestamp call made on the process's behalf: its times read from its memory
+/// (as `timespec`s whatever the layout), the path relative to its directory fd, or
+/// its fd itself for a null path.
+fn utimens(c: &Call, tgid: u32, at: bool, times: Times) -> io::Result<Done> {
+    let a = c.args;
+    let (dirfd, p) = if at {
+        (a[0] as i64, 1)
+    } else {
+        (libc::AT_FDCWD as i64, 0)
+    };
+    let ptr = a[p + 1];
+    let ts = if ptr == 0 {
+        None
+    } else {
+        let raw = read_mem(c.tid, ptr, attrs::times_size(times))?;
+        let w = |i: usize| -> io::Result<i64> {
+            raw.get(i * 8..i * 8 + 8)
+                .and_then(|b| b.try_into().ok())
+                .map(i64::from_ne_bytes)
+                .ok_or_else(|| io::Error::from_raw_os_error(libc::EFAULT))
+        };
+        let t = |sec: i64, nsec: i64| libc::timespec {
+            tv_sec: sec,
+            tv_nsec: nsec,
+        };
+        Some(match times {
+            Times::Timespec => [t(w(0)?, w(1)?), t(w(2)?, w(3)?)],
+            Times::Timeval => [t(w(0)?, w(1)? * 1000), t(w(2)?, w(3)? * 1000)],
+            Times::Utimbuf => [t(w(0)?, 0), t(w(1)?, 0)],
+        })
+    };
+    let tsp = ts.as_ref().map_or(std::ptr::null(), |t| t.as_ptr());
+    let flags = if c.sys.name == "utimensat" { a[3] } else { 0 } as i32;
+    let fd_only = at && a[1] == 0;
+    let dir = if fd_only {
+        their_fd(tgid, dirfd)?
+    } else {
+        their_dir(c.tid, tgid, dirfd)?
+    };
+    let path = if fd_only { None } else { Some(cstr(&c.raw)?) };
+    let pp = path.as_ref().map_or(std::ptr::null(), |p| p.as_ptr());
+    // SAFETY: our fd, a NUL-terminated path or null (the fd itself, as futimens
+    // does), and a pointer to our two timespecs or null.
+    let r = unsafe { libc::syscall(libc::SYS_utimensat, dir.as_raw_fd(), pp, tsp, flags) };
+    Ok(ret(r))
 }
 
 /// mkdirat with the process's umask rather than ours.

@@ -527,7 +527,7 @@ impl Supervisor {
                 }
             }
             match c.sys.name {
-                "ftruncate" => l.i64("len", c.args[1] as i64),
+                "ftruncate" | "truncate" => l.i64("len", c.args[1] as i64),
                 "fallocate" => {
                     l.i64("falloc_mode", c.args[1] as i64);
                     l.i64("off", c.args[2] as i64);

@@ -6,7 +6,8 @@ use crate::planlang::{self, Action};
 
 use super::decode::{Call, Detail};
 
-/// The call's detail fields: open flags and mode, the lock operation, a directory sync.
+/// The call's detail fields: open flags and mode, the lock operation, a directory sync,
+/// a new node's type, the modification time set.
 pub fn detail(l: &mut Line, c: &Call) {
     match c.detail {
         Detail::None => {}
@@ -30,6 +31,20 @@ pub fn detail(l: &mut Line, c: &Call) {
         }
         Detail::SyncDir => l.bool("dir", true),
         Detail::Mode(m) => l.str("mode", &planlang::names::octal4(m)),
+        Detail::Node(m) => {
+            l.str("mode", &planlang::names::octal4(m));
+            l.str("node", planlang::attrs::node_kind(m));
+        }
+        Detail::Times { mtime, nofollow } => {
+            if let Some(m) = mtime {
+                let mut buf = [0u8; 32];
+                let n = planlang::attrs::mtime_text(m, &mut buf);
+                l.str("mtime", &buf[..n]);
+            }
+            if nofollow {
+                l.bool("nofollow", true);
+            }
+        }
     }
 }
 

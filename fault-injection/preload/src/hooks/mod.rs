@@ -51,6 +51,7 @@ macro_rules! hook {
     (@missing $e:expr) => { $e };
 }
 
+mod attrs;
 mod close;
 mod lock;
 mod names;
