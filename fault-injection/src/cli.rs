@@ -35,7 +35,7 @@ usage: vxfault run [--plan PLAN] [--backend preload|seccomp|auto] [--trace FILE]
 PLAN (also from $VXFAULT_PLAN): rules separated by ';'
   rule    := op ['@' glob] [trigger] '=' action
   op      := open | write | fsync | rename | unlink | rmdir | mkdir | link | close | flock
-           | ftruncate | fallocate
+           | ftruncate | fallocate | chmod | utimens
   trigger := '#' N | '#' N '+' | '%' P      (per process; '##' N counts across the process tree)
   action  := ERRNO | short:N | torn:N | crash | crash-after | delay:MS | lie | after:ERRNO
 BACKEND: preload (LD_PRELOAD, libc's wrappers), seccomp (the system calls themselves:
