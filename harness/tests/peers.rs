@@ -1,24 +1,85 @@
-//! The foreign peers (`peers/`, Python test subjects written independently of the
-//! reference): the honest build of each certifies its claimed parts with no `fail`
-//! and no `inconclusive`, each planted violation (`PEER_VIOLATION`) fails exactly the
-//! scenarios its `violations.toml` lists, each with evidence naming one of its
-//! clauses, and `peers/README.md`'s table is exactly `violations.toml`.
+//! The foreign peers (`peers/`, test subjects written independently of the
+//! reference: two in Python, one in Go): the honest build of each certifies its
+//! claimed parts with no `fail` and no `inconclusive`, each planted violation
+//! (`PEER_VIOLATION`) fails exactly the scenarios its `violations.toml` lists, each
+//! with evidence naming one of its clauses, and `peers/README.md`'s table is exactly
+//! `violations.toml`.
 
 mod common;
 
 use serde::Deserialize;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 /// The peers CI certifies.
-const PEERS: [&str; 2] = ["session-packer", "single-writer-broker"];
+const PEERS: [&str; 3] = [
+    "session-packer",
+    "single-writer-broker",
+    "agent-restore-checker",
+];
+
+/// The Go peer's program, which its profile runs as `{bin_dir}/GO_PEER_BIN`.
+const GO_PEER_BIN: &str = "peer-agent-restore-checker";
 
 /// How many violation runs go at once (each is itself concurrent).
 const THREADS: usize = 3;
 
 fn peers_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../peers")
+}
+
+/// Builds the Go peer (standard library only, nothing downloaded) beside vxcert,
+/// where its profile's `{bin_dir}` finds it; the binary is never committed.
+fn build_go_peer() -> Result<(), String> {
+    let out = common::bin_dir().join(GO_PEER_BIN);
+    // Another test process may be running the previous build: build aside, then rename.
+    let partial = out.with_extension(std::process::id().to_string());
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("go-peer");
+    let mut go = Command::new("go");
+    go.arg("build")
+        .arg("-o")
+        .arg(&partial)
+        .arg(".")
+        .current_dir(peers_dir().join("agent-restore-checker"))
+        .env("CGO_ENABLED", "0")
+        .env("GOFLAGS", "-mod=mod")
+        .env("GOPROXY", "off")
+        .env("GOPATH", tmp.join("gopath"));
+    if std::env::var_os("GOCACHE").is_none() {
+        go.env("GOCACHE", tmp.join("go-cache"));
+    }
+    let o = go.output().map_err(|e| format!("cannot run go: {e}"))?;
+    if !o.status.success() {
+        return Err(format!(
+            "go build of peers/agent-restore-checker failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        ));
+    }
+    std::fs::rename(&partial, &out).map_err(|e| format!("{out:?}: {e}"))
+}
+
+/// The peers this machine can run: the Go peer needs Debian's `go`; without it the
+/// peer is left out with a note, unless `VXFAULT_REQUIRE_PROGRAMS` is set (CI sets
+/// it), which makes a missing `go` a failure.
+fn runnable_peers() -> Vec<&'static str> {
+    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
+    match BUILT.get_or_init(build_go_peer) {
+        Ok(()) => PEERS.to_vec(),
+        Err(why) => {
+            assert!(
+                std::env::var_os("VXFAULT_REQUIRE_PROGRAMS").is_none(),
+                "{why} (VXFAULT_REQUIRE_PROGRAMS is set)"
+            );
+            eprintln!("note: agent-restore-checker skipped: {why}");
+            PEERS
+                .iter()
+                .copied()
+                .filter(|p| *p != "agent-restore-checker")
+                .collect()
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -84,10 +145,31 @@ fn label(s: &serde_json::Value) -> String {
     )
 }
 
+/// Each scenario's name as the tables list it: an outline whose name does not vary
+/// with its examples (every agent-restore outline) is told apart by its example's
+/// first cell, "NAME (CASE)".
+fn scenario_names(all: &[serde_json::Value]) -> Vec<String> {
+    let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+    for s in all {
+        *count.entry(s["name"].as_str().unwrap_or("")).or_default() += 1;
+    }
+    all.iter()
+        .map(|s| {
+            let name = s["name"].as_str().unwrap_or("");
+            match s["example"].as_str() {
+                Some(example) if count[name] > 1 => {
+                    format!("{name} ({})", example.split(" | ").next().unwrap_or(""))
+                }
+                _ => name.to_string(),
+            }
+        })
+        .collect()
+}
+
 #[test]
 fn each_honest_peer_certifies_its_claimed_parts() {
     common::ensure_reference(&[]);
-    for peer in PEERS {
+    for peer in runnable_peers() {
         let (code, report) = certify(peer, None);
         let all = scenarios(&report);
         let bad: Vec<String> = all
@@ -123,17 +205,15 @@ fn check_violation(peer: &str, v: &Violation) -> Vec<String> {
     let (code, report) = certify(peer, Some(v));
     let mut problems = Vec::new();
     let ran = scenarios(&report);
-    let failing: Vec<&serde_json::Value> = ran
+    let failing: Vec<(&serde_json::Value, String)> = ran
         .iter()
-        .filter(|s| {
+        .zip(scenario_names(ran))
+        .filter(|(s, _)| {
             !["pass", "not-claimed", "unsupported-optional"]
                 .contains(&s["verdict"].as_str().unwrap_or(""))
         })
         .collect();
-    let names: BTreeSet<String> = failing
-        .iter()
-        .map(|s| s["name"].as_str().unwrap_or("").to_string())
-        .collect();
+    let names: BTreeSet<String> = failing.iter().map(|(_, n)| n.clone()).collect();
     let want: BTreeSet<String> = v.scenarios.iter().cloned().collect();
     if names != want {
         problems.push(format!(
@@ -141,7 +221,7 @@ fn check_violation(peer: &str, v: &Violation) -> Vec<String> {
             v.name
         ));
     }
-    for s in &failing {
+    for (s, _) in &failing {
         if s["verdict"] != "fail" {
             problems.push(format!(
                 "{}: {} is {}, not fail: {}",
@@ -171,7 +251,7 @@ fn check_violation(peer: &str, v: &Violation) -> Vec<String> {
 fn each_planted_violation_fails_exactly_its_scenarios() {
     common::ensure_reference(&[]);
     let mut work: Vec<(&str, Violation)> = Vec::new();
-    for peer in PEERS {
+    for peer in runnable_peers() {
         let vs = violations(peer);
         assert!(vs.len() >= 8, "{peer}: {} violations, at least 8", vs.len());
         work.extend(vs.into_iter().map(|v| (peer, v)));
