@@ -9,6 +9,7 @@ pub mod cli;
 pub mod explore;
 pub mod log;
 pub mod model;
+mod reader;
 pub mod replay;
 mod verify;
 

@@ -25,8 +25,8 @@ pub enum Missed {
     /// `path` after the run (`real`) and after the replay (`replayed`).
     Differs {
         path: PathBuf,
-        real: Option<Seen>,
-        replayed: Option<Seen>,
+        real: Option<Box<Seen>>,
+        replayed: Option<Box<Seen>>,
     },
 }
 
@@ -69,9 +69,9 @@ impl Missed {
                 path,
                 real,
                 replayed,
-            } => (path, real, replayed),
+            } => (path, real.as_deref(), replayed.as_deref()),
         };
-        let what = |s: &Option<Seen>| s.as_ref().map_or("nothing".to_string(), kind);
+        let what = |s: Option<&Seen>| s.map_or("nothing".to_string(), kind);
         let why = match (real, replayed) {
             (Some(Seen::Special('s', _)), None) => {
                 "a socket made by bind(2) is not recorded: the crash log cannot model it"
@@ -159,8 +159,8 @@ pub fn verify(dir: &Path) -> Result<(), Missed> {
         if a != b {
             return Err(Missed::Differs {
                 path: p.clone(),
-                real: a.cloned(),
-                replayed: b.cloned(),
+                real: a.cloned().map(Box::new),
+                replayed: b.cloned().map(Box::new),
             });
         }
     }
