@@ -326,8 +326,14 @@ fn ln_sfn_is_listed_as_a_symlink_and_its_rename_under_both_backends() {
         let posix = list(&rec, "posix");
         let ops: Vec<&str> = posix.lines().filter(|l| l.starts_with("op ")).collect();
         assert_eq!(ops.len(), 2, "{backend}: {posix}");
-        assert!(ops[0].contains(": symlink ") && ops[0].ends_with(" -> b"), "{posix}");
-        assert!(ops[1].contains(": rename ") && ops[1].ends_with(" -> l"), "{posix}");
+        assert!(
+            ops[0].contains(": symlink ") && ops[0].ends_with(" -> b"),
+            "{posix}"
+        );
+        assert!(
+            ops[1].contains(": rename ") && ops[1].ends_with(" -> l"),
+            "{posix}"
+        );
         let done = tmp.path().join("done");
         materialize(&rec, "prefix", "2", &done);
         assert_eq!(fs::read_link(done.join("l")).unwrap(), Path::new("b"));
@@ -377,9 +383,16 @@ fn mkfifo_chmod_truncate_and_touch_are_recorded_and_replayed_under_both_backends
                 fs::symlink_metadata(root.join(name)).unwrap(),
                 fs::symlink_metadata(done.join(name)).unwrap(),
             );
-            assert_eq!((a.mode(), a.len()), (b.mode(), b.len()), "{backend}: {name}");
+            assert_eq!(
+                (a.mode(), a.len()),
+                (b.mode(), b.len()),
+                "{backend}: {name}"
+            );
         }
-        assert!(fs::symlink_metadata(done.join("p")).unwrap().file_type().is_fifo());
+        assert!(fs::symlink_metadata(done.join("p"))
+            .unwrap()
+            .file_type()
+            .is_fifo());
         assert_eq!(fs::metadata(done.join("f")).unwrap().mtime(), 1_577_836_800);
         let lost = tmp.path().join("lost");
         let last = format!("crash after op {n} of {n}; op 1 dropped (chmod f 0600)");
