@@ -3,8 +3,11 @@ Feature: Lock hand-off and broker restart
   After a LAUNCH the master holds the session's lock, not the broker: the broker
   going away (SIGTERM or SIGKILL) leaves master and agent running and the lock held,
   and the next broker attaches. A launch that fails before a master serves frees the
-  lock at once. When the agent exits, its socket goes, the lock frees, and the next
-  open launches again through the engine's resume template.
+  lock at once, whether it was refused before anything was spawned (a cwd that does
+  not exist) or its spawn failed (the engine's program does not exist; the profile's
+  missing_program_engine names that engine). When the agent exits, its socket goes,
+  the lock frees, and the next open launches again through the engine's resume
+  template.
 
   Background:
     Given a broker is running
@@ -21,14 +24,14 @@ Feature: Lock hand-off and broker restart
   @sw-launch-fail-frees @sw-pin-close-codes
   Scenario Outline: A launch that fails before the master serves frees the lock: <case>
     When viewer A opens "<key>" with "<query>"
-    Then viewer A is closed as a failed launch (4502)
+    Then viewer A is closed as <failure> (4502)
     And the lock of "<key>" is free
     And the socket of "<key>" is absent
 
     Examples:
-      | case | key | query |
-      | bad-cwd | claude:6a73c0de-1234-4abc-8def-0123456789ab | new=1&cwd=/nonexistent/vxcert |
-      | missing-program | ghost:6a73c0de-1234-4abc-8def-0123456789ab | new=1 |
+      | case | key | query | failure |
+      | bad-cwd | claude:6a73c0de-1234-4abc-8def-0123456789ab | new=1&cwd=/nonexistent/vxcert | a failed launch |
+      | missing-program | ghost:6a73c0de-1234-4abc-8def-0123456789ab | new=1 | a failed spawn |
 
   @sw-launch-fail-frees @sw-pin-close-codes
   Scenario: After a failed launch the next open launches

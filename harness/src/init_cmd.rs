@@ -341,10 +341,47 @@ pub fn skeleton(c: Contract, parts: &[String]) -> Result<String, InitError> {
     if !rest.is_empty() {
         out += "\n# Optional, or read by parts not claimed here (defaults shown where the\n# reference sets them):\n";
         for k in rest {
-            out += &format!("{}\n", key_lines(tname, k.key, table.get(k.key), false));
+            let example = table.get(k.key).cloned().or_else(|| kit_default(c, k.key));
+            out += &format!("{}\n", key_lines(tname, k.key, example.as_ref(), false));
         }
     }
+    if c == Contract::SingleWriter {
+        out += &single_writer_pins();
+    }
     Ok(out)
+}
+
+/// The kit's value of an optional key whose default is the kit's choice rather than
+/// the reference's (the reference's profile leaves it out), shown as the example.
+fn kit_default(c: Contract, key: &str) -> Option<toml::Value> {
+    if c != Contract::SingleWriter {
+        return None;
+    }
+    use crate::single_writer::engines;
+    match key {
+        "known_engines" => Some(toml::Value::Table(
+            engines::kit_known()
+                .into_iter()
+                .map(|(e, class)| (e, toml::Value::String(class)))
+                .collect(),
+        )),
+        "missing_program_engine" => Some(toml::Value::String(engines::kit_missing())),
+        _ => None,
+    }
+}
+
+/// The single-writer pins, commented out at the kit's values: where the seed leaves
+/// a choice open, the implementation declares its own.
+fn single_writer_pins() -> String {
+    let mut out = String::from(
+        "# Where the seed leaves a choice open the kit pins one (absent: the kit's value,\n\
+         # and a difference is reported non-strict); declare your own to be judged by it:\n\
+         # [single_writer.pins]\n",
+    );
+    for p in crate::single_writer::pins::KEYS {
+        out += &format!("# {} ({})\n# {} = {}\n", p.meaning, p.clause, p.key, p.kit);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -389,6 +426,25 @@ mod tests {
         let p = Profile::parse(&filled, Path::new("filled")).unwrap();
         assert_eq!(p.claimed_parts(Contract::SessionPersist), ["packer"]);
         assert!(crate::session_persist::check_profile(&p).is_ok());
+    }
+
+    /// A single-writer skeleton shows the engine keys at the kit's defaults and every
+    /// pin at the kit's value, commented out (close_spawn_failed and the caps' "none"
+    /// among them), and still loads.
+    #[test]
+    fn a_single_writer_skeleton_shows_the_engine_keys_and_the_pins() {
+        let text = skeleton(Contract::SingleWriter, &[]).unwrap();
+        for line in [
+            "# known_engines = { claude = \"uuid\", gemini = \"uuid\", opencode = \"ses\" }",
+            "# missing_program_engine = \"ghost\"",
+            "# [single_writer.pins]",
+            "# close_spawn_failed = 4502",
+            "# key_max_bytes = 96",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line:?} in:\n{text}");
+        }
+        assert!(text.contains("or \"none\""), "{text}");
+        Profile::parse(&text, Path::new("skeleton")).unwrap();
     }
 
     /// Each line after "the reference: K = V" that sets K gets V.

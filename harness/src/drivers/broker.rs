@@ -77,6 +77,9 @@ pub struct BrokerSandbox {
 pub struct Hooks {
     pub setup: Vec<String>,
     pub teardown: Vec<String>,
+    /// The name the engines file gives the engine whose program does not exist
+    /// (the profile's `missing_program_engine`; `ghost` when empty).
+    pub missing_engine: String,
 }
 
 /// The stand-in agents' history files end in this (`<physical>.jsonl`).
@@ -85,9 +88,9 @@ const HISTORY_SUFFIX: &str = ".jsonl";
 const INDEX_NAME: &str = "index";
 
 /// The engines file in `vxbroker`'s format: every engine runs `stub agent`.
-/// `claude` pins uuids, `opencode` mints `ses_…` ids, `ghost` names a program that
-/// does not exist (a launch that fails before the master serves).
-fn engines_text(stub: &Path, history: &Path, missing: &Path) -> String {
+/// `claude` pins uuids, `opencode` mints `ses_…` ids, `missing_engine` (`ghost`)
+/// names a program that does not exist (a launch that fails before the master serves).
+fn engines_text(stub: &Path, history: &Path, missing: &Path, missing_engine: &str) -> String {
     let (s, h, m) = (stub.display(), history.display(), missing.display());
     format!(
         r#"[engine.claude]
@@ -103,7 +106,7 @@ launch = ["{s}", "agent", "--engine", "opencode", "--history", "{h}", "--index",
 resume = ["{s}", "agent", "--engine", "opencode", "--id", "{{id}}", "--history", "{h}", "--resume"]
 index = "{h}/{INDEX_NAME}"
 
-[engine.ghost]
+[engine.{missing_engine}]
 pin = "flag"
 id = "uuid"
 launch = ["{m}", "--id", "{{id}}"]
@@ -136,10 +139,15 @@ impl BrokerSandbox {
         mkdir_private(&lock_dir);
         mkdir_private(&history);
         let engines = root.join("engines.toml");
+        let missing_engine = match hooks.missing_engine.as_str() {
+            "" => "ghost",
+            name => name,
+        };
         let text = engines_text(
             &bin_dir.join("vxstub"),
             &history,
             &root.join("no-such-program"),
+            missing_engine,
         );
         std::fs::write(&engines, text).or_harness("writing the engines file");
         let sb = BrokerSandbox {

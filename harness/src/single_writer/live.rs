@@ -196,6 +196,7 @@ impl Live {
             crate::drivers::broker::Hooks {
                 setup: t.setup.clone(),
                 teardown: t.teardown.clone(),
+                missing_engine: t.missing_program_engine.clone(),
             },
         );
         sb.listen_tcp = t.listen == "tcp";
@@ -274,6 +275,7 @@ impl Live {
             .get(&role)
             .or_harness("that broker never started");
         let runtime = self.sb.instance(at).runtime_dir.clone();
+        let key = &self.t.engines().live_key(key);
         PathBuf::from(super::templates::session_path(
             &self.t.session_socket,
             key,
@@ -284,6 +286,7 @@ impl Live {
 
     /// The lock file of `key` (the profile's `lock_path`).
     pub fn lock_file(&self, key: &str) -> PathBuf {
+        let key = &self.t.engines().live_key(key);
         PathBuf::from(super::templates::session_path(
             &self.t.lock_path,
             key,
@@ -306,7 +309,21 @@ impl Live {
         )
     }
 
+    /// The key a feature names as the profile's engines spell it (the fixture's
+    /// `ghost` and `nosuch`: `engines::Engines::live_key`), said in the evidence
+    /// when it differs.
+    pub fn own_key(&self, key: &str) -> String {
+        let own = self.t.engines().live_key(key);
+        if own != key {
+            crate::evidence::note(format!(
+                "the key {key:?} is opened as {own:?} (the profile's missing_program_engine, or a name its known_engines lacks)"
+            ));
+        }
+        own
+    }
+
     pub fn route(&self, key: &str, query: &str) -> String {
+        let key = &self.own_key(key);
         let path = match key.split_once(':') {
             Some((engine, id)) => self
                 .t

@@ -7,6 +7,7 @@
 
 pub(crate) mod checks;
 pub(crate) mod effects;
+pub(crate) mod engines;
 pub(crate) mod live;
 pub(crate) mod pins;
 mod steps;

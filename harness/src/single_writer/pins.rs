@@ -15,6 +15,10 @@ pub struct PinKey {
     pub clause: &'static str,
     pub kit: &'static str,
     pub meaning: &'static str,
+    /// The key whose declared value this one takes when the profile declares only
+    /// that one (a code split in two: a profile written before the split keeps its
+    /// verdicts).
+    pub follows: Option<&'static str>,
 }
 
 const fn p(
@@ -28,8 +32,14 @@ const fn p(
         clause,
         kit,
         meaning,
+        follows: None,
     }
 }
+
+/// The length caps: a positive integer, or "none" for an implementation with no cap.
+pub const CAPS: [&str; 3] = ["key_max_bytes", "engine_max_bytes", "ses_id_max_bytes"];
+/// The value of a cap key that says the implementation has no cap.
+pub const NO_CAP: &str = "none";
 
 pub const PHYSICAL_KEY: &str = "sw-pin-physical-key";
 pub const LENGTH_CAPS: &str = "sw-pin-length-caps";
@@ -40,13 +50,17 @@ pub const OWNER_SHAPE: &str = "sw-pin-owner-shape";
 
 /// Every key `[single_writer.pins]` may hold.
 pub const KEYS: &[PinKey] = &[
-    p("physical_key", PHYSICAL_KEY, "\"{engine}@{id}\"", "the physical key (lock, socket and sidecar names) of {engine}:{id}"),
-    p("key_max_bytes", LENGTH_CAPS, "96", "the longest session key accepted, in bytes"),
-    p("engine_max_bytes", LENGTH_CAPS, "32", "the longest engine name accepted, in bytes"),
-    p("ses_id_max_bytes", LENGTH_CAPS, "64", "the longest opencode id tail after ses_, in bytes"),
+    p("physical_key", PHYSICAL_KEY, "\"{engine}@{id}\"", "the physical key of {engine}:{id}: what the key checker prints and the session list shows, and the {physical} of lock_path and session_socket, which may spell their own names"),
+    p("key_max_bytes", LENGTH_CAPS, "96", "the longest session key accepted, in bytes, or \"none\" (no cap: long valid keys must be accepted)"),
+    p("engine_max_bytes", LENGTH_CAPS, "32", "the longest engine name accepted, in bytes, or \"none\" (no cap: a longer name is judged as any other engine name)"),
+    p("ses_id_max_bytes", LENGTH_CAPS, "64", "the longest opencode id tail after ses_, in bytes, or \"none\" (no cap: long valid ids must be accepted)"),
     p("refusal_style", REFUSAL_STYLE, "\"http\"", "how a malformed terminal request is refused: \"http\" (a 4xx status before the WebSocket upgrade) or \"close\" (a 4000-4999 close code after it)"),
     p("close_refused", CLOSE_CODES, "4500", "the close code of a refusal after the upgrade other than BUSY (a lock that cannot be taken, no socket at the socket path)"),
-    p("close_launch_failed", CLOSE_CODES, "4502", "the close code of a launch that failed before the master served (bad cwd, missing program)"),
+    p("close_launch_failed", CLOSE_CODES, "4502", "the close code of a launch refused before anything was spawned (a cwd that does not exist, an orphan socket that cannot be unlinked)"),
+    PinKey {
+        follows: Some("close_launch_failed"),
+        ..p("close_spawn_failed", CLOSE_CODES, "4502", "the close code of a launch whose spawn failed (the engine's program does not exist); absent: close_launch_failed's value")
+    },
     p("close_exited", CLOSE_CODES, "1000", "the close code a viewer gets when the agent exited"),
     p("owner_shape", OWNER_SHAPE, "\"closed\"", "\"closed\": an owner file with members beyond fp, tab, label, since, heartbeat is refused; \"open\": such members are skipped"),
 ];
@@ -68,6 +82,16 @@ pub fn check(profile: &Profile) -> Result<(), String> {
                 known.join(", ")
             ));
         };
+        if CAPS.contains(&k.as_str()) {
+            // A cap is a positive integer or "none"; nothing else reads as either.
+            let ok = v.as_integer().is_some_and(|n| n > 0) || v.as_str() == Some(NO_CAP);
+            if !ok {
+                return Err(format!(
+                    "[single_writer.pins] {k} = {v}: expected a positive integer or \"{NO_CAP}\" (no cap)"
+                ));
+            }
+            continue;
+        }
         let kit: toml::Value = toml::from_str::<toml::Table>(&format!("v = {}", e.kit))
             .map_err(|e| e.to_string())?
             .remove("v")
@@ -85,7 +109,7 @@ pub fn check(profile: &Profile) -> Result<(), String> {
                 .as_str()
                 .is_none_or(|t| !t.contains("{engine}") || !t.contains("{id}") || t.contains('/')),
             // BUSY's code is the seed's, for a lock that would block only.
-            "close_refused" | "close_launch_failed" | "close_exited" => v
+            "close_refused" | "close_launch_failed" | "close_spawn_failed" | "close_exited" => v
                 .as_integer()
                 .is_none_or(|n| n <= 0 || n == i64::from(BUSY)),
             _ => v.as_integer().is_none_or(|n| n <= 0),
@@ -97,15 +121,31 @@ pub fn check(profile: &Profile) -> Result<(), String> {
     Ok(())
 }
 
-/// The implementation's own value of a pin, when the profile declares it.
+/// The implementation's own value of a pin, when the profile declares it (or
+/// declares the key it follows).
 pub fn declared(key: &str) -> Option<toml::Value> {
-    entry(key);
-    context()
-        .profile
-        .claim(Contract::SingleWriter)
-        .pins
-        .get(key)
+    declared_in(&context().profile, key)
+}
+
+fn declared_in(profile: &Profile, key: &str) -> Option<toml::Value> {
+    let e = entry(key);
+    let pins = &profile.claim(Contract::SingleWriter).pins;
+    pins.get(key)
+        .or_else(|| e.follows.and_then(|f| pins.get(f)))
         .cloned()
+}
+
+/// A length cap the rows go by: `Some(bytes)`, or `None` when the profile says the
+/// implementation has no cap (`"none"`).
+pub fn cap(key: &str) -> Option<i64> {
+    if !CAPS.contains(&key) {
+        crate::harness_error!("{key} is not a length cap");
+    }
+    match declared(key) {
+        Some(v) if v.as_str() == Some(NO_CAP) => None,
+        Some(v) => v.as_integer().or_else(|| Some(kit_int(key))),
+        None => Some(kit_int(key)),
+    }
 }
 
 /// The kit's value of an integer pin.
@@ -121,13 +161,7 @@ pub fn kit_str(key: &str) -> &'static str {
     entry(key).kit.trim_matches('"')
 }
 
-/// The value rows go by: the declared one, else the kit's.
-pub fn int(key: &str) -> i64 {
-    declared(key)
-        .and_then(|v| v.as_integer())
-        .unwrap_or_else(|| kit_int(key))
-}
-
+/// The value a string pin's rows go by: the declared one, else the kit's.
 pub fn string(key: &str) -> String {
     declared(key)
         .and_then(|v| v.as_str().map(str::to_string))
@@ -219,12 +253,70 @@ mod tests {
                 .find(|c| c.id == k.clause)
                 .unwrap_or_else(|| panic!("pin {} names no clause {}", k.key, k.clause));
             assert_eq!(c.level, "pin", "{}", c.id);
+            // A key split off another (close_spawn_failed from close_launch_failed)
+            // is named by the clause through the key it follows until the registry's
+            // own text names it too.
+            let named = [Some(k.key), k.follows]
+                .into_iter()
+                .flatten()
+                .any(|n| c.why.as_deref().is_some_and(|w| w.contains(n)));
             assert!(
-                c.why.as_deref().is_some_and(|w| w.contains(k.key)),
+                named,
                 "clause {} does not name its profile key {}",
-                c.id,
-                k.key
+                c.id, k.key
             );
         }
+    }
+
+    fn profile(pins: &str) -> Result<Profile, String> {
+        let text = format!(
+            "name = \"x\"\ncontracts = [\"single-writer\"]\n[single_writer]\nparts = [\"broker\"]\n\
+             broker = [\"b\"]\n[single_writer.pins]\n{pins}\n"
+        );
+        let p = Profile::parse(&text, std::path::Path::new("p.toml"))?;
+        check(&p)?;
+        Ok(p)
+    }
+
+    /// Every length cap takes a positive integer or "none"; any other value is a
+    /// profile error naming the key and the value.
+    #[test]
+    fn a_cap_is_a_positive_integer_or_none() {
+        for k in CAPS {
+            profile(&format!("{k} = 200")).unwrap();
+            profile(&format!("{k} = \"none\"")).unwrap();
+            for bad in ["0", "-3", "\"unlimited\"", "1.5", "true"] {
+                let e = profile(&format!("{k} = {bad}")).unwrap_err();
+                assert!(e.contains(k) && e.contains(bad), "{e}");
+            }
+        }
+    }
+
+    /// close_spawn_failed takes close_launch_failed's declared value unless the
+    /// profile declares its own; it is refused as BUSY's code like the others.
+    #[test]
+    fn the_spawn_code_follows_the_launch_code_unless_declared() {
+        let p = profile("close_launch_failed = 4503").unwrap();
+        assert_eq!(
+            declared_in(&p, "close_spawn_failed").and_then(|v| v.as_integer()),
+            Some(4503)
+        );
+        let p = profile("close_launch_failed = 4503\nclose_spawn_failed = 4504").unwrap();
+        assert_eq!(
+            declared_in(&p, "close_spawn_failed").and_then(|v| v.as_integer()),
+            Some(4504)
+        );
+        assert_eq!(
+            declared_in(&p, "close_launch_failed").and_then(|v| v.as_integer()),
+            Some(4503)
+        );
+        let p = profile("").unwrap();
+        assert!(declared_in(&p, "close_spawn_failed").is_none());
+        assert_eq!(
+            kit_int("close_spawn_failed"),
+            kit_int("close_launch_failed")
+        );
+        let e = profile("close_spawn_failed = 4409").unwrap_err();
+        assert!(e.contains("close_spawn_failed"), "{e}");
     }
 }

@@ -117,6 +117,16 @@ pub struct Templates {
     /// The same viewer whose user asked for one explicit take-over.
     #[serde(default)]
     pub client_take_over: Vec<String>,
+    /// The engines the implementation knows, each with its id class (`"uuid"` or
+    /// `"ses"`): the checker rows judge a corpus key's engine as known or unknown by
+    /// it (the seed's claude, gemini and opencode by default).
+    #[serde(default = "super::engines::kit_known")]
+    pub known_engines: std::collections::BTreeMap<String, String>,
+    /// The engine the missing-program row opens: the suite's engines file gives it
+    /// a program that does not exist (`{missing_program}`); a broker with engines of
+    /// its own names one it knows and points it there in its setup hook.
+    #[serde(default = "super::engines::kit_missing")]
+    pub missing_program_engine: String,
 }
 
 /// How the session list names what the rows read (`sessions_path`'s reply).
@@ -252,6 +262,8 @@ impl Templates {
             ));
         }
         super::pins::check(profile)?;
+        t.engines()
+            .check(profile.claims_part(Contract::SingleWriter, "broker"))?;
         if t.engines_format != "vxbroker" {
             return Err(format!(
                 "the profile's [single_writer].engines_format {:?}: the suite writes only \"vxbroker\"",
@@ -259,6 +271,16 @@ impl Templates {
             ));
         }
         Ok(t)
+    }
+}
+
+impl Templates {
+    /// The profile's engine set and missing-program engine.
+    pub fn engines(&self) -> super::engines::Engines {
+        super::engines::Engines {
+            known: self.known_engines.clone(),
+            missing: self.missing_program_engine.clone(),
+        }
     }
 }
 

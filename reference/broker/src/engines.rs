@@ -99,6 +99,12 @@ impl Engines {
         self.0.iter().map(|(n, e)| (n.as_str(), e))
     }
 
+    /// Keeps only the engines `known` names: a broker with its own engine set
+    /// configures the commands of those and knows no other.
+    pub fn retain_known(&mut self, known: impl Fn(&str) -> bool) {
+        self.0.retain(|n, _| known(n));
+    }
+
     /// The key grammar table of these engines.
     pub fn table(&self) -> EngineTable {
         let mut t = EngineTable::new();

@@ -61,6 +61,9 @@ impl EngineTable {
                 pin: Pin::None,
             },
         );
+        if crate::variant::keys() {
+            t.insert(crate::variant::OWN_ENGINE, pinned);
+        }
         t
     }
 
@@ -121,6 +124,36 @@ impl SessionKey {
         format!("{}@{}", self.engine(), self.native_id())
     }
 
+    /// The lock file's name without `.lock`: the physical key, or under the keys
+    /// variant (`crate::variant::keys`) `<engine>_<native_id>`.
+    pub fn lock_stem(&self) -> String {
+        if crate::variant::keys() {
+            format!("{}_{}", self.engine(), self.native_id())
+        } else {
+            self.physical()
+        }
+    }
+
+    /// The master socket's name without `.sock`: the physical key, or under the keys
+    /// variant `<engine>-<native_id>`.
+    pub fn socket_stem(&self) -> String {
+        if crate::variant::keys() {
+            format!("{}-{}", self.engine(), self.native_id())
+        } else {
+            self.physical()
+        }
+    }
+
+    /// The key a socket's name (without `.sock`) was derived from, if it is one.
+    pub fn from_socket_stem(stem: &str) -> Option<SessionKey> {
+        if !crate::variant::keys() {
+            return SessionKey::from_physical(stem);
+        }
+        // The variant's engines have no '-', so the first one ends the engine.
+        let (engine, id) = stem.split_once('-')?;
+        SessionKey::from_physical(&format!("{engine}@{id}"))
+    }
+
     /// The key a physical name was derived from, if it is one (grammar only: no
     /// engine table, placeholders allowed).
     pub fn from_physical(name: &str) -> Option<SessionKey> {
@@ -150,7 +183,7 @@ pub const PLACEHOLDER_PREFIX: &str = "new-";
 /// Rules in order, first failure wins: length, separator, engine grammar, engine
 /// known, placeholder allowed, id grammar.
 pub fn parse_key(key: &str, engines: &EngineTable, new: bool) -> Result<SessionKey> {
-    if key.len() > MAX_KEY_BYTES {
+    if key.len() > MAX_KEY_BYTES && !crate::variant::keys() {
         return Err(Rule::KeyTooLong.into());
     }
     let sep = key
@@ -201,9 +234,13 @@ pub fn is_uuid(s: &str) -> bool {
 
 /// `ses_[A-Za-z0-9]{1,64}`.
 pub fn is_ses(s: &str) -> bool {
+    let cap = if crate::variant::keys() {
+        usize::MAX
+    } else {
+        MAX_SES_TAIL_BYTES
+    };
     s.strip_prefix("ses_").is_some_and(|tail| {
-        (1..=MAX_SES_TAIL_BYTES).contains(&tail.len())
-            && tail.bytes().all(|c| c.is_ascii_alphanumeric())
+        (1..=cap).contains(&tail.len()) && tail.bytes().all(|c| c.is_ascii_alphanumeric())
     })
 }
 

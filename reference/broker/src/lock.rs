@@ -120,7 +120,7 @@ impl LockDir {
 
     /// Tries to become `key`'s sole writer, without blocking.
     pub fn acquire(&self, key: &SessionKey) -> Result<Acquired> {
-        let name = format!("{}.lock", key.physical());
+        let name = format!("{}.lock", key.lock_stem());
         let flags = OFlag::O_RDWR | OFlag::O_CREAT | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW;
         let flags = if crate::negative::is(crate::negative::Defect::InheritLock) {
             flags - OFlag::O_CLOEXEC

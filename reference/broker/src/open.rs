@@ -31,9 +31,9 @@ use crate::negative::{self, Defect};
 /// How long a launched master has to accept before the launch counts as failed.
 pub const READY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// `<runtime>/<physical>.sock`.
+/// `<runtime>/<physical>.sock` (`SessionKey::socket_stem`).
 pub fn socket_path(runtime: &Path, key: &SessionKey) -> PathBuf {
-    runtime.join(format!("{}.sock", key.physical()))
+    runtime.join(format!("{}.sock", key.socket_stem()))
 }
 
 /// What is at a session's socket path.

@@ -28,3 +28,41 @@ pub fn on() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
     *ON.get_or_init(|| std::env::var(ENV).is_ok_and(|v| v == "1"))
 }
+
+/// The profile-keys variant (`harness/tests/single_writer_profile_keys.rs`): with
+/// `VXBROKER_KEYS_VARIANT=1` the broker makes the choices of a real broker the seed
+/// leaves open and the profile's keys describe, every MUST holding as in the
+/// reference:
+///
+/// - it knows its own engines, the seed's three and `codex` (uuid), and ignores any
+///   other engine of the engines file, so an engine it does not know (the fixture's
+///   `ghost`) is refused before any launch (`known_engines`,
+///   `missing_program_engine`);
+/// - no length cap on a key or an `ses_` tail (`key_max_bytes`, `ses_id_max_bytes`
+///   = "none");
+/// - a launch whose spawn failed closes [`CLOSE_SPAWN_FAILED`], one refused before
+///   anything was spawned (a cwd that does not exist, an orphan socket that cannot
+///   be unlinked) still 4502 (`close_spawn_failed`);
+/// - lock files are `{engine}_{id}.lock` and master sockets `{engine}-{id}.sock`,
+///   while the physical key it prints and lists stays `{engine}@{id}`
+///   (`lock_path`, `session_socket`).
+///
+/// Unset (the only way the kit's profiles run it), the broker is the reference.
+pub const KEYS_ENV: &str = "VXBROKER_KEYS_VARIANT";
+
+/// The keys variant's close code for a launch whose spawn failed.
+pub const CLOSE_SPAWN_FAILED: u16 = 4504;
+
+/// The keys variant's one engine beyond the seed's.
+pub const OWN_ENGINE: &str = "codex";
+
+/// Whether the profile-keys variant is selected (read once).
+pub fn keys() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var(KEYS_ENV).is_ok_and(|v| v == "1"))
+}
+
+/// The engines the keys variant knows.
+pub fn known_engine(name: &str) -> bool {
+    ["claude", "gemini", "opencode", OWN_ENGINE].contains(&name)
+}

@@ -8,6 +8,7 @@ use cucumber::{then, when};
 
 use crate::drivers::{scaled, wait_until};
 use crate::single_writer::live::{physical, stub_name, WAIT_MS};
+use crate::single_writer::pins;
 use crate::single_writer::World;
 use crate::verdict::OrHarness;
 
@@ -71,7 +72,17 @@ async fn listed_as(w: &mut World, c: &[String]) {
             "the session list's rows for {}: {rows:?}",
             &c[1]
         );
-        assert_eq!(rows[0]["physical_key"], physical(&c[1]));
+        // The list's physical key is the pin's spelling, not a file's name: the
+        // lock's and socket's own spellings are `lock_path` and `session_socket`.
+        let got = rows[0]["physical_key"].as_str().unwrap_or("none");
+        let own = pins::declared("physical_key").map(|_| physical(&c[1]));
+        pins::judge(
+            "physical_key",
+            "the session list's physical key",
+            &stub_name(&c[1]),
+            own.as_deref(),
+            got,
+        );
         assert_eq!(rows[0]["alive"], true, "an {} session is alive", &c[2]);
     })
     .await;

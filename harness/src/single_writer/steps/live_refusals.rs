@@ -154,14 +154,21 @@ async fn refused_started_none(w: &mut World) {
     .await;
 }
 
-/// A close the seed leaves open: its code is the kit's pin (`close_launch_failed`,
-/// `close_refused`, `close_exited`); that the viewer is closed at all is strict.
-#[when(regex = r"^viewer (\w+) is closed as (a failed launch|refused|the agent exited) \((\d+)\)$")]
-#[then(regex = r"^viewer (\w+) is closed as (a failed launch|refused|the agent exited) \((\d+)\)$")]
+/// A close the seed leaves open: its code is the kit's pin (`close_launch_failed`
+/// for a launch refused before anything was spawned, `close_spawn_failed` for a
+/// spawn that failed, `close_refused`, `close_exited`); that the viewer is closed at
+/// all is strict.
+#[when(
+    regex = r"^viewer (\w+) is closed as (a failed launch|a failed spawn|refused|the agent exited) \((\d+)\)$"
+)]
+#[then(
+    regex = r"^viewer (\w+) is closed as (a failed launch|a failed spawn|refused|the agent exited) \((\d+)\)$"
+)]
 async fn closed_as(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let (key, clause) = match &c[2] {
             "a failed launch" => ("close_launch_failed", "sw-launch-fail-frees"),
+            "a failed spawn" => ("close_spawn_failed", "sw-launch-fail-frees"),
             "refused" => ("close_refused", "sw-not-socket"),
             _ => ("close_exited", "sw-agent-exit"),
         };

@@ -6,6 +6,7 @@
 
 use crate::drivers::checker;
 use crate::single_writer::checks::{corpus_dir, judging, Input};
+use crate::single_writer::engines;
 use crate::single_writer::pins;
 use crate::single_writer::World;
 use crate::verdict::OrHarness;
@@ -13,6 +14,26 @@ use cucumber::{then, when};
 
 fn corpus_text(rel: &str) -> String {
     std::fs::read_to_string(corpus_dir().join(rel)).or_harness("reading the corpus case")
+}
+
+/// A key of the kit's corpus or features as the profile's `known_engines` reads it
+/// (`engines::Engines::corpus_key`): a stand-in engine of the kind the row is about
+/// when the profile judges the kit's engine otherwise, said in the evidence.
+fn under_profile_engines(key: &str) -> String {
+    let Some(own) = crate::single_writer::templates::templates()
+        .engines()
+        .corpus_key(key)
+    else {
+        crate::harness_error!(
+            "the profile's [single_writer] known_engines has no engine of the id class {key:?} needs"
+        );
+    };
+    if own != key {
+        crate::evidence::note(format!(
+            "the key {key:?} is checked as {own:?}: its engine is judged otherwise by the profile's known_engines"
+        ));
+    }
+    own
 }
 
 /// The valid twins the refusal rows' controls run.
@@ -27,10 +48,10 @@ const VALID_OWNER: &str = "sidecar/owner-valid/opencode@ses_Ab1.owner";
 async fn key_checker_reads(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let key = corpus_text(&format!("keys/{}", &c[1]));
-        let key = key.trim_end_matches('\n');
+        let key = under_profile_engines(key.trim_end_matches('\n'));
         let new = &c[2] == "a new";
-        s.input = Input::Key(key.to_string(), new);
-        s.check_key(key, new);
+        s.input = Input::Key(key.clone(), new);
+        s.check_key(&key, new);
     })
     .await;
 }
@@ -40,7 +61,7 @@ fn control(s: &mut crate::single_writer::checks::Checks) {
     match s.input.clone() {
         Input::Key(_, new) => {
             let twin = corpus_text(if new { VALID_NEW_KEY } else { VALID_KEY });
-            s.control_key(twin.trim_end_matches('\n'), new);
+            s.control_key(&under_profile_engines(twin.trim_end_matches('\n')), new);
         }
         Input::Sidecar(rel) => {
             let twin = if rel.starts_with("sidecar/owner-") {
@@ -102,7 +123,13 @@ async fn checker_accepts_as(w: &mut World, c: &[String]) {
         };
         let got = said.line["physical_key"].as_str().unwrap_or("none");
         let own = pins::declared("physical_key").map(|_| pins::physical_of(key));
-        pins::judge("physical_key", "physical key", &c[1], own.as_deref(), got);
+        // The feature's cell is the kit's spelling of the corpus key; a key run
+        // under a stand-in engine is spelled with that engine.
+        let kit = match (c[1].split_once('@'), key.split_once(':')) {
+            (Some((_, id)), Some((engine, _))) => format!("{engine}@{id}"),
+            _ => c[1].to_string(),
+        };
+        pins::judge("physical_key", "physical key", &kit, own.as_deref(), got);
     })
     .await;
 }
@@ -136,9 +163,36 @@ async fn checker_accepts(w: &mut World) {
 async fn checker_refuses(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         control(s);
-        checker::assert_refused_judged(s.last(), &c[1], &c[2], &judging());
+        let (code, rule) = refusal_under_engine_cap(&s.input, (&c[1], &c[2]));
+        checker::assert_refused_judged(s.last(), code, rule, &judging());
     })
     .await;
+}
+
+/// The refusal a key's row expects under the profile's `engine_max_bytes`: a key
+/// whose engine is refused by the kit's cap alone (a well-formed name over 32 bytes)
+/// is, under a larger cap or "none", an engine the implementation does not know
+/// (none of `known_engines` is that name), so it is still refused, as unknown.
+fn refusal_under_engine_cap<'a>(input: &Input, kit: (&'a str, &'a str)) -> (&'a str, &'a str) {
+    let Input::Key(key, _) = input else {
+        return kit;
+    };
+    let Some((engine, _)) = key.split_once(':') else {
+        return kit;
+    };
+    let len = engine.len() as i64;
+    let kit_cap = pins::kit_int("engine_max_bytes");
+    let within_own = pins::cap("engine_max_bytes").is_none_or(|cap| len <= cap);
+    let known = crate::single_writer::templates::templates()
+        .known_engines
+        .contains_key(engine);
+    if len > kit_cap && within_own && !known && engines::is_engine_name(engine) {
+        crate::evidence::note(format!(
+            "the engine {len} bytes long is within the profile's engine_max_bytes: it is refused as unknown"
+        ));
+        return ("not_found.engine", "key.engine_unknown");
+    }
+    kit
 }
 
 /// A key over the kit's caps (96-byte key, 64-byte ses_ tail): a refusal the kit
@@ -156,10 +210,14 @@ async fn checker_refuses_over_caps(w: &mut World, c: &[String]) {
             ("key_max_bytes", key.len() as i64),
             ("ses_id_max_bytes", tail),
         ];
-        let over: Vec<(&str, i64, bool)> = caps
+        // A cap the profile declares "none" is never exceeded: the row then checks
+        // only that the long but valid key is accepted.
+        let over: Vec<(&str, i64, i64, bool)> = caps
             .iter()
-            .filter(|(k, len)| *len > pins::int(k))
-            .map(|(k, len)| (*k, *len, pins::declared(k).is_some()))
+            .filter_map(|(k, len)| {
+                let cap = pins::cap(k)?;
+                (*len > cap).then(|| (*k, *len, cap, pins::declared(k).is_some()))
+            })
             .collect();
         let said = s.last().clone();
         let accepted = checker::accepted(&said, &judging());
@@ -178,10 +236,10 @@ async fn checker_refuses_over_caps(w: &mut World, c: &[String]) {
         if accepted {
             let words = over
                 .iter()
-                .map(|(k, len, _)| format!("{len} bytes over {k} = {}", pins::int(k)))
+                .map(|(k, len, cap, _)| format!("{len} bytes over {k} = {cap}"))
                 .collect::<Vec<_>>()
                 .join(", ");
-            if over.iter().any(|(_, _, declared)| *declared) {
+            if over.iter().any(|(_, _, _, declared)| *declared) {
                 crate::evidence::fail(
                     Some(pins::LENGTH_CAPS),
                     format!("a refusal: {words}, a cap the profile declares"),
@@ -204,7 +262,15 @@ async fn checker_refuses_over_caps(w: &mut World, c: &[String]) {
 async fn physical_keys_differ(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let mut physical = Vec::new();
-        for key in [&c[1], &c[2]] {
+        let keys = [under_profile_engines(&c[1]), under_profile_engines(&c[2])];
+        if keys[0].split_once(':').map(|k| k.0) == keys[1].split_once(':').map(|k| k.0) {
+            crate::harness_error!(
+                "{:?} and {:?} run under one engine: the row needs two engines of one id class in the profile's known_engines",
+                &c[1],
+                &c[2]
+            );
+        }
+        for key in &keys {
             s.check_key(key, false);
             let said = s.last();
             crate::evidence::ensure(

@@ -122,7 +122,10 @@ fn build(a: &ServeArgs) -> std::result::Result<(Arc<App>, Listen), SetupFailure>
     if ring == 0 {
         return Err(at("--ring", &a.ring)(Rule::RingZero.into()));
     }
-    let engines = engines::load(&a.engines).map_err(at("--engines", a.engines.display()))?;
+    let mut engines = engines::load(&a.engines).map_err(at("--engines", a.engines.display()))?;
+    if crate::variant::keys() {
+        engines.retain_known(crate::variant::known_engine);
+    }
     let uid = u64::from(nix::unistd::geteuid().as_raw());
     let lock_dir = lock_dir_from_env(a.lock_dir.as_deref()).map_err(at(
         "--lock-dir",

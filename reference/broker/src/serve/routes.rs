@@ -41,9 +41,10 @@ pub(crate) async fn list(State(app): State<Arc<App>>) -> Response {
         let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".sock")) else {
             continue;
         };
-        let Some(physical) = SessionKey::from_physical(stem) else {
+        let Some(physical) = SessionKey::from_socket_stem(stem) else {
             continue;
         };
+        let stem = &physical.physical();
         let alive = probe(&entry.path()) == Liveness::Live;
         let count = viewers.get(stem).copied().unwrap_or(0);
         let state = match (alive, count) {

@@ -158,6 +158,18 @@ fn spec(app: &App, req: &Request) -> MasterSpec {
     }
 }
 
+/// The close code of a launch that failed before the master served: 4502, or under
+/// the keys variant its own code for a spawn that failed (a launch not refused for
+/// its cwd or an orphan socket first).
+fn spawn_close(req: &Request, rule: Rule) -> u16 {
+    let refused_first = rule == Rule::ReapFailed || req.cwd.as_ref().is_some_and(|c| !c.is_dir());
+    if crate::variant::keys() && !refused_first {
+        crate::variant::CLOSE_SPAWN_FAILED
+    } else {
+        CLOSE_SPAWN
+    }
+}
+
 /// The close code of a refusal after the upgrade (the pin variant's own).
 fn close_refused() -> u16 {
     if crate::variant::on() {
@@ -215,7 +227,7 @@ async fn session(app: Arc<App>, req: Request, socket: WebSocket) {
         }
         Ok(Ok(Action::Attach)) => {}
         Ok(Err(e)) if e.code == Code::Spawn => {
-            return close(socket, CLOSE_SPAWN, e.code.as_str()).await
+            return close(socket, spawn_close(&req, e.rule), e.code.as_str()).await
         }
         Ok(Err(e)) if e.code == Code::Lock && negative::is(Defect::ResetOnLockError) => {
             // Dropped without a close frame: what a crashing handler leaves.
