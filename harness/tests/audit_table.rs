@@ -5,7 +5,7 @@
 //! own format or tool, judged only where an implementation claims it) or `should`.
 //!
 //! Nothing here is a second registry: the basis comes from the clause registries
-//! (`level`, `basis`, `claimed_by`, `quote`, `why`) and the rows' tags. The table is
+//! (`level`, `basis`, `claimed_by`, `quote`, `rows`, `why`) and the rows' tags. The table is
 //! generated, and this test fails when the shipped document differs from what the
 //! generator writes (`UPDATE=1 cargo test -p vxcert --test audit_table` rewrites it),
 //! when a row has no clause or its clause no quote, when a quote is not its seed's
@@ -39,6 +39,8 @@ struct Clause {
     why: Option<String>,
     basis: Option<String>,
     claimed_by: Vec<String>,
+    /// (scenario, quote): the sentence a particular row tests, when not `quote`.
+    rows: Vec<(String, String)>,
 }
 
 fn registry(dir: &Path) -> Result<BTreeMap<String, Clause>, String> {
@@ -68,6 +70,18 @@ fn registry(dir: &Path) -> Result<BTreeMap<String, Clause>, String> {
                         .collect()
                 })
                 .unwrap_or_default(),
+            rows: c
+                .get("rows")
+                .and_then(|v| v.as_array())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|r| {
+                            let f = |k: &str| r.get(k)?.as_str().map(str::to_string);
+                            Some((f("scenario")?, f("quote")?))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
         };
         out.insert(clause.id.clone(), clause);
     }
@@ -89,7 +103,8 @@ struct Row {
 
 /// A scenario (or, when its Examples blocks carry different tags, each block) with
 /// every tag that applies to it: the feature's, the rule's, its own, the block's.
-fn scenarios(dir: &Path) -> Result<Vec<(String, String, Vec<String>)>, String> {
+/// Each is (file, row label, scenario name, tags).
+fn scenarios(dir: &Path) -> Result<Vec<(String, String, String, Vec<String>)>, String> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| format!("{dir:?}: {e}"))?
         .flatten()
@@ -118,11 +133,12 @@ fn scenarios(dir: &Path) -> Result<Vec<(String, String, Vec<String>)>, String> {
                 for (i, b) in blocks.iter().enumerate() {
                     let mut t = tags.clone();
                     t.extend(b.iter().cloned());
-                    out.push((name.clone(), format!("{} [examples {}]", s.name, i + 1), t));
+                    let label = format!("{} [examples {}]", s.name, i + 1);
+                    out.push((name.clone(), label, s.name.clone(), t));
                 }
             } else {
                 tags.extend(blocks.first().into_iter().flat_map(|b| b.iter().cloned()));
-                out.push((name.clone(), s.name.clone(), tags));
+                out.push((name.clone(), s.name.clone(), s.name.clone(), tags));
             }
         }
     }
@@ -145,7 +161,8 @@ fn audit_suite(
     let seed = seed.map(squeeze);
     let mut rows = Vec::new();
     let mut problems = Vec::new();
-    for (file, name, tags) in scenarios(dir)? {
+    let mut row_quotes_used = std::collections::BTreeSet::new();
+    for (file, name, scenario, tags) in scenarios(dir)? {
         let at = format!("{suite}/{file}: {name:?}");
         let mut tagged = Vec::new();
         for t in tags.iter().filter(|t| t.starts_with(prefix)) {
@@ -189,7 +206,11 @@ fn audit_suite(
         } else {
             "seed"
         };
-        let sentence = match &primary.quote {
+        let own = primary.rows.iter().find(|(s, _)| *s == scenario);
+        if own.is_some() {
+            row_quotes_used.insert((primary.id.clone(), scenario.clone()));
+        }
+        let sentence = match own.map(|(_, q)| q).or(primary.quote.as_ref()) {
             Some(q) => q.clone(),
             None => {
                 problems.push(format!(
@@ -202,7 +223,7 @@ fn audit_suite(
         if let (Some(seed), false) = (&seed, sentence.is_empty()) {
             if !seed.contains(&squeeze(&sentence)) {
                 problems.push(format!(
-                    "{at}: the quote of {} is not in its seed verbatim",
+                    "{at}: the quote {} gives it is not in its seed verbatim",
                     primary.id
                 ));
             }
@@ -226,6 +247,16 @@ fn audit_suite(
             pins,
             why,
         });
+    }
+    for c in clauses.values() {
+        for (scenario, _) in &c.rows {
+            if !row_quotes_used.contains(&(c.id.clone(), scenario.clone())) {
+                problems.push(format!(
+                    "{suite}: {} quotes a sentence for {scenario:?}, which is no row judged under it",
+                    c.id
+                ));
+            }
+        }
     }
     Ok((rows, problems))
 }
@@ -253,7 +284,8 @@ fn render(rows: &[Row]) -> String {
     out.push_str("# Audit: what every row of the four suites rests on\n\n");
     out.push_str(
         "Generated from the clause registries (`features/*/clauses.toml`: `level`, `quote`, \
-         `why`, `basis`, `claimed_by`) and the rows' tags by \
+         `why`, `basis`, `claimed_by`, and `rows`, the sentence one row tests where it \
+         is not its clause's quote) and the rows' tags by \
          `UPDATE=1 cargo test -p vxcert --test audit_table`; that test fails when this \
          file differs from what it writes, when a row has no clause, when a quoted \
          sentence is not in its seed verbatim, or when a `part` row is not gated by the \
@@ -373,6 +405,12 @@ id = "sw-a"
 level = "must"
 text = "A."
 quote = "One writer, ever."
+[[clause.rows]]
+scenario = "clean"
+quote = "ever."
+[[clause.rows]]
+scenario = "gone"
+quote = "One"
 [[clause]]
 id = "sw-pin-x"
 level = "pin"
@@ -419,10 +457,13 @@ quote = "Never in the seed."
         ]
     );
     assert_eq!(rows[0].pins, ["sw-pin-x"]);
-    assert_eq!(problems.len(), 5, "{problems:#?}");
+    assert_eq!(rows[0].sentence, "ever.", "the row's own sentence");
+    assert_eq!(rows[1].sentence, "One writer, ever.", "the clause's quote");
+    assert_eq!(problems.len(), 6, "{problems:#?}");
     assert!(problems[0].contains("\"bare\": no clause tag"));
     assert!(problems[1].contains("\"unclaimed\": judges sw-fmt"));
     assert!(problems[2].contains("SHOULD clause sw-s"));
-    assert!(problems[3].contains("\"must under should\": the quote of sw-s is not in"));
-    assert!(problems[4].contains("\"fine should\": the quote of sw-s is not in"));
+    assert!(problems[3].contains("\"must under should\": the quote sw-s gives it is not in"));
+    assert!(problems[4].contains("\"fine should\": the quote sw-s gives it is not in"));
+    assert!(problems[5].contains("sw-a quotes a sentence for \"gone\", which is no row"));
 }

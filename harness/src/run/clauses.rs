@@ -43,6 +43,18 @@ pub struct Clause {
     /// format is judged by it.
     #[serde(default)]
     pub claimed_by: Vec<String>,
+    /// The seed sentence a particular row of this clause tests, where it is not
+    /// the clause's own `quote` (docs/audit.md quotes it for that row).
+    #[serde(default)]
+    pub rows: Vec<RowQuote>,
+}
+
+/// One row's own seed sentence: `scenario` is the row's name as in its feature.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RowQuote {
+    pub scenario: String,
+    pub quote: String,
 }
 
 fn yes() -> bool {
@@ -395,6 +407,7 @@ mod tests {
                 pending: None,
                 basis: None,
                 claimed_by: Vec::new(),
+                rows: Vec::new(),
             })
             .collect();
         let problems = check(&clauses, dir.path(), Contract::Recovery).unwrap_err();
