@@ -393,3 +393,72 @@ fn the_teardown_hook_runs_when_the_scenario_ends() {
         "{said}"
     );
 }
+
+/// The Go peer's own choices pass because its profile declares them: without
+/// `archive_max_depth = 512` its reading of the kit's `depth-129` is the kit's pin
+/// deviation (`non-strict`), and without `verdict_only` its verdict line of its own
+/// words is not the kit's JSON line, so every checker row it runs fails.
+#[test]
+fn the_go_peers_choices_need_their_profile_keys() {
+    common::ensure_reference(&[]);
+    if !runnable_peers().contains(&"agent-restore-checker") {
+        return;
+    }
+    let text = std::fs::read_to_string(peers_dir().join("agent-restore-checker/profile.toml"))
+        .expect("the checker peer's profile");
+    for key in ["archive_max_depth = 512\n", "verdict_only = true\n"] {
+        assert!(text.contains(key), "{key}: {text}");
+    }
+    let verdicts = |profile: &str| -> Vec<(String, String)> {
+        let (_, report) = common::run_profile(
+            profile,
+            &["--tags", "@asr-pin-archive-depth or @asr-schema1"],
+        );
+        let all = scenarios(&report);
+        let names = scenario_names(all);
+        all.iter()
+            .zip(names)
+            .filter(|(s, _)| s["verdict"] != "not-claimed")
+            .map(|(s, n)| (n, s["verdict"].as_str().unwrap_or("").to_string()))
+            .collect()
+    };
+    let depth =
+        "The archive's nesting depth is bounded by the profile's cap, 128 unless it says otherwise";
+    let schema1 = [
+        "A schema-1 archive is read",
+        "A schema-1 archive cannot smuggle a record (schema1-smuggling)",
+        "A schema-1 archive cannot smuggle a record (schema1-smuggling-invalid-record)",
+    ];
+    let with = |verdict: &str, names: &[&str]| -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = names
+            .iter()
+            .map(|n| (n.to_string(), verdict.to_string()))
+            .collect();
+        v.sort();
+        v
+    };
+    let sorted = |mut v: Vec<(String, String)>| {
+        v.sort();
+        v
+    };
+
+    let mut honest = with("pass", &schema1);
+    honest.push((depth.to_string(), "pass".to_string()));
+    honest.sort();
+    assert_eq!(sorted(verdicts(&text)), honest);
+
+    let mut no_cap = with("pass", &schema1);
+    no_cap.push((depth.to_string(), "non-strict".to_string()));
+    no_cap.sort();
+    assert_eq!(
+        sorted(verdicts(&text.replace("archive_max_depth = 512\n", ""))),
+        no_cap
+    );
+
+    let mut all = schema1.to_vec();
+    all.push(depth);
+    assert_eq!(
+        sorted(verdicts(&text.replace("verdict_only = true\n", ""))),
+        with("fail", &all)
+    );
+}
