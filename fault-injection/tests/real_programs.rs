@@ -1,6 +1,7 @@
 //! Programs nobody here wrote, under the injector: sqlite3 committing under fsync EIO,
 //! git writing its index under rename EIO, cp copying under a write fault, flock(1)
-//! under EWOULDBLOCK. Each runs when the program is installed; with
+//! under EWOULDBLOCK, chmod, touch -d, mkfifo and perl's truncate(2) under the
+//! attribute families' errors. Each runs when the program is installed; with
 //! `VXFAULT_REQUIRE_PROGRAMS=1` (set by `.ci/run`) a missing program is a failure.
 //! Every check runs under the preload and under the seccomp backend.
 
@@ -206,4 +207,56 @@ fn cp_under_a_write_fault_fails_through_copy_file_range() {
 fn flock_cli_under_ewouldblock_reports_the_lock_as_taken() {
     flock_cli_under_ewouldblock_reports_the_lock_as_taken_under(Backend::Preload);
     flock_cli_under_ewouldblock_reports_the_lock_as_taken_under(Backend::Seccomp);
+}
+
+/// The attribute families under a plan, with both backends: coreutils' chmod fails
+/// with EPERM, touch -d with EACCES, mkfifo with EDQUOT and perl's truncate(2) with
+/// EIO, each leaving the file as it was; `after:EIO` on chmod makes the change and
+/// still reports the error.
+#[test]
+fn chmod_touch_mkfifo_and_truncate_fail_as_the_plan_says_under_both_backends() {
+    let progs = ["chmod", "touch", "mkfifo", "perl"];
+    if progs.iter().any(|p| program(p).is_none()) {
+        return;
+    }
+    use std::os::unix::fs::MetadataExt;
+    let cases: [(&str, &str, &[&str], &str); 5] = [
+        ("chmod", "EPERM", &["600", "f"], "Operation not permitted"),
+        ("utimens", "EACCES", &["-d", "@5", "f"], "Permission denied"),
+        ("mkdir", "EDQUOT", &["p"], "Disk quota exceeded"),
+        (
+            "ftruncate",
+            "EIO",
+            &["-e", "truncate(q(f), 1) or die $!"],
+            "Input/output error",
+        ),
+        ("chmod", "after:EIO", &["600", "f"], "Input/output error"),
+    ];
+    let progs_of = ["chmod", "touch", "mkfifo", "perl", "chmod"];
+    for backend in [Backend::Preload, Backend::Seccomp] {
+        for ((op, action, args, says), prog) in cases.iter().zip(progs_of) {
+            let dir = tmp();
+            let f = dir.path().join("f");
+            fs::write(&f, b"abc").unwrap();
+            fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+            let before = fs::metadata(&f).unwrap();
+            let plan = format!("{op}@{}/*={action}", glob(dir.path()));
+            let mut c = cmd(&program(prog).unwrap(), dir.path());
+            c.current_dir(dir.path()).args(*args);
+            let (outcome, out, _) = under(backend, &plan, c);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{backend:?} {plan}: {err}");
+            assert!(err.contains(says), "{backend:?} {plan}: {err}");
+            assert_eq!(outcome.rules[0].fired, 1, "{backend:?} {plan}");
+            let after = fs::metadata(&f).unwrap();
+            let mode = if *action == "after:EIO" { 0o600 } else { 0o644 };
+            assert_eq!(after.mode() & 0o7777, mode, "{backend:?} {plan}");
+            assert_eq!(
+                (after.len(), after.mtime()),
+                (before.len(), before.mtime()),
+                "{backend:?} {plan}"
+            );
+            assert!(!dir.path().join("p").exists(), "{backend:?} {plan}");
+        }
+    }
 }
