@@ -3,6 +3,8 @@
 //! pass the others.
 
 mod common;
+#[path = "negative_controls_agent_restore/switches.rs"]
+mod switches;
 
 use common::script;
 use std::collections::BTreeSet;
@@ -212,6 +214,26 @@ fn server_rows_report(
     extra: &str,
     tags: &str,
 ) -> (i32, serde_json::Value) {
+    server_rows_report_with(
+        "{bin_dir}/vxref",
+        serve,
+        client_socket,
+        plugins_dir,
+        extra,
+        tags,
+    )
+}
+
+/// [`server_rows_report`] with `vxref` for every `vxref` the profile runs (the
+/// suite's `cli` and the clients; `serve` names its own).
+fn server_rows_report_with(
+    vxref: &str,
+    serve: &str,
+    client_socket: &str,
+    plugins_dir: &str,
+    extra: &str,
+    tags: &str,
+) -> (i32, serde_json::Value) {
     let mut features = "\"agent-server\"".to_string();
     if extra.contains("satellite_window") {
         features.push_str(", \"satellite\"");
@@ -219,7 +241,6 @@ fn server_rows_report(
     if extra.contains("legacy_serve") {
         features.push_str(", \"legacy-spawn\"");
     }
-    let vxref = "{bin_dir}/vxref";
     common::run_profile(
         &format!(
             "name = \"negative-control\"\ncontracts = [\"agent-restore\"]\nfeatures = [{features}]\n\

@@ -26,6 +26,7 @@ pub mod ids;
 pub mod manifest;
 pub mod mcp;
 pub mod negative;
+pub mod negative_checker;
 pub mod offline_check;
 pub mod paths;
 pub mod pty;

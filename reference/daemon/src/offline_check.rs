@@ -96,6 +96,7 @@ fn check_file(path: &Path, kind: InputKind) -> Verdict {
     }
     match kind.length_verdict(bytes.len() as u64) {
         Some(refused) => refused,
-        None => kind.verdict(&bytes),
+        // The real verdict unless a negative control's defect is active.
+        None => crate::negative_checker::verdict(kind, &bytes, kind.verdict(&bytes)),
     }
 }

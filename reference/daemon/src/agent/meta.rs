@@ -32,7 +32,25 @@ pub fn valid_key(key: &str) -> bool {
 
 /// Checks a record's bytes; the error names the rule and the field, never a value.
 pub fn check_record(bytes: &[u8]) -> ApiResult<vx_agentsession::record::Record> {
-    vx_agentsession::record::parse(bytes).map_err(|e| {
+    let parsed = vx_agentsession::record::parse(bytes);
+    // A negative control's defective id rules (crate::negative), never by default.
+    match &parsed {
+        Err(e) => {
+            if let Some(record) = crate::negative::lenient_record(bytes, e.rule_id()) {
+                return Ok(record);
+            }
+        }
+        Ok(record) => {
+            if let Some((rule, field)) = crate::negative::record_too_strict(record) {
+                return Err(
+                    ApiError::param("agent_session", "agent-session record refused")
+                        .with("rule", rule)
+                        .with("field", field),
+                );
+            }
+        }
+    }
+    parsed.map_err(|e| {
         let mut err = ApiError::param("agent_session", "agent-session record refused")
             .with("rule", e.rule_id());
         if let Some(field) = e.field() {

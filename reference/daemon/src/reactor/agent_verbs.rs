@@ -141,6 +141,13 @@ impl State {
             env: expansion.env.into_iter().collect(),
             cwd: match expansion.cwd {
                 Cwd::Workspace => None,
+                // The negative control ignores it on restore's launch only.
+                Cwd::PluginRoot(_)
+                    if crate::negative::active(crate::negative::Defect::RestoreCwdIgnored)
+                        && p.opt_str("expect_plugin_id").is_some() =>
+                {
+                    None
+                }
                 Cwd::PluginRoot(dir) => Some(dir),
             },
             // An older server knows no spawn field: the client must set and confirm.

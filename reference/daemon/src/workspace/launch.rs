@@ -91,7 +91,9 @@ pub fn run(c: &Client, mut params: Value) -> Result<Value, Value> {
     };
     let pane = launched["pane"].as_str().unwrap_or_default();
     let ok = if atomic {
-        reads_back(c, pane, record)
+        // The negative control trusts the reply (crate::negative).
+        crate::negative::active(crate::negative::Defect::LaunchClientNoReadback)
+            || reads_back(c, pane, record)
     } else {
         confirmed_by_fallback(c, pane, record)
     };

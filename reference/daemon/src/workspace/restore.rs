@@ -12,6 +12,7 @@
 use super::layout;
 use super::{archive_error, Client};
 use crate::errors::{ApiError, ErrorCode};
+use crate::negative::{self, Defect};
 use serde_json::{json, Value};
 use std::io::Read as _;
 use std::path::Path;
@@ -81,9 +82,12 @@ fn plan(record: &Record, integrations: &Value) -> Result<(), Value> {
     let owner = match enabled.as_slice() {
         [] => return Err(err(ErrorCode::IntegrationDisabled)),
         [one] => *one,
+        [first, ..] if negative::active(Defect::RestoreAmbiguousTakesFirst) => *first,
         _ => return Err(err(ErrorCode::IntegrationAmbiguous)),
     };
-    if owner["plugin_id"] != json!(record.plugin_id) {
+    if owner["plugin_id"] != json!(record.plugin_id)
+        && !negative::active(Defect::RestoreOwnerUnchecked)
+    {
         return Err(err(ErrorCode::IntegrationOwner));
     }
     if owner["restorable"] != json!(true) {
@@ -196,6 +200,9 @@ fn restore_session(
     native: &mut Vec<Value>,
 ) -> Result<bool, Value> {
     let mut params = json!({"name": session.name, "unique": true});
+    if negative::active(Defect::RestoreNotUnique) {
+        params = json!({"name": session.name});
+    }
     let token = uuid::Uuid::new_v4().simple().to_string();
     if let Creation::OneShot { .. } = creation {
         params["request_token"] = json!(token);
@@ -343,7 +350,9 @@ pub fn run(c: &Client, path: &Path, fallback_text: Option<&String>) -> Result<Va
         let preferred = s.preferred_pane();
         let record = preferred.and_then(|(w, p)| s.windows[w].panes[p].agent_session.as_ref());
         if let Some(record) = record {
-            plan(record, &integrations)?;
+            if !negative::active(Defect::RestorePlanLate) {
+                plan(record, &integrations)?;
+            }
             any_native = true;
         }
         let panes = s.windows.iter().map(|w| w.panes.len()).sum::<usize>();
@@ -373,7 +382,10 @@ pub fn run(c: &Client, path: &Path, fallback_text: Option<&String>) -> Result<Va
         None
     };
     if any_native {
-        probe(c, pane.as_deref().expect("listed above"))?;
+        let pane = pane.as_deref().expect("listed above");
+        if !negative::active(Defect::RestoreNoProbe) {
+            probe(c, pane)?;
+        }
         // A native session's provenance is stamped only on a session this restore
         // is told, on its own connection, that it created.
         if !offers_result {

@@ -81,7 +81,14 @@ fn build(sessions: &Value, panes: &[Value], records: &BTreeMap<String, Record>) 
                     title: p["float"]["title"].as_str().map(str::to_string),
                     cols: p["cols"].as_u64().and_then(|n| u16::try_from(n).ok()),
                     rows: p["rows"].as_u64().and_then(|n| u16::try_from(n).ok()),
-                    agent_session: records.get(id).cloned(),
+                    agent_session: records.get(id).cloned().or_else(|| {
+                        // The negative control's split taken for the same agent.
+                        let inherit = crate::negative::active(
+                            crate::negative::Defect::SaveSplitInheritsRecord,
+                        );
+                        let last = window.panes.last().filter(|_| inherit);
+                        last.and_then(|q| q.agent_session.clone())
+                    }),
                     ..Pane::default()
                 });
             }
@@ -141,7 +148,12 @@ pub fn run(c: &Client, output: Option<&Path>) -> Result<Value, Value> {
             continue;
         };
         let after = pane_ids(c)?;
-        if ids(&before) != ids(&after) {
+        let changed = if crate::negative::active(crate::negative::Defect::SaveRecheckCountOnly) {
+            before.len() != after.len()
+        } else {
+            ids(&before) != ids(&after)
+        };
+        if changed {
             continue;
         }
         let Some(archive) = build(&sessions, &before, &records) else {
