@@ -98,7 +98,15 @@ async fn session_file_replaced(w: &mut World, c: &[String]) {
                 nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRUSR).or_harness("mkfifo")
             }
             "a socket" => {
-                std::os::unix::net::UnixListener::bind(&path).or_harness("bind a socket");
+                // Bound at a short path and renamed into place: a session file's path
+                // may be longer than sun_path's 108 bytes.
+                let short = tempfile::Builder::new()
+                    .prefix("vxs")
+                    .tempdir_in("/tmp")
+                    .or_harness("a directory to bind the socket in");
+                let bound = short.path().join("s");
+                std::os::unix::net::UnixListener::bind(&bound).or_harness("bind a socket");
+                std::fs::rename(&bound, &path).or_harness("moving the socket into the session");
             }
             _ => nix::sys::stat::mknod(
                 &path,
