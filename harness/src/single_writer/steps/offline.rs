@@ -163,21 +163,33 @@ async fn checker_accepts(w: &mut World) {
 async fn checker_refuses(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         control(s);
-        let (code, rule) = refusal_under_engine_cap(&s.input, (&c[1], &c[2]));
+        let (code, rule) = refusal_under_caps(&s.input, (&c[1], &c[2]));
         checker::assert_refused_judged(s.last(), code, rule, &judging());
     })
     .await;
 }
 
-/// The refusal a key's row expects under the profile's `engine_max_bytes`: a key
+/// The refusal a key's row expects under the profile's caps, where the kit's rule
+/// is its cap's: a key over the kit's 96 bytes but within the profile's
+/// `key_max_bytes` is refused for what else is wrong with it (no separator); a key
 /// whose engine is refused by the kit's cap alone (a well-formed name over 32 bytes)
-/// is, under a larger cap or "none", an engine the implementation does not know
-/// (none of `known_engines` is that name), so it is still refused, as unknown.
-fn refusal_under_engine_cap<'a>(input: &Input, kit: (&'a str, &'a str)) -> (&'a str, &'a str) {
+/// is, under a larger `engine_max_bytes` or "none", an engine the implementation
+/// does not know (none of `known_engines` is that name), so it is still refused, as
+/// unknown.
+fn refusal_under_caps<'a>(input: &Input, kit: (&'a str, &'a str)) -> (&'a str, &'a str) {
     let Input::Key(key, _) = input else {
         return kit;
     };
+    let len = key.len() as i64;
+    let over_kit_only = len > pins::kit_int("key_max_bytes")
+        && pins::cap("key_max_bytes").is_none_or(|cap| len <= cap);
     let Some((engine, _)) = key.split_once(':') else {
+        if over_kit_only {
+            crate::evidence::note(format!(
+                "the key {len} bytes long is within the profile's key_max_bytes: it is refused for its missing separator"
+            ));
+            return ("invalid_params.key", "key.no_separator");
+        }
         return kit;
     };
     let len = engine.len() as i64;
