@@ -37,6 +37,19 @@
 //! - `restore-no-probe`: native restore does not probe the reserved namespace.
 //! - `unicode-space-anywhere`: a Unicode space that is not ASCII (U+3000, U+00A0,
 //!   U+2028, …) is refused as padding wherever it is in an id, inside too.
+//! - `record-lenient-json`: a record that is not strict JSON (a duplicate member) is
+//!   read by a lenient parser (the last duplicate wins) and judged by its ids.
+//! - `expand-id-split-on-spaces`: the identity element is split on spaces, as a
+//!   shell would.
+//! - `launch-mints-without-fresh`: a UUID is minted for every restorable template,
+//!   not only one whose `fresh_args` documents it.
+//! - `launch-reply-restorable`: `agent.launch`'s reply says `restorable: true` for
+//!   a plain launch too.
+//! - `fallback-client-no-set`: against an older server the launching client trusts
+//!   the spawn field it ignores: it neither sets nor confirms the record.
+//! - `save-always-schema-2`: a save without records is stamped schema 2.
+//! - `archived-command-runs`: restore starts a window's first record-less pane with
+//!   the archived `command`, not the fallback argv.
 //! - `env-suffix-only`, `archive-closed-shapes`, `record-read-additively`,
 //!   `archive-depth-exclusive`: the offline checkers' (`crate::negative_checker`).
 
@@ -70,10 +83,17 @@ pub enum Defect {
     ArchiveClosedShapes,
     RecordReadAdditively,
     ArchiveDepthExclusive,
+    RecordLenientJson,
+    ExpandIdSplitOnSpaces,
+    LaunchMintsWithoutFresh,
+    LaunchReplyRestorable,
+    FallbackClientNoSet,
+    SaveAlwaysSchema2,
+    ArchivedCommandRuns,
 }
 
 impl Defect {
-    pub const ALL: [Defect; 20] = [
+    pub const ALL: [Defect; 27] = [
         Defect::SkillRecommendsOwner,
         Defect::CreatedResultShared,
         Defect::CheckpointKeepsPid,
@@ -94,6 +114,13 @@ impl Defect {
         Defect::ArchiveClosedShapes,
         Defect::RecordReadAdditively,
         Defect::ArchiveDepthExclusive,
+        Defect::RecordLenientJson,
+        Defect::ExpandIdSplitOnSpaces,
+        Defect::LaunchMintsWithoutFresh,
+        Defect::LaunchReplyRestorable,
+        Defect::FallbackClientNoSet,
+        Defect::SaveAlwaysSchema2,
+        Defect::ArchivedCommandRuns,
     ];
 
     pub fn name(self) -> &'static str {
@@ -118,6 +145,13 @@ impl Defect {
             Defect::ArchiveClosedShapes => "archive-closed-shapes",
             Defect::RecordReadAdditively => "record-read-additively",
             Defect::ArchiveDepthExclusive => "archive-depth-exclusive",
+            Defect::RecordLenientJson => "record-lenient-json",
+            Defect::ExpandIdSplitOnSpaces => "expand-id-split-on-spaces",
+            Defect::LaunchMintsWithoutFresh => "launch-mints-without-fresh",
+            Defect::LaunchReplyRestorable => "launch-reply-restorable",
+            Defect::FallbackClientNoSet => "fallback-client-no-set",
+            Defect::SaveAlwaysSchema2 => "save-always-schema-2",
+            Defect::ArchivedCommandRuns => "archived-command-runs",
         }
     }
 }
@@ -180,10 +214,12 @@ pub fn lenient_record(bytes: &[u8], rule: &str) -> Option<Record> {
         rule,
         "native.length" | "native.padded" | "record.owner_length" | "record.owner_padded"
     );
-    if !id_rule {
+    let lenient_json = rule == "record.json" && active(Defect::RecordLenientJson);
+    if !id_rule && !lenient_json {
         return None;
     }
-    // The real parse accepted the shape (its id rules run last): three strings.
+    // The real parse accepted the shape (its id rules run last): three strings; a
+    // lenient parser keeps a duplicate member's last value.
     let map: std::collections::BTreeMap<String, String> = serde_json::from_slice(bytes).ok()?;
     let field = |k: &str| map.get(k).cloned();
     let record = Record {
@@ -191,6 +227,9 @@ pub fn lenient_record(bytes: &[u8], rule: &str) -> Option<Record> {
         integration_id: field("integration_id")?,
         native_id: field("native_id")?,
     };
+    if lenient_json {
+        return record.validate().is_ok().then_some(record);
+    }
     (lenient_accepts(&record) == Some(true)).then_some(record)
 }
 

@@ -115,7 +115,10 @@ impl State {
         let minted;
         let identity = match native_id {
             Some(id) => Some(Identity::Resume(id)),
-            None if template.fresh_identity() => {
+            None if template.fresh_identity()
+                || (crate::negative::active(crate::negative::Defect::LaunchMintsWithoutFresh)
+                    && template.restorable()) =>
+            {
                 minted = uuid::Uuid::new_v4().to_string();
                 Some(Identity::Fresh(&minted))
             }
@@ -126,6 +129,23 @@ impl State {
             None => expand::plain(template, root),
         }
         .map_err(expand_error)?;
+        let mut expansion = expansion;
+        if crate::negative::active(crate::negative::Defect::ExpandIdSplitOnSpaces) {
+            // The negative control's shell-like split of the identity element.
+            if let Some((_, id)) = &expansion.env {
+                let id = id.clone();
+                expansion.argv = std::mem::take(&mut expansion.argv)
+                    .into_iter()
+                    .flat_map(|a| {
+                        if a == id {
+                            id.split(' ').map(str::to_owned).collect()
+                        } else {
+                            vec![a]
+                        }
+                    })
+                    .collect();
+            }
+        }
         let record = match &expansion.env {
             Some((_, id)) => Some(
                 Record::new(&entry.plugin_id, &template.id, id)
@@ -156,7 +176,8 @@ impl State {
         let session = self.resize_empty_window(window, size);
         let mut out =
             self.spawn_pane(caller, p, program, (window, session), size, Placement::Root)?;
-        out["restorable"] = json!(encoded.is_some());
+        let claims = crate::negative::active(crate::negative::Defect::LaunchReplyRestorable);
+        out["restorable"] = json!(encoded.is_some() || claims);
         if let Some(e) = encoded {
             out["agent_session"] = json!(e);
         }

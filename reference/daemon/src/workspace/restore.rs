@@ -264,7 +264,13 @@ fn build_session(
             }
             None if w.panes.is_empty() => None,
             None => {
-                let reply = c.call("pane.create", json!({"window": wid, "argv": argv()?}))?;
+                let archived = w.panes[0].command.clone();
+                let argv = match archived.filter(|_| negative::active(Defect::ArchivedCommandRuns))
+                {
+                    Some(command) => command,
+                    None => argv()?.to_vec(),
+                };
+                let reply = c.call("pane.create", json!({"window": wid, "argv": argv}))?;
                 Some(str_of(&reply, "pane")?.to_string())
             }
         };

@@ -159,8 +159,17 @@ pub fn run(c: &Client, output: Option<&Path>) -> Result<Value, Value> {
         let Some(archive) = build(&sessions, &before, &records) else {
             continue;
         };
-        let bytes = archive::write(&archive);
-        let schema = if archive.has_records() { 2 } else { 1 };
+        let mut bytes = archive::write(&archive);
+        let mut schema = if archive.has_records() { 2 } else { 1 };
+        if schema == 1 && crate::negative::active(crate::negative::Defect::SaveAlwaysSchema2) {
+            // The negative control's writer stamps 2 whatever the panes hold.
+            let text = String::from_utf8_lossy(&bytes).replacen(
+                "\"schema_version\":1",
+                "\"schema_version\":2",
+                1,
+            );
+            (bytes, schema) = (text.into_bytes(), 2);
+        }
         let summary = json!({
             "schema_version": schema,
             "sessions": archive.sessions.len(),
