@@ -99,12 +99,16 @@ struct Row {
     basis: &'static str,
     pins: Vec<String>,
     why: String,
+    /// The cases the row runs: its examples, or 1.
+    cases: usize,
 }
 
 /// A scenario (or, when its Examples blocks carry different tags, each block) with
 /// every tag that applies to it: the feature's, the rule's, its own, the block's.
-/// Each is (file, row label, scenario name, tags).
-fn scenarios(dir: &Path) -> Result<Vec<(String, String, String, Vec<String>)>, String> {
+/// Each is (file, row label, scenario name, tags, cases).
+type Scenario = (String, String, String, Vec<String>, usize);
+
+fn scenarios(dir: &Path) -> Result<Vec<Scenario>, String> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| format!("{dir:?}: {e}"))?
         .flatten()
@@ -129,16 +133,28 @@ fn scenarios(dir: &Path) -> Result<Vec<(String, String, String, Vec<String>)>, S
             tags.extend(rule_tags);
             tags.extend(s.tags.iter().cloned());
             let blocks: Vec<&Vec<String>> = s.examples.iter().map(|e| &e.tags).collect();
+            let cases = |e: &cucumber::gherkin::Examples| {
+                e.table
+                    .as_ref()
+                    .map_or(0, |t| t.rows.len().saturating_sub(1))
+            };
             if blocks.windows(2).any(|w| w[0] != w[1]) {
                 for (i, b) in blocks.iter().enumerate() {
                     let mut t = tags.clone();
                     t.extend(b.iter().cloned());
                     let label = format!("{} [examples {}]", s.name, i + 1);
-                    out.push((name.clone(), label, s.name.clone(), t));
+                    out.push((
+                        name.clone(),
+                        label,
+                        s.name.clone(),
+                        t,
+                        cases(&s.examples[i]),
+                    ));
                 }
             } else {
                 tags.extend(blocks.first().into_iter().flat_map(|b| b.iter().cloned()));
-                out.push((name.clone(), s.name.clone(), s.name.clone(), tags));
+                let n = s.examples.iter().map(cases).sum::<usize>().max(1);
+                out.push((name.clone(), s.name.clone(), s.name.clone(), tags, n));
             }
         }
     }
@@ -162,7 +178,7 @@ fn audit_suite(
     let mut rows = Vec::new();
     let mut problems = Vec::new();
     let mut row_quotes_used = std::collections::BTreeSet::new();
-    for (file, name, scenario, tags) in scenarios(dir)? {
+    for (file, name, scenario, tags, cases) in scenarios(dir)? {
         let at = format!("{suite}/{file}: {name:?}");
         let mut tagged = Vec::new();
         for t in tags.iter().filter(|t| t.starts_with(prefix)) {
@@ -246,6 +262,7 @@ fn audit_suite(
             basis,
             pins,
             why,
+            cases,
         });
     }
     for c in clauses.values() {
@@ -305,20 +322,29 @@ fn render(rows: &[Row]) -> String {
          only when the profile claims the part or feature named in `why`.\n\
          - `should`: tagged `@should`; its fail never fails certification.\n\n",
     );
-    out.push_str("## Counts\n\n| suite | rows | MUST rows | seed | pin | part | should |\n");
+    out.push_str(
+        "## Counts\n\nRows, and in brackets the cases they run (an outline runs one per \
+         example).\n\n| suite | rows | MUST rows | seed | pin | part | should |\n",
+    );
     out.push_str("|---|---|---|---|---|---|---|\n");
     for (suite, ..) in SUITES {
         let of: Vec<&Row> = rows.iter().filter(|r| r.suite == suite).collect();
-        let n = |b: &str| of.iter().filter(|r| r.basis == b).count();
+        let n = |f: &dyn Fn(&Row) -> bool| {
+            let (rows, cases) = of
+                .iter()
+                .filter(|r| f(r))
+                .fold((0, 0), |(n, c), r| (n + 1, c + r.cases));
+            format!("{rows} ({cases})")
+        };
         let _ = writeln!(
             out,
             "| {suite} | {} | {} | {} | {} | {} | {} |",
-            of.len(),
-            of.len() - n("should"),
-            n("seed"),
-            n("pin"),
-            n("part"),
-            n("should")
+            n(&|_| true),
+            n(&|r| r.basis != "should"),
+            n(&|r| r.basis == "seed"),
+            n(&|r| r.basis == "pin"),
+            n(&|r| r.basis == "part"),
+            n(&|r| r.basis == "should")
         );
     }
     for (suite, ..) in SUITES {

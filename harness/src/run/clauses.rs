@@ -117,6 +117,15 @@ pub fn load(path: &Path, contract: Contract) -> Result<Vec<Clause>, String> {
                 ))
             }
         }
+        let mut scenarios = BTreeSet::new();
+        for r in &c.rows {
+            if r.quote.trim().is_empty() || !scenarios.insert(r.scenario.as_str()) {
+                return Err(format!(
+                    "clause {}: [[clause.rows]] for {:?} needs a quote and may appear once",
+                    c.id, r.scenario
+                ));
+            }
+        }
         if !c.observable && c.reason.is_none() {
             return Err(format!("clause {}: unobservable needs a reason", c.id));
         }
@@ -383,6 +392,38 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// `basis` is absent, seed, or part with its claim and why; a row's own quote is
+    /// given once per scenario.
+    #[test]
+    fn load_checks_basis_and_row_quotes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("clauses.toml");
+        let head = "[[clause]]\nid = \"sw-a\"\nsection = \"s\"\nlevel = \"must\"\ntext = \"t\"\n";
+        let load_with = |extra: &str| {
+            std::fs::write(&path, format!("{head}{extra}")).unwrap();
+            load(&path, Contract::SingleWriter)
+        };
+        assert!(load_with("").is_ok());
+        assert!(load_with("basis = \"seed\"\n").is_ok());
+        let part = "basis = \"part\"\nclaimed_by = [\"part-checker\"]\nwhy = \"w\"\n";
+        assert!(load_with(part).is_ok());
+        for bad in [
+            "basis = \"part\"\nwhy = \"w\"\n",
+            "basis = \"part\"\nclaimed_by = [\"part-checker\"]\n",
+            "basis = \"pin\"\n",
+            "claimed_by = [\"part-checker\"]\n",
+        ] {
+            let e = load_with(bad).unwrap_err();
+            assert!(e.contains("clause sw-a: basis"), "{bad}: {e}");
+        }
+        let row = "[[clause.rows]]\nscenario = \"r\"\nquote = \"q\"\n";
+        assert!(load_with(row).is_ok());
+        let e = load_with(&format!("{row}{row}")).unwrap_err();
+        assert!(e.contains("\"r\" needs a quote and may appear once"), "{e}");
+        let e = load_with("[[clause.rows]]\nscenario = \"r\"\nquote = \" \"\n").unwrap_err();
+        assert!(e.contains("needs a quote"), "{e}");
     }
 
     #[test]
