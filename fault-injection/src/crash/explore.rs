@@ -12,8 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::log::{self, LogError, Recording};
+use super::log::{LogError, Recording};
 use super::model::{self, CrashState, Model, Strategy};
+use super::reader;
 use super::replay::{outputs_before, state_tree, Tree};
 
 /// Most bytes of a checker's output kept for the report.
@@ -170,7 +171,7 @@ impl Report {
 /// Explores the recording in `dir` (whose root, if given, must be the recorded one).
 pub fn explore(dir: &Path, root: Option<&Path>, opts: &Options) -> Result<Report, ExploreError> {
     let started = Instant::now();
-    let rec = log::read(dir, root).map_err(ExploreError::Log)?;
+    let rec = reader::read(dir, root).map_err(ExploreError::Log)?;
     let states = model::enumerate(opts.model, &rec.ops);
     let counts = model::counts(&states);
     let base = Tree::load(&rec.snapshot()).map_err(ExploreError::Io)?;
@@ -336,7 +337,7 @@ fn check_one(
 
 /// Writes state `id` of the recording into `dest` (for inspection), without checking.
 pub fn materialize(dir: &Path, model: Model, id: usize, dest: &Path) -> Result<(), ExploreError> {
-    let rec = log::read(dir, None).map_err(ExploreError::Log)?;
+    let rec = reader::read(dir, None).map_err(ExploreError::Log)?;
     let states = model::enumerate(model, &rec.ops);
     let s = states.get(id).ok_or(ExploreError::NoSuchState)?;
     let base = Tree::load(&rec.snapshot()).map_err(ExploreError::Io)?;
@@ -348,7 +349,7 @@ pub fn materialize(dir: &Path, model: Model, id: usize, dest: &Path) -> Result<(
 
 /// The recording's ops (with their trace lines) and the model's states, one per line.
 pub fn list(dir: &Path, model: Model) -> Result<Vec<String>, ExploreError> {
-    let rec = log::read(dir, None).map_err(ExploreError::Log)?;
+    let rec = reader::read(dir, None).map_err(ExploreError::Log)?;
     let mut out: Vec<String> = rec
         .lines
         .iter()

@@ -1,16 +1,14 @@
 //! A recording (`vxfault record --out DIR`): `meta.json`, the trace `log.jsonl` (one
 //! JSON line per call, with `off`/`len`/`data` on writes), the bytes in `data.bin`
-//! and the snapshot of the root before the run in `root/`. Reading it turns the trace
-//! into the logical operations under the root, each on a file identity (an inode
-//! number of our own), as ALICE's logical log does.
+//! and the snapshot of the root before the run in `root/`; the logical operations
+//! under the root ([`FsOp`], each on a file identity: an inode number of our own, as
+//! ALICE's logical log has) that `reader` turns the trace into.
 
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-
-use super::reader::{logical_ops, Record};
 
 /// `meta.json`'s `format`.
 pub const FORMAT: &str = "vxfault-record-1";
@@ -291,62 +289,6 @@ impl Recording {
         let b = (data.saturating_add(len) as usize).min(self.data.len());
         &self.data[a..b]
     }
-}
-
-/// Reads the recording in `dir`; `root`, if given, must be the recorded root.
-pub fn read(dir: &Path, root: Option<&Path>) -> Result<Recording, LogError> {
-    let rec = read_any(dir, root)?;
-    if !rec.ops.iter().any(|o| !matches!(o, FsOp::Output)) {
-        return Err(LogError::NothingUnderRoot);
-    }
-    Ok(rec)
-}
-
-/// [`read`], also when nothing in the log touched the root.
-pub fn read_any(dir: &Path, root: Option<&Path>) -> Result<Recording, LogError> {
-    let meta: Meta = fs::read(dir.join("meta.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .filter(|m: &Meta| m.format == FORMAT)
-        .ok_or(LogError::NoMeta)?;
-    if let Some(r) = root {
-        let r = r.canonicalize().map_err(|_| LogError::OtherRoot)?;
-        if r != meta.root {
-            return Err(LogError::OtherRoot);
-        }
-    }
-    let text = fs::read(dir.join("log.jsonl")).map_err(LogError::Io)?;
-    let data = fs::read(dir.join("data.bin")).map_err(LogError::Io)?;
-    if (data.len() as u64) < meta.data_bytes {
-        return Err(LogError::Truncated);
-    }
-    let mut records = Vec::new();
-    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
-        if line.is_empty() {
-            continue;
-        }
-        let r: Record = serde_json::from_slice(line).map_err(|_| {
-            if records.len() as u64 >= meta.lines || !text.ends_with(b"\n") {
-                LogError::Truncated
-            } else {
-                LogError::BadLine(i + 1)
-            }
-        })?;
-        records.push((i + 1, r));
-    }
-    if (records.len() as u64) < meta.lines || !text.ends_with(b"\n") {
-        return Err(LogError::Truncated);
-    }
-    let initial = snapshot_files(&dir.join("root")).map_err(LogError::Io)?;
-    let links = snapshot_symlinks(&dir.join("root")).map_err(LogError::Io)?;
-    let (ops, lines) = logical_ops(&meta, &initial, &links, &records)?;
-    Ok(Recording {
-        dir: dir.to_path_buf(),
-        meta,
-        ops,
-        lines,
-        data,
-    })
 }
 
 /// Every entry below `root` that is not a directory, relative, with its type and

@@ -14,8 +14,9 @@ pub mod replay;
 mod verify;
 
 pub use explore::{explore, state_acknowledged, Checker, ExploreError, Options, Report, Verdict};
-pub use log::{read, FsOp, LogError, Meta, Recording};
+pub use log::{FsOp, LogError, Meta, Recording};
 pub use model::{enumerate, CrashState, Model, Strategy, Tear};
+pub use reader::{read, read_any};
 pub use verify::{verify, Missed};
 
 use std::fs;

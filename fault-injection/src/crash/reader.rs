@@ -1,18 +1,77 @@
-//! Reading a trace into logical operations: which calls count (made, under the
+//! Reading a recording ([`read`]) and its trace into logical operations: which calls count (made, under the
 //! root), which file identity each path and fd names as the log goes, and what each
 //! call becomes ([`FsOp`]); a call the log cannot model is an error, never skipped.
 
 use std::collections::HashMap;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::log::{moved_name, FsOp, Ino, LogError, Meta};
+use super::log::{
+    moved_name, snapshot_files, snapshot_symlinks, FsOp, Ino, LogError, Meta, Recording, FORMAT,
+};
 use crate::trace::TraceRecord;
+
+/// Reads the recording in `dir`; `root`, if given, must be the recorded root.
+pub fn read(dir: &Path, root: Option<&Path>) -> Result<Recording, LogError> {
+    let rec = read_any(dir, root)?;
+    if !rec.ops.iter().any(|o| !matches!(o, FsOp::Output)) {
+        return Err(LogError::NothingUnderRoot);
+    }
+    Ok(rec)
+}
+
+/// [`read`], also when nothing in the log touched the root.
+pub fn read_any(dir: &Path, root: Option<&Path>) -> Result<Recording, LogError> {
+    let meta: Meta = fs::read(dir.join("meta.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .filter(|m: &Meta| m.format == FORMAT)
+        .ok_or(LogError::NoMeta)?;
+    if let Some(r) = root {
+        let r = r.canonicalize().map_err(|_| LogError::OtherRoot)?;
+        if r != meta.root {
+            return Err(LogError::OtherRoot);
+        }
+    }
+    let text = fs::read(dir.join("log.jsonl")).map_err(LogError::Io)?;
+    let data = fs::read(dir.join("data.bin")).map_err(LogError::Io)?;
+    if (data.len() as u64) < meta.data_bytes {
+        return Err(LogError::Truncated);
+    }
+    let mut records = Vec::new();
+    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        let r: Record = serde_json::from_slice(line).map_err(|_| {
+            if records.len() as u64 >= meta.lines || !text.ends_with(b"\n") {
+                LogError::Truncated
+            } else {
+                LogError::BadLine(i + 1)
+            }
+        })?;
+        records.push((i + 1, r));
+    }
+    if (records.len() as u64) < meta.lines || !text.ends_with(b"\n") {
+        return Err(LogError::Truncated);
+    }
+    let initial = snapshot_files(&dir.join("root")).map_err(LogError::Io)?;
+    let links = snapshot_symlinks(&dir.join("root")).map_err(LogError::Io)?;
+    let (ops, lines) = logical_ops(&meta, &initial, &links, &records)?;
+    Ok(Recording {
+        dir: dir.to_path_buf(),
+        meta,
+        ops,
+        lines,
+        data,
+    })
+}
 
 /// A trace line with the record's fields.
 #[derive(Debug, Deserialize)]
-pub(super) struct Record {
+struct Record {
     #[serde(flatten)]
     base: TraceRecord,
     #[serde(default)]
@@ -125,7 +184,7 @@ fn parse_mtime(t: &str) -> Option<(i64, u32)> {
 }
 
 /// The logical operations of the successful calls under `root`.
-pub(super) fn logical_ops(
+fn logical_ops(
     meta: &Meta,
     initial: &[(PathBuf, u64)],
     links: &[PathBuf],

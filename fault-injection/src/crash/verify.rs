@@ -7,8 +7,9 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::log::{self, LogError};
+use super::log::LogError;
 use super::model::{CrashState, Strategy};
+use super::reader;
 use super::replay::{state_tree, Seen, Tree};
 use crate::Backend;
 
@@ -133,7 +134,7 @@ impl fmt::Display for Missed {
 
 /// Checks the recording in `dir` against its root as the run left it.
 pub fn verify(dir: &Path) -> Result<(), Missed> {
-    let rec = log::read_any(dir, None).map_err(Missed::Log)?;
+    let rec = reader::read_any(dir, None).map_err(Missed::Log)?;
     let base = Tree::load(&rec.snapshot()).map_err(Missed::Io)?;
     let complete = CrashState {
         id: 0,
