@@ -61,6 +61,47 @@ fn yes() -> bool {
     true
 }
 
+impl Clause {
+    /// The seed sentence this clause's row `scenario` (its name as run, outline
+    /// placeholders filled in) tests: its own `[[clause.rows]]` quote, else the
+    /// clause's.
+    pub fn quote_for(&self, scenario: &str) -> Option<&str> {
+        self.rows
+            .iter()
+            .find(|r| name_matches(&r.scenario, scenario))
+            .map(|r| r.quote.as_str())
+            .or(self.quote.as_deref())
+    }
+}
+
+/// Whether `name` is `pattern` with each `<placeholder>` filled in by some text.
+fn name_matches(pattern: &str, name: &str) -> bool {
+    let mut literals = Vec::new();
+    let mut rest = pattern;
+    while let Some(open) = rest.find('<') {
+        let Some(close) = rest[open..].find('>') else {
+            break;
+        };
+        literals.push(&rest[..open]);
+        rest = &rest[open + close + 1..];
+    }
+    literals.push(rest);
+    let (first, last) = (literals[0], literals[literals.len() - 1]);
+    if literals.len() == 1 {
+        return name == pattern;
+    }
+    let Some(mut tail) = name.strip_prefix(first) else {
+        return false;
+    };
+    for lit in &literals[1..literals.len() - 1] {
+        match tail.find(lit) {
+            Some(at) => tail = &tail[at + lit.len()..],
+            None => return false,
+        }
+    }
+    tail.ends_with(last)
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
@@ -392,6 +433,37 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_row_quote_matches_its_scenario_as_run() {
+        assert!(name_matches("A b", "A b"));
+        assert!(!name_matches("A b", "A bc"));
+        assert!(name_matches("Refused: <case>", "Refused: have-negative"));
+        assert!(name_matches("X (<a> as <b>)", "X (pi as codex)"));
+        assert!(!name_matches("X (<a> as <b>)", "X (pi to codex)"));
+        assert!(!name_matches("Refused: <case>", "Accepted: have-negative"));
+        let mut c = Clause {
+            id: "sw-a".into(),
+            section: "s".into(),
+            level: "must".into(),
+            text: "t".into(),
+            quote: Some("clause".into()),
+            why: None,
+            observable: true,
+            reason: None,
+            pending: None,
+            basis: None,
+            claimed_by: Vec::new(),
+            rows: vec![RowQuote {
+                scenario: "Refused: <case>".into(),
+                quote: "row".into(),
+            }],
+        };
+        assert_eq!(c.quote_for("Refused: bare-uuid"), Some("row"));
+        assert_eq!(c.quote_for("Another row"), Some("clause"));
+        c.quote = None;
+        assert_eq!(c.quote_for("Another row"), None);
     }
 
     /// `basis` is absent, seed, or part with its claim and why; a row's own quote is

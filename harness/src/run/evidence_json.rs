@@ -57,13 +57,17 @@ pub struct ClauseRef {
     pub quote: String,
 }
 
-fn clause_ref(contract: Contract, c: &Clause) -> ClauseRef {
+/// The clause as the evidence of `scenario` quotes it: the sentence that row tests
+/// (the clause's `[[clause.rows]]` entry for it), else the clause's own.
+fn clause_ref(contract: Contract, c: &Clause, scenario: &str) -> ClauseRef {
     ClauseRef {
         id: c.id.clone(),
         level: c.level.clone(),
         seed: format!("shared/seeds/{}", contract.seed()),
         section: c.section.clone(),
-        quote: c.quote.clone().unwrap_or_else(|| c.text.clone()),
+        quote: c
+            .quote_for(scenario)
+            .map_or_else(|| c.text.clone(), str::to_string),
     }
 }
 
@@ -111,7 +115,7 @@ pub fn of(o: &Outcome, registries: &[(Contract, Vec<Clause>)]) -> Option<Evidenc
             let first = tagged.first().copied();
             tagged.into_iter().find(|c| c.level != "pin").or(first)
         })
-        .map(|c| clause_ref(o.contract, c));
+        .map(|c| clause_ref(o.contract, c, &o.name));
     let message = o.message.clone().unwrap_or_default();
     let step = super::failed_steps::of(&o.feature_path, o.line);
     let (expected, observed) = match (&kept.failed, o.verdict) {
