@@ -311,7 +311,8 @@ fn render(rows: &[Row]) -> String {
     out.push_str(
         "A row is a scenario (an outline with its examples; each Examples block when \
          blocks carry different tags). Its clause is its most specific clause tag that \
-         is not a pin (the one its evidence quotes). Basis:\n\n\
+         is not a pin (the one its evidence names); its sentence is the clause's quote, or \
+         the clause's `rows` entry for that row (which its evidence quotes too). Basis:\n\n\
          - `seed`: the quoted sentence requires what the row checks; a fail is the \
          seed's.\n\
          - `pin`: the kit's reading where the seed is open (a name, a code, a cap, a \
