@@ -97,20 +97,27 @@ Feature: Templates
 
     Examples:
       | case | file | result | rule |
+      | id-padded | id-padded.toml | invalid_params.integration_template | template.id |
+      | id-121-bytes | id-121-bytes.toml | invalid_params.integration_template | template.id |
+      | id-control | id-control.toml | invalid_params.integration_template | template.id |
+      | command-holds-placeholder | command-holds-placeholder.toml | invalid_params.integration_template | template.command_placeholder |
+
+    # The ADR bounds ids (§7) and keeps the placeholder out of the program (§2); the
+    # rest of the template's shape (TOML rules, command, executables, working
+    # directory, argument counts and sizes) is the kit's reading of phux's format (SHOULD).
+    @should
+    Examples:
+      | case | file | result | rule |
       | toml-syntax | toml-syntax.toml | invalid_params.integration_template | template.toml |
       | toml-duplicate-key | toml-duplicate-key.toml | invalid_params.integration_template | template.toml |
       | toml-duplicate-table | toml-duplicate-table.toml | invalid_params.integration_template | template.toml |
       | not-utf8 | not-utf8.toml | invalid_params.integration_template | template.toml |
       | id-missing | id-missing.toml | invalid_params.integration_template | template.id |
-      | id-padded | id-padded.toml | invalid_params.integration_template | template.id |
-      | id-121-bytes | id-121-bytes.toml | invalid_params.integration_template | template.id |
-      | id-control | id-control.toml | invalid_params.integration_template | template.id |
       | id-number | id-number.toml | invalid_params.integration_template | template.type |
       | launch-not-table | launch-not-table.toml | invalid_params.integration_template | template.type |
       | command-empty | command-empty.toml | invalid_params.integration_template | template.command |
       | command-blank-program | command-blank-program.toml | invalid_params.integration_template | template.command |
       | command-not-strings | command-not-strings.toml | invalid_params.integration_template | template.type |
-      | command-holds-placeholder | command-holds-placeholder.toml | invalid_params.integration_template | template.command_placeholder |
       | required-executable-path | required-executable-path.toml | invalid_params.integration_template | template.required_executables |
       | required-executable-padded | required-executable-padded.toml | invalid_params.integration_template | template.required_executables |
       | working-directory-home | working-directory-home.toml | invalid_params.integration_template | template.working_directory |
@@ -137,7 +144,8 @@ Feature: Templates
     Then the checker refuses it with "invalid_params.integration_template" by rule "template.native_env"
     And the verdict does not contain "CANARY"
 
-  @asr-templates-own-policy
+  # The ADR bounds no template: 64 KiB is the kit's cap (SHOULD).
+  @asr-templates-own-policy @should
   Scenario: A template over 64 KiB is refused by its length alone
     When the template checker reads the corpus template "valid-peer-claude.toml" padded to 65537 bytes
     Then the checker refuses it with "invalid_params.integration_template" by rule "template.size"
