@@ -30,6 +30,8 @@ const UNKNOWN_ENGINE: &str = "A key that could alias another session, or leave t
 const CAPS: &str = "A key over the kit's length caps (96-byte key, 64-byte ses_ tail) is refused";
 const HANDOFF: &str = "After LAUNCH the master holds the lock, even with the broker gone";
 const NOT_SOCKET: &str = "A regular file at the socket path is an error and is kept";
+const LONG_ENGINE: &str = "A key that could alias another session, or leave the lock \
+                           directory, is refused [engine-33-bytes]";
 
 /// The variant's choices, as a profile says them.
 const OWN_ENGINES: &str = "known_engines = { claude = \"uuid\", gemini = \"uuid\", \
@@ -37,7 +39,8 @@ const OWN_ENGINES: &str = "known_engines = { claude = \"uuid\", gemini = \"uuid\
                            missing_program_engine = \"codex\"";
 const OWN_PATHS: &str = "lock_path = \"{lock_dir}/{engine}_{id}.lock\"\n\
                          session_socket = \"{runtime_dir}/{engine}-{id}.sock\"";
-const OWN_CAPS: &str = "key_max_bytes = \"none\"\nses_id_max_bytes = \"none\"";
+const OWN_CAPS: &str =
+    "key_max_bytes = \"none\"\nengine_max_bytes = \"none\"\nses_id_max_bytes = \"none\"";
 const OWN_SPAWN: &str = "close_spawn_failed = 4504";
 
 fn table() -> String {
@@ -122,6 +125,7 @@ fn a_broker_described_by_its_keys_passes_every_row_they_touch() {
         &format!("{LAUNCH}missing-program"),
         &format!("{LAUNCH}bad-cwd"),
         UNKNOWN_ENGINE,
+        LONG_ENGINE,
         HANDOFF,
         NOT_SOCKET,
     ] {
@@ -152,6 +156,14 @@ fn without_the_keys_the_same_broker_fails_or_is_non_strict_row_by_row() {
     for (row, (verdict, m)) in v.iter().filter(|(k, _)| k.starts_with(CAPS)) {
         assert!(m.contains("sw-pin-length-caps"), "{row}: {verdict}: {m}");
     }
+    // engine_max_bytes: a 33-byte engine is still refused, as unknown rather than by
+    // the kit's cap: the kit's rule id is a pin.
+    assert_eq!(verdict(&v, LONG_ENGINE), "non-strict");
+    assert!(
+        v[LONG_ENGINE].1.contains("key.engine_unknown"),
+        "{:?}",
+        v[LONG_ENGINE]
+    );
 }
 
 /// The spawn code alone: with every other key declared, an undeclared

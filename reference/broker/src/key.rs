@@ -212,11 +212,11 @@ pub fn parse_key(key: &str, engines: &EngineTable, new: bool) -> Result<SessionK
     })
 }
 
-/// `[a-z][a-z0-9_-]{0,31}`.
+/// `[a-z][a-z0-9_-]{0,31}` (no length cap under the keys variant).
 pub fn is_engine(s: &str) -> bool {
     let b = s.as_bytes();
     matches!(b.first(), Some(b'a'..=b'z'))
-        && b.len() <= MAX_ENGINE_BYTES
+        && (b.len() <= MAX_ENGINE_BYTES || crate::variant::keys())
         && b[1..]
             .iter()
             .all(|c| matches!(c, b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-'))

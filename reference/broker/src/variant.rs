@@ -38,8 +38,8 @@ pub fn on() -> bool {
 ///   other engine of the engines file, so an engine it does not know (the fixture's
 ///   `ghost`) is refused before any launch (`known_engines`,
 ///   `missing_program_engine`);
-/// - no length cap on a key or an `ses_` tail (`key_max_bytes`, `ses_id_max_bytes`
-///   = "none");
+/// - no length cap on a key, an engine name or an `ses_` tail (`key_max_bytes`,
+///   `engine_max_bytes`, `ses_id_max_bytes` = "none");
 /// - a launch whose spawn failed closes [`CLOSE_SPAWN_FAILED`], one refused before
 ///   anything was spawned (a cwd that does not exist, an orphan socket that cannot
 ///   be unlinked) still 4502 (`close_spawn_failed`);
