@@ -215,6 +215,28 @@ Feature: Save and restore
       | moved to the plugin "zz-other" | conflict.integration_owner |
       | no longer restorable | unsupported.native_restore |
 
+  @asr-restore-fail-before @part-server
+  Scenario Outline: A plugin change that lands between restore's plan and its launch starts no program of any owner
+    When agent.launch starts "stub" in a new window with native id "keep-5" as "a"
+    And the workspace is saved to "ws.json"
+    And every session is killed
+    And the integration "stub" of plugin "team" changes on disk only: <change>
+    Given the workspace clients reach the daemon through the relay in mode "reload-before-launch"
+    And a subscriber watches the events
+    When the workspace is restored from "ws.json"
+    Then the restore fails with "<code>"
+    And the relay altered at least one record on its way
+    And no session exists
+    And no program wrote the dump "stub"
+    And the subscriber saw no pane created before a barrier session
+
+    Examples:
+      | change | code |
+      | disabled | conflict.integration_disabled |
+      | also declared by the plugin "zz-rival" | conflict.integration_ambiguous |
+      | now owned by the plugin id "other" | conflict.integration_owner |
+      | moved to the plugin "zz-other" | conflict.integration_owner |
+
   @asr-restore-oneshot @part-server
   Scenario: Two restores of one name race: the winner's pane has the winner's record
     Given the archive "one.json" holds the session "dup" natively resumed as "team" "stub" "id-one"

@@ -269,7 +269,7 @@ fn a_restore_that_skips_the_lying_confirmation_fails_the_confirm_row_only() {
     assert_eq!(code, 1);
     assert!(passing.len() >= 9, "{passing:?}");
     // And the rows whose relay (readback, reserved namespace, a name taken, a pane
-    // replaced) the bypassing client never crosses.
+    // replaced, a plugin reload before the launch) the bypassing client never crosses.
     assert_eq!(
         failing,
         names(&[
@@ -279,6 +279,7 @@ fn a_restore_that_skips_the_lying_confirmation_fails_the_confirm_row_only() {
             "A name another client takes after restore read the sessions is skipped, and that session is left alone",
             "A pane replaced after its record was read is not archived, though the pane count is unchanged",
             "A server whose reserved namespace takes a client's write is refused before anything is created, whatever it advertises",
+            RELOAD_ROW,
         ])
     );
 }
@@ -535,21 +536,27 @@ fn a_declared_error_name_is_judged_strictly() {
 /// rows failed there only because the restore was refused for another reason than
 /// theirs, and the plugin-change rows passed). The control's own defect is failed by
 /// the rows that restore natively.
-const NATIVE_TWIN_ROWS: [&str; 4] = [
+const NATIVE_TWIN_ROWS: [&str; 5] = [
     "A native session whose integration no longer resolves is never created, nor its program started",
     CONFIRM_ROW,
     HIDDEN_RESULT_ROW,
     PROBE_RELAY_ROW,
+    RELOAD_ROW,
 ];
+/// The row (05) whose plugin change reaches the daemon through the suite's
+/// `reload-before-launch` relay, after restore's plan.
+const RELOAD_ROW: &str =
+    "A plugin change that lands between restore's plan and its launch starts no program of any owner";
 /// The probe row (05) whose restore goes through the suite's `reserved-writable` relay.
 const PROBE_RELAY_ROW: &str = "A server whose reserved namespace takes a client's write is refused before anything is created, whatever it advertises";
 /// Its twin, the launch client straight to a daemon whose readback lies, fails too.
-const READBACK_LIES_INCONCLUSIVE: [&str; 5] = [
+const READBACK_LIES_INCONCLUSIVE: [&str; 6] = [
     NATIVE_TWIN_ROWS[0],
     CONFIRM_ROW,
     HIDDEN_RESULT_ROW,
     PROBE_RELAY_ROW,
+    RELOAD_ROW,
     "A launch client whose record reads back altered fails and gets the new pane killed",
 ];
-const DROP_META_SET_INCONCLUSIVE: [&str; 4] = NATIVE_TWIN_ROWS;
-const RESERVED_WRITABLE_INCONCLUSIVE: [&str; 4] = NATIVE_TWIN_ROWS;
+const DROP_META_SET_INCONCLUSIVE: [&str; 5] = NATIVE_TWIN_ROWS;
+const RESERVED_WRITABLE_INCONCLUSIVE: [&str; 5] = NATIVE_TWIN_ROWS;

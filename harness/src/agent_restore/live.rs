@@ -139,6 +139,18 @@ impl Live {
     /// Writes `<plugins>/<dir>/plugin.toml` (`id`) and `integrations/<id>.toml` with
     /// the template text (`{vxstub}`, `{dump}` expanded); a running daemon reloads.
     pub fn write_plugin(&mut self, dir: &str, plugin_id: &str, integration: &str, text: &str) {
+        self.write_plugin_files(dir, plugin_id, integration, text);
+        self.reload_if_running();
+    }
+
+    /// [`Live::write_plugin`] without the reload: the daemon reads it when told to.
+    pub fn write_plugin_files(
+        &mut self,
+        dir: &str,
+        plugin_id: &str,
+        integration: &str,
+        text: &str,
+    ) {
         let root = self.plugins_dir().join(dir);
         std::fs::create_dir_all(root.join("integrations")).or_harness("mkdir plugin");
         std::fs::write(root.join("plugin.toml"), format!("id = {plugin_id:?}\n"))
@@ -149,7 +161,6 @@ impl Live {
             .replace("{dump}", &dump);
         std::fs::write(root.join(format!("integrations/{integration}.toml")), text)
             .or_harness("write the template");
-        self.reload_if_running();
     }
 
     fn reload_if_running(&mut self) {

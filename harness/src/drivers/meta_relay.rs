@@ -52,6 +52,7 @@ pub enum RelayMode {
     ReservedWritable,
     NameTaken,
     ReplaceAfterRead,
+    ReloadBeforeLaunch,
 }
 
 impl RelayMode {
@@ -63,6 +64,7 @@ impl RelayMode {
             "reserved-writable" => Some(RelayMode::ReservedWritable),
             "name-taken" => Some(RelayMode::NameTaken),
             "replace-after-read" => Some(RelayMode::ReplaceAfterRead),
+            "reload-before-launch" => Some(RelayMode::ReloadBeforeLaunch),
             _ => None,
         }
     }
@@ -236,6 +238,15 @@ fn relay(
                 "session.create",
                 json!({"name": name, "unique": true}),
             )?;
+            altered.fetch_add(1, Ordering::SeqCst);
+        }
+        // A plugin change already on disk reaches the daemon between the client's
+        // plan (integration.list) and its launch.
+        if mode == RelayMode::ReloadBeforeLaunch
+            && request["verb"] == "agent.launch"
+            && once.first()
+        {
+            call(&mut to_up, &mut from_up, "config.reload", json!({}))?;
             altered.fetch_add(1, Ordering::SeqCst);
         }
         to_up.write_all(&line)?;

@@ -298,6 +298,50 @@ const SWITCHES: &[Switch] = &[
         non_strict: &[],
         pins: "",
     },
+    Switch {
+        defect: "launch-disabled-owner-used",
+        checker: false,
+        tags: "@asr-restore-fail-before",
+        // Only a change the daemon learns after restore's plan reaches its check.
+        fails: &[
+            "A plugin change that lands between restore's plan and its launch starts no program of any owner [disabled | conflict.integration_disabled]",
+        ],
+        // The owner, disabled, counted beside the new one: ambiguous, refused in time.
+        non_strict: &["A plugin change that lands between restore's plan and its launch starts no program of any owner [moved to the plugin \"zz-other\" | conflict.integration_owner]"],
+        pins: "",
+    },
+    Switch {
+        defect: "launch-ambiguous-takes-first",
+        checker: false,
+        tags: "@asr-restore-fail-before",
+        fails: &[
+            "A plugin change that lands between restore's plan and its launch starts no program of any owner [also declared by the plugin \"zz-rival\" | conflict.integration_ambiguous]",
+        ],
+        non_strict: &[],
+        pins: "",
+    },
+    Switch {
+        defect: "launch-expected-owner-ignored",
+        checker: false,
+        tags: "@asr-restore-fail-before",
+        fails: &[
+            "A plugin change that lands between restore's plan and its launch starts no program of any owner [now owned by the plugin id \"other\" | conflict.integration_owner]",
+            "A plugin change that lands between restore's plan and its launch starts no program of any owner [moved to the plugin \"zz-other\" | conflict.integration_owner]",
+        ],
+        non_strict: &[],
+        pins: "",
+    },
+    Switch {
+        defect: "restore-without-expected-owner",
+        checker: false,
+        tags: "@asr-restore-fail-before",
+        fails: &[
+            "A plugin change that lands between restore's plan and its launch starts no program of any owner [now owned by the plugin id \"other\" | conflict.integration_owner]",
+            "A plugin change that lands between restore's plan and its launch starts no program of any owner [moved to the plugin \"zz-other\" | conflict.integration_owner]",
+        ],
+        non_strict: &[],
+        pins: "",
+    },
 ];
 
 /// A row's name as the lists above write it.

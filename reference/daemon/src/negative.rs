@@ -50,6 +50,11 @@
 //! - `save-always-schema-2`: a save without records is stamped schema 2.
 //! - `archived-command-runs`: restore starts a window's first record-less pane with
 //!   the archived `command`, not the fallback argv.
+//! - `launch-ambiguous-takes-first`, `launch-disabled-owner-used`,
+//!   `launch-expected-owner-ignored`: `agent.launch`'s own owner checks (the first of
+//!   several enabled owners taken; disabled owners kept; `expect_plugin_id` ignored).
+//! - `restore-without-expected-owner`: restore's launch does not name the archived
+//!   owner (`expect_plugin_id`).
 //! - `env-suffix-only`, `archive-closed-shapes`, `record-read-additively`,
 //!   `archive-depth-exclusive`: the offline checkers' (`crate::negative_checker`).
 
@@ -90,10 +95,14 @@ pub enum Defect {
     FallbackClientNoSet,
     SaveAlwaysSchema2,
     ArchivedCommandRuns,
+    LaunchAmbiguousTakesFirst,
+    LaunchDisabledOwnerUsed,
+    LaunchExpectedOwnerIgnored,
+    RestoreWithoutExpectedOwner,
 }
 
 impl Defect {
-    pub const ALL: [Defect; 27] = [
+    pub const ALL: [Defect; 31] = [
         Defect::SkillRecommendsOwner,
         Defect::CreatedResultShared,
         Defect::CheckpointKeepsPid,
@@ -121,6 +130,10 @@ impl Defect {
         Defect::FallbackClientNoSet,
         Defect::SaveAlwaysSchema2,
         Defect::ArchivedCommandRuns,
+        Defect::LaunchAmbiguousTakesFirst,
+        Defect::LaunchDisabledOwnerUsed,
+        Defect::LaunchExpectedOwnerIgnored,
+        Defect::RestoreWithoutExpectedOwner,
     ];
 
     pub fn name(self) -> &'static str {
@@ -152,6 +165,10 @@ impl Defect {
             Defect::FallbackClientNoSet => "fallback-client-no-set",
             Defect::SaveAlwaysSchema2 => "save-always-schema-2",
             Defect::ArchivedCommandRuns => "archived-command-runs",
+            Defect::LaunchAmbiguousTakesFirst => "launch-ambiguous-takes-first",
+            Defect::LaunchDisabledOwnerUsed => "launch-disabled-owner-used",
+            Defect::LaunchExpectedOwnerIgnored => "launch-expected-owner-ignored",
+            Defect::RestoreWithoutExpectedOwner => "restore-without-expected-owner",
         }
     }
 }

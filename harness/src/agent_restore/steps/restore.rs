@@ -529,7 +529,30 @@ async fn integration_changed(w: &mut World, c: &[String]) {
         let what = format!("the same restore of {saved} before the integration was changed");
         twins::restore(l, what, twin);
         l.forget_dump("stub");
-        super::owners::apply_change(l, &c[1], &c[2], &c[3]);
+        super::owners::apply_change(l, &c[1], &c[2], &c[3], true);
+    })
+    .await;
+}
+
+/// The change written to the plugins directory only: the daemon reads it when the
+/// relay in mode `reload-before-launch` reloads, after restore's plan.
+#[when(
+    regex = r#"^the integration "([a-z0-9-]+)" of plugin "([a-z0-9-]+)" changes on disk only: (.+)$"#
+)]
+async fn integration_changed_on_disk(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        // The valid twin first: the last saved archive restored while the integration
+        // still resolves; what it restores is removed again.
+        let saved = l
+            .saved
+            .clone()
+            .or_harness("a plugin change follows a save, whose restore is its twin");
+        let twin = restore_command(l, &saved, true);
+        let what = format!("the same restore of {saved} before the integration was changed");
+        twins::restore(l, what, twin);
+        l.forget_dump("stub");
+        super::owners::apply_change(l, &c[1], &c[2], &c[3], false);
     })
     .await;
 }

@@ -8,6 +8,7 @@
 
 use super::limits::{MAX_INTEGRATIONS_PER_PLUGIN, MAX_PLUGINS, MAX_PLUGIN_MANIFEST_BYTES};
 use crate::errors::{ApiError, ApiResult, ErrorCode};
+use crate::negative::{self, Defect};
 use serde_json::{json, Value};
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -202,13 +203,17 @@ impl Integrations {
         if owners.peek().is_none() {
             return Err(ApiError::code(ErrorCode::IntegrationNotFound));
         }
-        let enabled: Vec<&Entry> = owners.filter(|e| e.enabled).collect();
+        // The negative controls' owner mistakes (crate::negative), never by default.
+        let any_owner = negative::active(Defect::LaunchDisabledOwnerUsed);
+        let enabled: Vec<&Entry> = owners.filter(|e| e.enabled || any_owner).collect();
         let entry = match enabled.as_slice() {
             [] => return Err(ApiError::code(ErrorCode::IntegrationDisabled)),
             [one] => *one,
+            [first, ..] if negative::active(Defect::LaunchAmbiguousTakesFirst) => *first,
             _ => return Err(ApiError::code(ErrorCode::IntegrationAmbiguous)),
         };
-        if expect_plugin_id.is_some_and(|p| p != entry.plugin_id) {
+        let ignore_owner = negative::active(Defect::LaunchExpectedOwnerIgnored);
+        if expect_plugin_id.is_some_and(|p| p != entry.plugin_id) && !ignore_owner {
             return Err(ApiError::code(ErrorCode::IntegrationOwner));
         }
         Ok(entry)
