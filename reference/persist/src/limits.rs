@@ -10,6 +10,51 @@ pub const MAX_MEMBERS: usize = 64;
 pub const MAX_MEMBER_BYTES: u64 = 16 * 1024 * 1024;
 /// All bodies together, the header member's included.
 pub const MAX_TOTAL_BODY_BYTES: u64 = 32 * 1024 * 1024;
+/// The three caps above as the packer and the reader apply them: the constants,
+/// unless the process was started with `VXPERSIST_CAPS` (the kit's caps-pin test,
+/// harness/tests/session_persist_caps_pin.rs, which no shipped profile sets), e.g.
+/// `members=100,member_bytes=1048576,total_body_bytes=2097152` (any subset). The
+/// seed leaves the caps' values to the implementer; the switch stands in for one
+/// that chose others. The blob length rule (`MAX_BLOB_BYTES`) stays the kit's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Caps {
+    pub members: usize,
+    pub member_bytes: u64,
+    pub total_body_bytes: u64,
+}
+
+/// The caps this process enforces (see [`Caps`]).
+pub fn caps() -> Caps {
+    static CAPS: std::sync::OnceLock<Caps> = std::sync::OnceLock::new();
+    *CAPS.get_or_init(|| {
+        let kit = Caps {
+            members: MAX_MEMBERS,
+            member_bytes: MAX_MEMBER_BYTES,
+            total_body_bytes: MAX_TOTAL_BODY_BYTES,
+        };
+        std::env::var("VXPERSIST_CAPS").map_or(kit, |v| {
+            caps_from(&v, kit).unwrap_or_else(|e| panic!("{e}"))
+        })
+    })
+}
+
+/// Reads a `VXPERSIST_CAPS` value over `kit`; a malformed one is the test's own
+/// mistake, named with the item.
+fn caps_from(v: &str, mut caps: Caps) -> Result<Caps, String> {
+    for item in v.split(',').filter(|i| !i.is_empty()) {
+        let bad = || format!("VXPERSIST_CAPS: {item:?} is not key=positive integer");
+        let (k, n) = item.split_once('=').ok_or_else(bad)?;
+        let n: u64 = n.parse().ok().filter(|n| *n > 0).ok_or_else(bad)?;
+        match k {
+            "members" => caps.members = usize::try_from(n).map_err(|_| bad())?,
+            "member_bytes" => caps.member_bytes = n,
+            "total_body_bytes" => caps.total_body_bytes = n,
+            _ => return Err(format!("VXPERSIST_CAPS: no cap named {k:?}")),
+        }
+    }
+    Ok(caps)
+}
+
 /// The header member's body.
 pub const MAX_HEADER_BYTES: u64 = 4 * 1024;
 /// A member path, in bytes and in components.

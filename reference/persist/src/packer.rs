@@ -10,10 +10,7 @@ use crate::error::{ErrorCode, PersistError, Result};
 use crate::fs::{check_session_file, entry_type, over_cap, unsafe_entry, Dir, EntryType};
 use crate::header::{valid_session_id, SessionHeader};
 use crate::layout::{template_literal, template_matches, BackendLayout, Comp, FileKind, Layouts};
-use crate::limits::{
-    DEFAULT_HEADER_MEMBER, MAX_HEADER_BYTES, MAX_MEMBERS, MAX_MEMBER_BYTES, MAX_PATH_DEPTH,
-    MAX_TOTAL_BODY_BYTES,
-};
+use crate::limits::{DEFAULT_HEADER_MEMBER, MAX_HEADER_BYTES, MAX_PATH_DEPTH};
 
 /// One backend's packer over one root (the root the next Execute uses).
 #[derive(Clone, Debug)]
@@ -242,15 +239,16 @@ impl Walk<'_> {
         if self.files.contains_key(&path) {
             return Ok(());
         }
-        if self.files.len() >= MAX_MEMBERS {
+        let cap = crate::limits::caps();
+        if self.files.len() >= cap.members {
             return Err(over_cap());
         }
         let body = match self.mode {
             Mode::Probe => Vec::new(),
-            Mode::Read => dir.read_file(name, MAX_MEMBER_BYTES, over_cap)?,
+            Mode::Read => dir.read_file(name, cap.member_bytes, over_cap)?,
         };
         self.total += body.len() as u64;
-        if self.total > MAX_TOTAL_BODY_BYTES - MAX_HEADER_BYTES {
+        if self.total > cap.total_body_bytes.saturating_sub(MAX_HEADER_BYTES) {
             return Err(over_cap());
         }
         self.files.insert(path, body);

@@ -22,8 +22,7 @@ use crate::error::{BlobError, BlobRule};
 use crate::header::SessionHeader;
 use crate::layout::{FileKind, Layouts};
 use crate::limits::{
-    DEFAULT_HEADER_MEMBER, MAX_BLOB_BYTES, MAX_HEADER_BYTES, MAX_HEADER_MEMBER_BYTES, MAX_MEMBERS,
-    MAX_MEMBER_BYTES, MAX_TOTAL_BODY_BYTES,
+    DEFAULT_HEADER_MEMBER, MAX_BLOB_BYTES, MAX_HEADER_BYTES, MAX_HEADER_MEMBER_BYTES,
 };
 
 /// What the reader checks against.
@@ -215,14 +214,15 @@ pub fn read<'b>(blob: &'b [u8], opts: &ReadOptions<'_>) -> Result<Blob<'b>, Blob
     if frames.past_end {
         return Err(caps("member size runs past the end of the blob"));
     }
-    if members.len() - 1 > MAX_MEMBERS {
+    let cap = crate::limits::caps();
+    if members.len() - 1 > cap.members {
         return Err(caps("more than 64 session members"));
     }
-    if members.iter().any(|m| m.size > MAX_MEMBER_BYTES) {
+    if members.iter().any(|m| m.size > cap.member_bytes) {
         return Err(caps("member is longer than 16 MiB"));
     }
     let total_cap = !crate::negative::active(crate::negative::Defect::NoTotalCapOnRead);
-    if total_cap && members.iter().map(|m| m.size).sum::<u64>() > MAX_TOTAL_BODY_BYTES {
+    if total_cap && members.iter().map(|m| m.size).sum::<u64>() > cap.total_body_bytes {
         return Err(caps("members total more than 32 MiB"));
     }
 

@@ -5,10 +5,7 @@
 
 use crate::error::{BlobError, BlobRule};
 use crate::header::SessionHeader;
-use crate::limits::{
-    BLOCK, FILE_MODE, MAX_HEADER_BYTES, MAX_MEMBERS, MAX_MEMBER_BYTES, MAX_TOTAL_BODY_BYTES,
-    USTAR_NAME_BYTES,
-};
+use crate::limits::{BLOCK, FILE_MODE, MAX_HEADER_BYTES, USTAR_NAME_BYTES};
 
 use super::{read, ReadOptions};
 
@@ -64,14 +61,15 @@ pub fn write(
     opts: &ReadOptions<'_>,
 ) -> Result<Vec<u8>, BlobError> {
     let caps = |r| Err(BlobError::new(BlobRule::Caps, r));
-    if files.len() > MAX_MEMBERS {
+    let cap = crate::limits::caps();
+    if files.len() > cap.members {
         return caps("more than 64 session members");
     }
-    if files.iter().any(|f| f.body.len() as u64 > MAX_MEMBER_BYTES) {
+    if files.iter().any(|f| f.body.len() as u64 > cap.member_bytes) {
         return caps("member is longer than 16 MiB");
     }
     if files.iter().map(|f| f.body.len() as u64).sum::<u64>()
-        > MAX_TOTAL_BODY_BYTES - MAX_HEADER_BYTES
+        > cap.total_body_bytes.saturating_sub(MAX_HEADER_BYTES)
     {
         return caps("members total more than 32 MiB");
     }
