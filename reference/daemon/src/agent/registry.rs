@@ -204,19 +204,56 @@ impl Integrations {
             return Err(ApiError::code(ErrorCode::IntegrationNotFound));
         }
         // The negative controls' owner mistakes (crate::negative), never by default.
-        let any_owner = negative::active(Defect::LaunchDisabledOwnerUsed);
-        let enabled: Vec<&Entry> = owners.filter(|e| e.enabled || any_owner).collect();
+        if let Some(defective) = self.defective_resolve(integration, expect_plugin_id) {
+            return defective;
+        }
+        let enabled: Vec<&Entry> = owners.filter(|e| e.enabled).collect();
         let entry = match enabled.as_slice() {
             [] => return Err(ApiError::code(ErrorCode::IntegrationDisabled)),
             [one] => *one,
-            [first, ..] if negative::active(Defect::LaunchAmbiguousTakesFirst) => *first,
             _ => return Err(ApiError::code(ErrorCode::IntegrationAmbiguous)),
         };
-        let ignore_owner = negative::active(Defect::LaunchExpectedOwnerIgnored);
-        if expect_plugin_id.is_some_and(|p| p != entry.plugin_id) && !ignore_owner {
+        if expect_plugin_id.is_some_and(|p| p != entry.plugin_id) {
             return Err(ApiError::code(ErrorCode::IntegrationOwner));
         }
         Ok(entry)
+    }
+
+    /// [`Integrations::resolve`] with a negative control's owner mistake (disabled
+    /// owners kept, the first of several taken, the expected owner ignored); `None`
+    /// when no such defect is active. Kept apart so the resolution above stays the
+    /// text the mutant battery edits.
+    fn defective_resolve(
+        &self,
+        integration: &str,
+        expect_plugin_id: Option<&str>,
+    ) -> Option<ApiResult<&Entry>> {
+        let (any_owner, first_owner, ignore_owner) = (
+            negative::active(Defect::LaunchDisabledOwnerUsed),
+            negative::active(Defect::LaunchAmbiguousTakesFirst),
+            negative::active(Defect::LaunchExpectedOwnerIgnored),
+        );
+        if !(any_owner || first_owner || ignore_owner) {
+            return None;
+        }
+        let owners: Vec<&Entry> = self
+            .entries
+            .iter()
+            .filter(|e| e.template.id == integration && (e.enabled || any_owner))
+            .collect();
+        let entry = match owners.as_slice() {
+            [] if self.entries.iter().any(|e| e.template.id == integration) => {
+                return Some(Err(ApiError::code(ErrorCode::IntegrationDisabled)))
+            }
+            [] => return Some(Err(ApiError::code(ErrorCode::IntegrationNotFound))),
+            [one] => *one,
+            [first, ..] if first_owner => *first,
+            _ => return Some(Err(ApiError::code(ErrorCode::IntegrationAmbiguous))),
+        };
+        if expect_plugin_id.is_some_and(|p| p != entry.plugin_id) && !ignore_owner {
+            return Some(Err(ApiError::code(ErrorCode::IntegrationOwner)));
+        }
+        Some(Ok(entry))
     }
 }
 

@@ -115,10 +115,14 @@ impl State {
         let minted;
         let identity = match native_id {
             Some(id) => Some(Identity::Resume(id)),
-            None if template.fresh_identity()
-                || (crate::negative::active(crate::negative::Defect::LaunchMintsWithoutFresh)
-                    && template.restorable()) =>
+            // The negative control mints for every restorable template.
+            None if crate::negative::active(crate::negative::Defect::LaunchMintsWithoutFresh)
+                && template.restorable() =>
             {
+                minted = uuid::Uuid::new_v4().to_string();
+                Some(Identity::Fresh(&minted))
+            }
+            None if template.fresh_identity() => {
                 minted = uuid::Uuid::new_v4().to_string();
                 Some(Identity::Fresh(&minted))
             }

@@ -95,12 +95,13 @@ pub fn run(c: &Client, mut params: Value) -> Result<Value, Value> {
     };
     let pane = launched["pane"].as_str().unwrap_or_default();
     let ok = if atomic {
-        // The negative control trusts the reply (crate::negative).
-        crate::negative::active(crate::negative::Defect::LaunchClientNoReadback)
-            || reads_back(c, pane, record)
+        reads_back(c, pane, record)
     } else {
         confirmed_by_fallback(c, pane, record)
     };
+    // The negative control trusts the reply (crate::negative).
+    let ok =
+        ok || (atomic && crate::negative::active(crate::negative::Defect::LaunchClientNoReadback));
     if !ok {
         let _ = c.call("pane.kill", json!({"pane": pane}));
         return Err(ApiError::code(ErrorCode::AgentSessionUnconfirmed).to_json());

@@ -85,10 +85,12 @@ fn plan(record: &Record, integrations: &Value) -> Result<(), Value> {
         [first, ..] if negative::active(Defect::RestoreAmbiguousTakesFirst) => *first,
         _ => return Err(err(ErrorCode::IntegrationAmbiguous)),
     };
-    if owner["plugin_id"] != json!(record.plugin_id)
-        && !negative::active(Defect::RestoreOwnerUnchecked)
-    {
-        return Err(err(ErrorCode::IntegrationOwner));
+    if owner["plugin_id"] != json!(record.plugin_id) {
+        // The negative control's plan does not compare the owners (crate::negative).
+        let unchecked = negative::active(Defect::RestoreOwnerUnchecked);
+        if !unchecked {
+            return Err(err(ErrorCode::IntegrationOwner));
+        }
     }
     if owner["restorable"] != json!(true) {
         return Err(err(ErrorCode::NativeRestore));
@@ -127,17 +129,27 @@ fn str_of<'a>(v: &'a Value, key: &str) -> Result<&'a str, Value> {
 /// Launches the native pane into `window` and confirms its record; a pane whose
 /// record reads back different is killed.
 fn launch_native(c: &Client, window: &str, record: &Record) -> Result<String, Value> {
-    let mut params = json!({
-        "window": window,
-        "integration": record.integration_id,
-        "native_id": record.native_id,
-        "expect_plugin_id": record.plugin_id,
-    });
+    // The negative control names no expected owner (crate::negative).
     if negative::active(Defect::RestoreWithoutExpectedOwner) {
-        params.as_object_mut().map(|p| p.remove("expect_plugin_id"));
+        let params = json!({"window": window, "integration": record.integration_id, "native_id": record.native_id});
+        let launched = c.call("agent.launch", params)?;
+        return confirm_native(c, &launched, record);
     }
-    let launched = c.call("agent.launch", params)?;
-    let pane = str_of(&launched, "pane")?.to_string();
+    let launched = c.call(
+        "agent.launch",
+        json!({
+            "window": window,
+            "integration": record.integration_id,
+            "native_id": record.native_id,
+            "expect_plugin_id": record.plugin_id,
+        }),
+    )?;
+    confirm_native(c, &launched, record)
+}
+
+/// The launched pane's record read back: a pane whose record differs is killed.
+fn confirm_native(c: &Client, launched: &Value, record: &Record) -> Result<String, Value> {
+    let pane = str_of(launched, "pane")?.to_string();
     let want = String::from_utf8(record.encode()).map_err(|_| err(ErrorCode::Internal))?;
     let read = c.call("meta.get", json!({"pane": pane, "key": RECORD_KEY}));
     if read.as_ref().ok().and_then(|v| v["value"].as_str()) != Some(want.as_str()) {
@@ -389,9 +401,8 @@ pub fn run(c: &Client, path: &Path, fallback_text: Option<&String>) -> Result<Va
         None
     };
     if any_native {
-        let pane = pane.as_deref().expect("listed above");
         if !negative::active(Defect::RestoreNoProbe) {
-            probe(c, pane)?;
+            probe(c, pane.as_deref().expect("listed above"))?;
         }
         // A native session's provenance is stamped only on a session this restore
         // is told, on its own connection, that it created.

@@ -81,16 +81,18 @@ fn build(sessions: &Value, panes: &[Value], records: &BTreeMap<String, Record>) 
                     title: p["float"]["title"].as_str().map(str::to_string),
                     cols: p["cols"].as_u64().and_then(|n| u16::try_from(n).ok()),
                     rows: p["rows"].as_u64().and_then(|n| u16::try_from(n).ok()),
-                    agent_session: records.get(id).cloned().or_else(|| {
-                        // The negative control's split taken for the same agent.
-                        let inherit = crate::negative::active(
-                            crate::negative::Defect::SaveSplitInheritsRecord,
-                        );
-                        let last = window.panes.last().filter(|_| inherit);
-                        last.and_then(|q| q.agent_session.clone())
-                    }),
+                    agent_session: records.get(id).cloned(),
                     ..Pane::default()
                 });
+                // The negative control's split taken for the same agent: a pane
+                // without a record gets the one of the pane before it.
+                if crate::negative::active(crate::negative::Defect::SaveSplitInheritsRecord) {
+                    let n = window.panes.len();
+                    if n > 1 && window.panes[n - 1].agent_session.is_none() {
+                        window.panes[n - 1].agent_session =
+                            window.panes[n - 2].agent_session.clone();
+                    }
+                }
             }
             session.windows.push(window);
         }
@@ -148,13 +150,12 @@ pub fn run(c: &Client, output: Option<&Path>) -> Result<Value, Value> {
             continue;
         };
         let after = pane_ids(c)?;
-        let changed = if crate::negative::active(crate::negative::Defect::SaveRecheckCountOnly) {
-            before.len() != after.len()
-        } else {
-            ids(&before) != ids(&after)
-        };
-        if changed {
-            continue;
+        if ids(&before) != ids(&after) {
+            // The negative control compares the counts only (crate::negative).
+            let count_only = crate::negative::active(crate::negative::Defect::SaveRecheckCountOnly);
+            if !count_only || before.len() != after.len() {
+                continue;
+            }
         }
         let Some(archive) = build(&sessions, &before, &records) else {
             continue;
