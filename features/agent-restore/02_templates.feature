@@ -69,11 +69,19 @@ Feature: Templates
       | evaluator-shell-relative-escape | evaluator-shell-relative-escape.toml | invalid_params.integration_template | template.shell |
       | evaluator-shell-absolute-script | evaluator-shell-absolute-script.toml | invalid_params.integration_template | template.shell |
       | evaluator-env-sh-c | evaluator-env-sh-c.toml | invalid_params.integration_template | template.interpreter |
-      | evaluator-python3 | evaluator-python3.toml | invalid_params.integration_template | template.interpreter |
-      | evaluator-python3.12 | evaluator-python3.12.toml | invalid_params.integration_template | template.interpreter |
       | evaluator-node | evaluator-node.toml | invalid_params.integration_template | template.interpreter |
       | evaluator-busybox | evaluator-busybox.toml | invalid_params.integration_template | template.interpreter |
       | runner-nice | runner-nice.toml | invalid_params.integration_template | template.interpreter |
+
+    # An interpreter given a fixed plugin-owned script: the ADR keeps "a fixed
+    # plugin-owned interpreter script" valid; phux, and the kit, refuse every
+    # interpreter but a shell outright. Refusing is their reading (SHOULD), accepting
+    # is not a fail.
+    @should
+    Examples:
+      | case | file | result | rule |
+      | evaluator-python3 | evaluator-python3.toml | invalid_params.integration_template | template.interpreter |
+      | evaluator-python3.12 | evaluator-python3.12.toml | invalid_params.integration_template | template.interpreter |
 
   @asr-templates-own-policy
   Scenario Outline: The session policy is closed and coherent
@@ -82,13 +90,19 @@ Feature: Templates
 
     Examples:
       | case | file | result | rule |
-      | session-unknown-key | session-unknown-key.toml | invalid_params.integration_template | template.session_unknown_key |
       | session-missing-mode | session-missing-mode.toml | invalid_params.integration_template | template.session_missing |
       | mode-unknown | mode-unknown.toml | invalid_params.integration_template | template.mode |
       | restore-unknown | restore-unknown.toml | invalid_params.integration_template | template.restore |
       | resume-with-phux-mode | resume-with-phux-mode.toml | invalid_params.integration_template | template.resume_policy |
       | resume-with-phux-session-restore | resume-with-phux-session-restore.toml | invalid_params.integration_template | template.resume_policy |
       | fresh-without-resume | fresh-without-resume.toml | invalid_params.integration_template | template.fresh_without_resume |
+
+    # The ADR does not close [session_identity]; refusing an unknown key is the kit's
+    # reading (SHOULD).
+    @should
+    Examples:
+      | case | file | result | rule |
+      | session-unknown-key | session-unknown-key.toml | invalid_params.integration_template | template.session_unknown_key |
 
   @asr-templates-own-policy
   Scenario Outline: Malformed templates are refused, naming the rule
@@ -97,7 +111,6 @@ Feature: Templates
 
     Examples:
       | case | file | result | rule |
-      | id-padded | id-padded.toml | invalid_params.integration_template | template.id |
       | id-121-bytes | id-121-bytes.toml | invalid_params.integration_template | template.id |
       | id-control | id-control.toml | invalid_params.integration_template | template.id |
       | command-holds-placeholder | command-holds-placeholder.toml | invalid_params.integration_template | template.command_placeholder |
@@ -105,9 +118,12 @@ Feature: Templates
     # The ADR bounds ids (§7) and keeps the placeholder out of the program (§2); the
     # rest of the template's shape (TOML rules, command, executables, working
     # directory, argument counts and sizes) is the kit's reading of phux's format (SHOULD).
+    # "ids are trimmed" (§7) reads as "refused unless trimmed" or "trimmed on read", as
+    # phux does: refusing a padded id is a SHOULD.
     @should
     Examples:
       | case | file | result | rule |
+      | id-padded | id-padded.toml | invalid_params.integration_template | template.id |
       | toml-syntax | toml-syntax.toml | invalid_params.integration_template | template.toml |
       | toml-duplicate-key | toml-duplicate-key.toml | invalid_params.integration_template | template.toml |
       | toml-duplicate-table | toml-duplicate-table.toml | invalid_params.integration_template | template.toml |
