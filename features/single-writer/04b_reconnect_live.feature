@@ -1,8 +1,9 @@
 @must @part-broker
 Feature: Reconnect continuity
   A transient drop is invisible: the viewer reconnects with the bytes it has and the
-  generation it saw, gets exactly what it missed (no replay, no reset), and the agent
-  is never relaunched. A non-delta attach replays the ring and ends with a `seq` frame
+  generation it saw, gets exactly what it missed (no replay, no reset, no gap; a `seq`
+  frame after it only as the profile's seq_after_delta says), and the agent is never
+  relaunched. A non-delta attach replays the ring and ends with a `seq` frame
   carrying the total; with the alternate screen active it replays nothing and nudges
   the agent to redraw (SIGWINCH).
 
@@ -19,7 +20,9 @@ Feature: Reconnect continuity
     Then viewer B gets a replay ending in a seq frame of its length
     And viewer B's replay holds the output of "seq 500"
 
-  @sw-never-blank @sw-delta
+  # Exactly the missed bytes is the seed's; a seq frame after them is the broker's
+  # choice (pin seq_after_delta), and any one must carry the viewer's offset.
+  @sw-never-blank @sw-delta @sw-pin-seq-after-delta
   Scenario: A viewer that dropped gets exactly what it missed, without a reset
     When viewer A types "seq 100"
     And viewer A sees the output of "seq 100"
@@ -28,7 +31,8 @@ Feature: Reconnect continuity
     And viewer B types "seq 300"
     And viewer B sees the output of "seq 300"
     And viewer A reconnects with what it has
-    Then viewer A receives exactly the output of "seq 300" and no seq frame
+    Then viewer A receives exactly the output of "seq 300"
+    And viewer A's seq frames after its delta are as the profile says
 
   @sw-never-relaunch
   Scenario: Twenty reconnects keep one agent

@@ -6,9 +6,12 @@ broker starts. A TEST SUBJECT's helper (peers/README.md).
   setup_engines.py OUT AGENT HISTORY MISSING_PROGRAM
 
 The fixture (the kit's docs/spec/single-writer.md "Certification"): `claude` takes
-the id the broker mints (uuid), `opencode` mints its own (ses_…, listed in its index),
-`ghost` names a program that does not exist; every engine runs the kit's stand-in
-agent, `AGENT agent --engine E [--id I] --history H [--resume] [--index F]`.
+the id the broker mints (uuid), `opencode` mints its own (ses_…, listed in its index);
+both run the kit's stand-in agent, `AGENT agent --engine E [--id I] --history H
+[--resume] [--index F]`. The peer knows no engine named as the kit's fixture names
+its missing program (`ghost`) and refuses engines it does not know, as a real broker
+does: the missing-program row opens one of its own engines instead, `aider` (the
+profile's missing_program_engine), whose program here is MISSING_PROGRAM.
 """
 import json
 import sys
@@ -27,7 +30,7 @@ def main(out, agent, history, missing):
         "opencode": {"ids": "ses", "mints": "engine", "index": index,
                      "start": stub("opencode") + ["--index", index],
                      "continue": stub("opencode", "--id", "{id}") + ["--resume"]},
-        "ghost": {"ids": "uuid", "mints": "broker",
+        "aider": {"ids": "uuid", "mints": "broker",
                   "start": [missing, "--id", "{id}"], "continue": [missing, "--id", "{id}"]},
     }
     with open(out, "w") as f:

@@ -47,6 +47,9 @@ pub const REFUSAL_STYLE: &str = "sw-pin-refusal-style";
 pub const ERROR_CODES: &str = "sw-pin-error-codes";
 pub const CLOSE_CODES: &str = "sw-pin-close-codes";
 pub const OWNER_SHAPE: &str = "sw-pin-owner-shape";
+pub const SEQ_AFTER_DELTA: &str = "sw-pin-seq-after-delta";
+/// The key of [`SEQ_AFTER_DELTA`]: whether a `seq` frame follows a delta.
+pub const SEQ_AFTER_DELTA_KEY: &str = "seq_after_delta";
 
 /// Every key `[single_writer.pins]` may hold.
 pub const KEYS: &[PinKey] = &[
@@ -62,6 +65,7 @@ pub const KEYS: &[PinKey] = &[
         ..p("close_spawn_failed", CLOSE_CODES, "4502", "the close code of a launch whose spawn failed (the engine's program does not exist); absent: close_launch_failed's value")
     },
     p("close_exited", CLOSE_CODES, "1000", "the close code a viewer gets when the agent exited"),
+    p(SEQ_AFTER_DELTA_KEY, SEQ_AFTER_DELTA, "false", "whether a seq frame follows the missed bytes of a delta reconnect (true or false; any seq frame carries the viewer's offset where it arrives)"),
     p("owner_shape", OWNER_SHAPE, "\"closed\"", "\"closed\": an owner file with members beyond fp, tab, label, since, heartbeat is refused; \"open\": such members are skipped"),
 ];
 
@@ -105,6 +109,8 @@ pub fn check(profile: &Profile) -> Result<(), String> {
         let bad = match k.as_str() {
             "refusal_style" => !matches!(v.as_str(), Some("http" | "close")),
             "owner_shape" => !matches!(v.as_str(), Some("closed" | "open")),
+            // Either answer is a broker's choice; the type check above made it a bool.
+            SEQ_AFTER_DELTA_KEY => false,
             "physical_key" => v
                 .as_str()
                 .is_none_or(|t| !t.contains("{engine}") || !t.contains("{id}") || t.contains('/')),
@@ -253,13 +259,9 @@ mod tests {
                 .find(|c| c.id == k.clause)
                 .unwrap_or_else(|| panic!("pin {} names no clause {}", k.key, k.clause));
             assert_eq!(c.level, "pin", "{}", c.id);
-            // A key split off another (close_spawn_failed from close_launch_failed)
-            // is named by the clause through the key it follows until the registry's
-            // own text names it too.
-            let named = [Some(k.key), k.follows]
-                .into_iter()
-                .flatten()
-                .any(|n| c.why.as_deref().is_some_and(|w| w.contains(n)));
+            // Each key by its own name: a key that follows another is a choice of
+            // its own, which the clause must say it opens.
+            let named = c.why.as_deref().is_some_and(|w| w.contains(k.key));
             assert!(
                 named,
                 "clause {} does not name its profile key {}",

@@ -10,6 +10,7 @@ use cucumber::{given, then, when};
 use crate::drivers::probe::contains;
 use crate::drivers::{poll, scaled, wait_until};
 use crate::single_writer::live::{stub_name, WAIT_MS};
+use crate::single_writer::pins;
 use crate::single_writer::World;
 use crate::verdict::OrHarness;
 
@@ -142,7 +143,10 @@ async fn replay_holds(w: &mut World, c: &[String]) {
     .await;
 }
 
-#[then(regex = r#"^viewer (\w+) receives exactly the output of "seq (\d+)" and no seq frame$"#)]
+/// A delta reconnect: the viewer gets exactly the bytes it missed, no more (a replay,
+/// a reset) and no fewer (a gap). Whether a `seq` frame follows is not the seed's
+/// (it names one after a non-delta attach only): the next step judges it.
+#[then(regex = r#"^viewer (\w+) receives exactly the output of "seq (\d+)"$"#)]
 async fn receives_exactly(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let want = seq_bytes(c[2].parse().or_harness("a count"));
@@ -150,14 +154,74 @@ async fn receives_exactly(w: &mut World, c: &[String]) {
         t.viewer
             .pump(scaled(WAIT_MS), |v| v.output.len() >= want.len());
         t.viewer.settle(Duration::from_millis(QUIET_MS));
-        assert!(
-            t.viewer.frames("seq").is_empty(),
-            "a delta reconnect got a seq frame (a replay)"
-        );
-        assert_eq!(
-            String::from_utf8_lossy(&t.viewer.output),
-            String::from_utf8_lossy(&want),
-            "a reconnect must show exactly what was missed: no replay, no reset, no gap"
+        let got = &t.viewer.output;
+        crate::evidence::ensure(got == &want, Some("sw-delta"), || {
+            (
+                format!(
+                    "viewer {} to get exactly the {} bytes it missed (no replay, no reset, no gap)",
+                    &c[1],
+                    want.len()
+                ),
+                missed_words(got, &want),
+            )
+        });
+    })
+    .await;
+}
+
+/// How the bytes a reconnected viewer got differ from the ones it missed, in
+/// lengths and offsets (never the bytes themselves).
+fn missed_words(got: &[u8], want: &[u8]) -> String {
+    let common = got.iter().zip(want).take_while(|(a, b)| a == b).count();
+    if got.len() > want.len() && contains(got, want) {
+        format!(
+            "{} bytes: the missed bytes and {} more (a replay)",
+            got.len(),
+            got.len() - want.len()
+        )
+    } else {
+        format!(
+            "{} bytes where {} were missed; the first {common} of them match",
+            got.len(),
+            want.len()
+        )
+    }
+}
+
+/// The `seq` frames of a delta reconnect. The seed's seq frame "sets the client's
+/// authoritative offset", so any one a broker sends must carry the offset the viewer
+/// has reached where it arrives (strict, sw-seq); whether one follows a delta at all
+/// is a choice the seed leaves open (the pin `seq_after_delta`).
+#[then(regex = r"^viewer (\w+)'s seq frames after its delta are as the profile says$")]
+async fn seq_after_delta(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let own = pins::declared(pins::SEQ_AFTER_DELTA_KEY).and_then(|v| v.as_bool());
+        let t = s.live().viewer(&c[1]);
+        if own == Some(true) {
+            t.viewer
+                .pump(scaled(WAIT_MS), |v| !v.frames("seq").is_empty());
+        }
+        let base = t.base;
+        for (at, seq) in t.viewer.texts.iter().filter(|(_, v)| v["t"] == "seq") {
+            let offset = base + *at as u64;
+            crate::evidence::ensure(seq["n"].as_u64() == Some(offset), Some("sw-seq"), || {
+                (
+                    format!(
+                        "a seq frame carrying the offset viewer {} has reached where it arrives: have {base} + {at} bytes = {offset}",
+                        &c[1]
+                    ),
+                    format!("a seq frame with n {}", seq["n"]),
+                )
+            });
+        }
+        let words = |sent: bool| if sent { "a seq frame" } else { "no seq frame" };
+        let got = words(!t.viewer.frames("seq").is_empty());
+        pins::judge(
+            pins::SEQ_AFTER_DELTA_KEY,
+            "after a delta,",
+            words(false),
+            own.map(words),
+            got,
         );
     })
     .await;

@@ -110,7 +110,7 @@ async fn checker_accepts_as(w: &mut World, c: &[String]) {
         let said = s.last().clone();
         crate::evidence::ensure(
             checker::accepted(&said, &judging()),
-            Some("sw-key-identity"),
+            Some(accept_clause(&s.input)),
             || {
                 (
                     "the checker to accept the key (exit 0)".into(),
@@ -134,20 +134,28 @@ async fn checker_accepts_as(w: &mut World, c: &[String]) {
     .await;
 }
 
+/// The clause a checker's accept tests, by what it read: a key's identity, a
+/// sidecar's format, a resume plan's delta rule.
+fn accept_clause(input: &Input) -> &'static str {
+    match input {
+        Input::Key(..) => "sw-key-identity",
+        Input::Sidecar(_) => "sw-durable-formats",
+        Input::Plan(_) => "sw-delta",
+        Input::None => crate::harness_error!("the checker read nothing"),
+    }
+}
+
 #[then(regex = r"^the checker accepts it$")]
 async fn checker_accepts(w: &mut World) {
     w.run(&[], None, |s, _| {
+        let clause = accept_clause(&s.input);
         let said = s.last();
-        crate::evidence::ensure(
-            checker::accepted(said, &judging()),
-            Some("sw-durable-formats"),
-            || {
-                (
-                    "the checker to accept the input (exit 0)".into(),
-                    checker::said_words(said),
-                )
-            },
-        );
+        crate::evidence::ensure(checker::accepted(said, &judging()), Some(clause), || {
+            (
+                "the checker to accept the input (exit 0)".into(),
+                checker::said_words(said),
+            )
+        });
         if !judging().verdict_only && !said.line["rule"].is_null() {
             crate::evidence::pin(
                 &judging().pin_clause,
@@ -504,4 +512,67 @@ async fn checker_reads_by_owner_shape(w: &mut World) {
         }
     })
     .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The input a checker row's `When` step reads, by the step's words.
+    fn input_of(step: &str) -> Option<Input> {
+        if step.contains("the key checker reads") {
+            Some(Input::Key(String::new(), false))
+        } else if step.contains("the sidecar checker reads") {
+            Some(Input::Sidecar(String::new()))
+        } else if step.contains("the resume planner reads") {
+            Some(Input::Plan(Default::default()))
+        } else {
+            None
+        }
+    }
+
+    /// An accept's evidence names a clause the row carries as a tag (the row's own
+    /// sentence), never another row's: every scenario of the suite with an accept
+    /// step is tagged with the clause `accept_clause` names for what it read.
+    #[test]
+    fn an_accept_names_a_clause_of_its_row() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../features/single-writer");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "feature") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let (mut feature, mut pending, mut scenario) = (vec![], vec![], vec![]);
+            let mut input = None;
+            for line in text.lines().map(str::trim) {
+                if line.starts_with('@') {
+                    pending.extend(line.split_whitespace().map(|t| t[1..].to_string()));
+                } else if line.starts_with("Feature:") {
+                    feature = std::mem::take(&mut pending);
+                } else if line.starts_with("Scenario") {
+                    scenario = std::mem::take(&mut pending);
+                    input = None;
+                } else if line.starts_with("Examples:") {
+                    pending.clear();
+                } else if let Some(i) = input_of(line) {
+                    input = Some(i);
+                } else if line.starts_with("Then the checker accepts it") {
+                    let i = input.as_ref().unwrap_or_else(|| {
+                        panic!("{path:?}: an accept with no checker input: {line}")
+                    });
+                    let clause = accept_clause(i);
+                    assert!(
+                        feature.iter().chain(&scenario).any(|t| t == clause),
+                        "{path:?}: {line:?} names {clause}, which the row is not tagged with"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        // The key and sidecar rows both accept something.
+        assert!(checked >= 2, "{checked}");
+    }
 }
