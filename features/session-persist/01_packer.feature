@@ -127,25 +127,29 @@ Feature: The session packer
       | a GNU sparse file | type-gnu-sparse |
       | setuid | setuid |
 
-  @sp-caps @sp-no-truncate
+  # The seed asks for size and count caps, not their values ("numeric caps from
+  # tool-blob ceiling"): the inputs are one over the profile's [persist.pins] caps
+  # (sp-pin-caps), the kit's when undeclared; the case names say the kit's numbers.
+  # A refusal is the seed's: a packer without caps fails these rows.
+  @sp-caps @sp-no-truncate @sp-pin-caps
   Scenario Outline: A session over a cap is refused whole (<case>)
     Given pod "A" holds a claude_code session "6a73c0de-1234-4abc-8def-0123456789ab"
-    And pod "A"'s session has <more> more files of <size>
+    And pod "A"'s session is one over the <cap> cap
     When pod "A" packs its session
     Then the pack is refused and no blob is left
 
     Examples:
-      | case | more | size |
-      | 65 files | 62 | 1 bytes |
-      | a file of 16 MiB + 1 | 1 | 16777217 bytes |
-      | 32 MiB + 1 in all | 3 | 11184811 bytes |
+      | case | cap |
+      | 65 files | file count |
+      | a file of 16 MiB + 1 | file size |
+      | 32 MiB + 1 in all | total size |
 
-  # The seed asks for size and count caps, not their values ("numeric caps from
-  # tool-blob ceiling"): a packer with smaller caps may refuse this session (SHOULD).
-  @sp-caps @should
+  # At the profile's count cap (the kit's 64 files when undeclared); a packer with
+  # smaller caps than it declares may refuse this session (SHOULD).
+  @sp-caps @should @sp-pin-caps
   Scenario: A session at the caps packs and moves whole
     Given pod "A" holds a claude_code session "6a73c0de-1234-4abc-8def-0123456789ab"
-    And pod "A"'s session has 61 more files of 1 KiB
+    And pod "A"'s session is at the file count cap
     When pod "A" packs its session
     Then the pack succeeds
     And the blob holds exactly the files of pod "A"'s session
@@ -153,6 +157,8 @@ Feature: The session packer
     Then the unpack succeeds
     And pod "B" holds exactly the files of pod "A"'s session
 
+  # The first examples are one over the profile's [persist.pins] caps (sp-pin-caps),
+  # the kit's when undeclared; the case and defect names say the kit's numbers.
   @sp-caps
   Scenario Outline: A blob over a cap is refused on unpack (<case>)
     Given the control: the kit's valid claude_code blob of session "s1" is unpacked into a fresh pod
@@ -161,11 +167,15 @@ Feature: The session packer
     And pod "B" is unchanged
     And nothing outside pod "B" changed
 
-    Examples:
+    @sp-pin-caps
+    Examples: over the profile's caps
       | case | defect |
       | 65 members | members-65 |
       | a member of 16 MiB + 1 | member-16mib-plus-1 |
       | 32 MiB + 1 in all, each member under 16 MiB | members-total-32mib-plus-1 |
+
+    Examples: sizes that lie
+      | case | defect |
       | a size past the end | size-past-end |
       | a PAX size lie | pax-size-lie |
 

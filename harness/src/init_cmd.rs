@@ -348,7 +348,26 @@ pub fn skeleton(c: Contract, parts: &[String]) -> Result<String, InitError> {
     if c == Contract::SingleWriter {
         out += &single_writer_pins();
     }
+    if c == Contract::SessionPersist {
+        out += &persist_pins();
+    }
     Ok(out)
+}
+
+/// The packer's caps, commented out at the kit's values: the seed asks for caps and
+/// leaves their values to the implementer, who declares its own.
+fn persist_pins() -> String {
+    use crate::session_persist::caps;
+    let mut out = format!(
+        "\n# The packer's caps: the seed asks for them but not their values; the kit's are\n\
+         # shown (absent: the kit's, and a refusal at other sizes is non-strict); declare\n\
+         # your own to be judged by them ({}):\n# [persist.pins]\n",
+        caps::CLAUSE
+    );
+    for k in &caps::KEYS {
+        out += &format!("# {}\n# {} = {}\n", caps::explain(k), k.key, k.kit);
+    }
+    out
 }
 
 /// The kit's value of an optional key whose default is the kit's choice rather than
@@ -431,6 +450,33 @@ mod tests {
     /// A single-writer skeleton shows the engine keys at the kit's defaults and every
     /// pin at the kit's value, commented out (close_spawn_failed and the caps' "none"
     /// among them), and still loads.
+    /// The packer's skeleton shows the caps pins, commented out at the kit's values,
+    /// and uncommented they load.
+    #[test]
+    fn a_packer_skeleton_shows_the_caps_pins() {
+        let text = skeleton(Contract::SessionPersist, &["packer".into()]).unwrap();
+        for k in &crate::session_persist::caps::KEYS {
+            assert!(
+                text.contains(&format!("# {} = {}\n", k.key, k.kit)),
+                "{}",
+                k.key
+            );
+        }
+        let pins: String = crate::session_persist::caps::KEYS
+            .iter()
+            .map(|k| format!("{} = {}\n", k.key, k.kit))
+            .collect();
+        let p = crate::profile::Profile::parse(
+            &format!(
+                "name = \"x\"\ncontracts = [\"session-persist\"]\n[persist]\nparts = [\"packer\"]\n\
+                 pack = [\"p\"]\n[persist.pins]\n{pins}"
+            ),
+            std::path::Path::new("p.toml"),
+        )
+        .unwrap();
+        crate::session_persist::caps::check(&p).unwrap();
+    }
+
     #[test]
     fn a_single_writer_skeleton_shows_the_engine_keys_and_the_pins() {
         let text = skeleton(Contract::SingleWriter, &[]).unwrap();

@@ -181,6 +181,21 @@ pub fn explain() -> String {
         crate::agent_restore::pins::KIT_MAX_DEPTH,
         crate::agent_restore::pins::DEPTH_CLAUSE
     );
+    out += &persist_pins();
+    out
+}
+
+/// The `[persist.pins]` caps.
+fn persist_pins() -> String {
+    use crate::session_persist::caps;
+    let mut out = format!(
+        "\n[persist.pins] (the packer's caps, which the seed leaves to the implementer; the \
+         over-cap rows build their input one over them; pin {})\n",
+        caps::CLAUSE
+    );
+    for k in &caps::KEYS {
+        out += &format!("  {:<18} {}\n", k.key, caps::explain(k));
+    }
     out
 }
 

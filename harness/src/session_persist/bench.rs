@@ -188,6 +188,11 @@ pub struct Persist {
     /// A fault plan the next commands run under (the crash and fault sweeps), through
     /// the profile's `fault_backend`.
     pub injection: Option<crate::drivers::fault::Injection>,
+    /// The cap the scenario's input is one over, and its pod: a refusal's step
+    /// judges an acceptance against the caps pin (`caps::judge_accepted`).
+    pub over_cap: Option<(super::caps::Cap, String)>,
+    /// The backend, session id and defect of an over-cap blob an unpack row wrote.
+    pub over_cap_blob: Option<(String, String, String)>,
 }
 
 /// What a scenario changed in a pod's planted session.
@@ -224,6 +229,8 @@ impl Persist {
             variations: BTreeMap::new(),
             before_defect: BTreeMap::new(),
             checked: None,
+            over_cap: None,
+            over_cap_blob: None,
         }
     }
 

@@ -5,6 +5,7 @@
 //! seeds. Hostile archives need byte control, so the ustar headers are written here
 //! by hand; the kit reads blobs with the `tar` crate only.
 
+use super::caps::{self, Cap};
 use super::layout;
 
 const BLOCK: usize = 512;
@@ -16,6 +17,8 @@ pub struct Spec<'a> {
     pub header_member: &'a str,
     pub backend: &'a str,
     pub id: &'a str,
+    /// The caps the cap defects are one over (the profile's `[persist.pins]`).
+    pub caps: super::caps::Caps,
 }
 
 /// Every defect the kit writes, named as the corpus case it mirrors.
@@ -252,25 +255,29 @@ pub fn with_defect(spec: &Spec, defect: &str) -> Result<Vec<u8>, String> {
         )),
         "type-gnu-sparse" => plus(member_typed(&format!("{inner}/sp"), b"", b'S', 0o600, "")),
         "setuid" => plus(member_typed(&format!("{inner}/x"), b"", REG, 0o4755, "")),
-        "members-65" => {
-            let more = 65 - session.files.len();
+        // One over the caps of the spec (the kit's: 65 members, one of 16 MiB + 1,
+        // three of 11 184 811 bytes or so, each under 16 MiB, over 32 MiB in all;
+        // the blob stays under the 32 MiB + 64 KiB length rule, so only the total
+        // cap refuses). Joined with concat (a copy per member), not byte by byte:
+        // the kit is often a debug build.
+        "members-65" | "member-16mib-plus-1" | "members-total-32mib-plus-1" => {
+            let cap =
+                Cap::of_defect(defect).unwrap_or_else(|| crate::harness_error!("a cap defect"));
+            let bytes = session
+                .files
+                .iter()
+                .map(|f| file_body(f, spec.id).len() as u64)
+                .sum();
+            let sizes = caps::extra_sizes(cap, &spec.caps, session.files.len() as u64, bytes);
             plus(
-                (0..more)
-                    .flat_map(|i| member(&format!("{inner}/f{i:02}"), b""))
-                    .collect(),
+                sizes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| member(&format!("{inner}/f{i:03}"), &vec![b'a'; *n as usize]))
+                    .collect::<Vec<_>>()
+                    .concat(),
             )
         }
-        "member-16mib-plus-1" => plus(member(&format!("{inner}/big"), &vec![0; 16 * MIB + 1])),
-        // 3 x 11184811 = 32 MiB + 1 of bodies, each member under 16 MiB; the blob
-        // stays under the 32 MiB + 64 KiB length rule, so only the total cap refuses.
-        // Joined with concat (a copy per member), not byte by byte: the kit is often
-        // a debug build.
-        "members-total-32mib-plus-1" => plus(
-            (0..3)
-                .map(|i| member(&format!("{inner}/part{i}"), &vec![b'a'; 11_184_811]))
-                .collect::<Vec<_>>()
-                .concat(),
-        ),
         "size-past-end" => [
             good_head.clone(),
             files.clone(),
@@ -336,6 +343,7 @@ mod tests {
             header_member,
             backend: "claude_code",
             id: "s1",
+            caps: crate::session_persist::caps::Caps::kit(),
         }
     }
 

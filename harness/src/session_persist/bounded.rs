@@ -108,9 +108,11 @@ pub fn run(
     }
 }
 
-/// Fails the row when the command ran into its bound.
-pub fn require_within_bound(b: &Bounded, what: &str) {
-    crate::evidence::ensure(!b.killed, Some("sp-path-safety"), || {
+/// Fails the row when the command ran into its bound, under `clause`: the one the
+/// row's check tests (a special file the command blocked on is path safety; an
+/// unpack under the injector, with nothing hostile planted, is the temp extract's).
+pub fn require_within_bound(b: &Bounded, what: &str, clause: &str) {
+    crate::evidence::ensure(!b.killed, Some(clause), || {
         (
             format!("{what} to end within {} ms", b.bound.as_millis()),
             format!(
@@ -131,7 +133,7 @@ pub fn has_session(s: &mut Persist, root: &str, backend: &str, id: &str) -> Resu
         &[("backend", backend), ("root", root), ("id", id)],
         &[],
     );
-    require_within_bound(&b, "has-session");
+    require_within_bound(&b, "has-session", "sp-path-safety");
     match (b.exit, s.last().stdout.trim()) {
         (Some(0), "true") => Ok(true),
         (Some(0), "false") => Ok(false),

@@ -6,6 +6,7 @@
 mod bench;
 mod blobs;
 mod bounded;
+pub(crate) mod caps;
 mod drive;
 mod layout;
 mod pods;
@@ -27,9 +28,10 @@ crate::contract_world!(
     STEP_DEADLINE_MS
 );
 
-/// Whether the profile's `[persist]` table reads (its programs are checked by
-/// preflight from the table itself).
+/// Whether the profile's `[persist]` table reads and its `[persist.pins]` are caps
+/// the suite can judge (its programs are checked by preflight from the table itself).
 pub fn check_profile(profile: &crate::profile::Profile) -> Result<(), String> {
+    caps::check(profile)?;
     bench::Templates::of(profile).map(|_| ())
 }
 

@@ -41,6 +41,27 @@ pub fn make_private_dirs(dir: &Path) {
         .or_harness("making a pod's directories");
 }
 
+/// Puts the tree at `root` back to `snap` (a [`snapshot`] of it): the caps probe
+/// unpacks again into the pod an over-cap unpack was accepted into.
+pub fn restore(root: &Path, snap: &BTreeMap<String, Entry>) {
+    if root.exists() {
+        std::fs::remove_dir_all(root).or_harness("clearing a pod to restore it");
+    }
+    make_private_dirs(root);
+    // A snapshot is sorted by path, so a directory comes before what it holds.
+    for (rel, entry) in snap {
+        let path = root.join(rel);
+        match entry {
+            Entry::Dir => make_private_dirs(&path),
+            Entry::File(bytes) => std::fs::write(&path, bytes).or_harness("restoring a pod's file"),
+            Entry::Symlink(to) => {
+                std::os::unix::fs::symlink(to, &path).or_harness("restoring a pod's symlink")
+            }
+            Entry::Other(kind) => crate::harness_error!("a pod holding a {kind} is not restored"),
+        }
+    }
+}
+
 /// One entry of a tree, as the kit compares trees.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {

@@ -134,7 +134,7 @@ async fn unpack_bounded(w: &mut World, c: &[String]) {
             ("file", file.as_str()),
         ];
         let b = bounded::run(s, &t, &fill, &[]);
-        bounded::require_within_bound(&b, "the unpack");
+        bounded::require_within_bound(&b, "the unpack", "sp-path-safety");
     })
     .await;
 }
@@ -160,7 +160,9 @@ async fn only_whole(w: &mut World, c: &[String]) {
             )
         });
         let whole = holds_whole(&root, &want);
-        crate::evidence::ensure(!has || whole, Some("sp-hassession-root"), || {
+        // A part of the session published with HasSession true is an unpack that
+        // did not extract aside and rename whole.
+        crate::evidence::ensure(!has || whole, Some("sp-temp-rename"), || {
             (
                 "HasSession true only when the whole session is there".into(),
                 format!(
@@ -239,7 +241,7 @@ async fn fault_sweep(w: &mut World, c: &[String]) {
             ];
             let b = bounded::run(s, &t, &fill, &[]);
             s.injection = None;
-            bounded::require_within_bound(&b, "the unpack under the injector");
+            bounded::require_within_bound(&b, "the unpack under the injector", "sp-temp-rename");
             let fired = crate::drivers::fault::read_trace(&trace)
                 .iter()
                 .any(|l| !l["rule"].is_null());
@@ -375,7 +377,10 @@ async fn every_failure_all_or_nothing(w: &mut World) {
                     ),
                 )
             });
-            crate::evidence::ensure(p.has_session || p.none || !p.whole, None, || {
+            // The files whole there and HasSession false: HasSession does not answer
+            // for the root it was given.
+            let answers = p.has_session || p.none || !p.whole;
+            crate::evidence::ensure(answers, Some("sp-hassession-root"), || {
                 (
                     format!("after the failed call {k}: the whole session with HasSession"),
                     "every file of the session there, yet HasSession false".into(),

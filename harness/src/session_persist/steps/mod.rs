@@ -1,5 +1,6 @@
 //! The session-persist suite's steps.
 
+mod caps;
 mod checker;
 mod decoys;
 mod hostile;

@@ -3,6 +3,7 @@
 //! and the unpack crashed at each of its renames in turn.
 
 use crate::session_persist::bench::{Persist, SweepPoint};
+use crate::session_persist::caps::{Cap, Caps};
 use crate::session_persist::World;
 use crate::session_persist::{blobs, pods};
 use crate::verdict::OrHarness;
@@ -44,10 +45,22 @@ pub(super) fn kit_blob(
     id: &str,
     defect: Option<&str>,
 ) -> std::path::PathBuf {
+    kit_blob_at(s, backend, id, defect, &Caps::of_profile())
+}
+
+/// [`kit_blob`] with the caps its cap defects are one over.
+fn kit_blob_at(
+    s: &mut Persist,
+    backend: &str,
+    id: &str,
+    defect: Option<&str>,
+    caps: &Caps,
+) -> std::path::PathBuf {
     let spec = blobs::Spec {
         header_member: &s.t.header_member.clone(),
         backend,
         id,
+        caps: *caps,
     };
     let bytes = match defect {
         None => blobs::valid(&spec),
@@ -106,6 +119,14 @@ async fn pod_unpacks_defect(w: &mut World, c: &[String]) {
         s.blob = Some(kit_blob(s, &c[2], &c[3], Some(&c[4])));
         s.keep_before(&c[1]);
         unpack_into(s, &c[1], &c[2], &c[3], &[]);
+        if let Some(cap) = Cap::of_defect(&c[4]) {
+            s.over_cap = Some((cap, c[1].to_string()));
+            crate::evidence::frame(format!(
+                "the blob is one over a cap: {}",
+                Caps::of_profile().over(cap)
+            ));
+            s.over_cap_blob = Some((c[2].to_string(), c[3].to_string(), c[4].to_string()));
+        }
     })
     .await;
 }
@@ -136,6 +157,14 @@ async fn unpack_succeeds(w: &mut World) {
 async fn unpack_refused(w: &mut World) {
     w.run(&[], None, |s, _| {
         crate::evidence::require_accepted_control();
+        if s.last().exit == Some(0) {
+            super::caps::unpack_accepted(s, |s, pod, big| {
+                let (backend, id, defect) = s.over_cap_blob.clone().or_harness("an over-cap blob");
+                s.blob = Some(kit_blob_at(s, &backend, &id, Some(&defect), big));
+                s.keep_before(pod);
+                unpack_into(s, pod, &backend, &id, &[]);
+            });
+        }
         let exit = s.last().exit;
         assert!(
             exit.is_some_and(|e| e != 0),
