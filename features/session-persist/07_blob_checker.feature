@@ -112,6 +112,9 @@ Feature: The offline blob checker
       | header-twice.tar | valid-claude_code.tar | conflict.blob_corrupt | blob.header |
       | no-key-file.tar | valid-claude_code.tar | conflict.blob_corrupt | blob.header |
 
+  # The corpus is fixed at the kit's caps: a profile that declares a larger cap in
+  # [persist.pins] (sp-pin-caps) gets `inconclusive` where its checker accepts the
+  # blob, which is within that cap.
   @sp-caps
   Scenario Outline: A blob over a cap is refused (<file>)
     Given the control: the blob checker reads the valid corpus blob "<twin>"

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 /// The rows this test runs: every caps row of the packer part.
 const TAGS: &str = "@sp-caps and @part-packer";
 
-/// A profile claiming the packer part, its commands the reference's started with
-/// `VXPERSIST_CAPS=<caps>`, and `pins` as its `[persist.pins]`.
+/// A profile claiming the packer and checker parts, its commands the reference's
+/// started with `VXPERSIST_CAPS=<caps>`, and `pins` as its `[persist.pins]`.
 fn profile(dir: &std::path::Path, caps: &str, pins: &str) -> String {
     let p = bin_dir().join("vxpersist");
     let wrapper = common::script(
@@ -33,7 +33,8 @@ fn profile(dir: &std::path::Path, caps: &str, pins: &str) -> String {
         )
     };
     format!(
-        "name = \"caps-pin\"\ncontracts = [\"session-persist\"]\n[persist]\nparts = [\"packer\"]\n\
+        "name = \"caps-pin\"\ncontracts = [\"session-persist\"]\n[persist]\n\
+         parts = [\"packer\", \"checker\"]\nblob_check = [{wrapper:?}, \"blob\", \"check\", \"--json\", \"{{file}}\"]\n\
          pack = {}\nunpack = {}\nhas_session = {}\n[persist.pins]\n{pins}\n",
         verb("pack", true),
         verb("unpack", true),
@@ -43,9 +44,13 @@ fn profile(dir: &std::path::Path, caps: &str, pins: &str) -> String {
 
 /// Each scenario's verdict, by `name [example]`.
 fn verdicts(caps: &str, pins: &str) -> (i32, BTreeMap<String, String>) {
+    verdicts_of(caps, pins, TAGS)
+}
+
+fn verdicts_of(caps: &str, pins: &str, tags: &str) -> (i32, BTreeMap<String, String>) {
     common::ensure_reference(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let (code, report) = common::run_profile(&profile(dir.path(), caps, pins), &["--tags", TAGS]);
+    let (code, report) = common::run_profile(&profile(dir.path(), caps, pins), &["--tags", tags]);
     let rows = report["scenarios"]
         .as_array()
         .expect("scenarios")
@@ -138,4 +143,27 @@ fn smaller_caps_pass_declared_and_fail_only_the_should_row_undeclared() {
         ["A session at the caps packs and moves whole: fail"],
         "{rows:#?}"
     );
+}
+
+/// The checker's caps rows read the fixed corpus, built at the kit's caps: with a
+/// larger count cap declared, the checker that accepts `members-65.tar` is right and
+/// the row says it tested nothing (`inconclusive`), never `pass`; the other rows
+/// pass. Undeclared, that acceptance fails (no larger corpus blob to probe with).
+#[test]
+fn the_checker_rows_are_inconclusive_within_a_declared_cap() {
+    let tags = "@sp-caps and @part-checker";
+    let (_, rows) = verdicts_of("members=100", "max_files = 100", tags);
+    assert_eq!(rows.len(), 3, "{rows:#?}");
+    let members = "A blob over a cap is refused (members-65.tar)";
+    let not_passed: Vec<(&str, &str)> = rows
+        .iter()
+        .filter(|(_, v)| *v != "pass")
+        .map(|(n, v)| (n.split(" [").next().unwrap_or(n), v.as_str()))
+        .collect();
+    assert_eq!(not_passed, [(members, "inconclusive")], "{rows:#?}");
+    let (code, rows) = verdicts_of("members=100", "", tags);
+    assert_eq!(code, 1, "{rows:#?}");
+    let failing = with_verdict(&rows, "fail");
+    assert_eq!(failing.len(), 1, "{rows:#?}");
+    assert!(failing[0].starts_with(members), "{failing:?}");
 }

@@ -188,8 +188,9 @@ pub struct Persist {
     /// A fault plan the next commands run under (the crash and fault sweeps), through
     /// the profile's `fault_backend`.
     pub injection: Option<crate::drivers::fault::Injection>,
-    /// The cap the scenario's input is one over, and its pod: a refusal's step
-    /// judges an acceptance against the caps pin (`caps::judge_accepted`).
+    /// The cap the scenario's input is one over, and its pod (the corpus file on a
+    /// checker row): a refusal's step judges an acceptance against the caps pin
+    /// (`caps::judge_accepted`).
     pub over_cap: Option<(super::caps::Cap, String)>,
     /// The backend, session id and defect of an over-cap blob an unpack row wrote.
     pub over_cap_blob: Option<(String, String, String)>,

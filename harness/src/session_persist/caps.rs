@@ -84,6 +84,11 @@ impl Cap {
         }
     }
 
+    /// The cap a blob of the fixed corpus is over (at the kit's caps), if it is one.
+    pub fn of_corpus(file: &str) -> Option<Cap> {
+        Cap::of_defect(file.strip_suffix(".tar")?)
+    }
+
     /// The cap an unpack defect of the kit's is over, if it is one.
     pub fn of_defect(defect: &str) -> Option<Cap> {
         match defect {
@@ -177,11 +182,16 @@ impl Caps {
 
     /// What an input one over `cap` is, in words with its numbers.
     pub fn over(&self, cap: Cap) -> String {
+        self.over_noting(cap, "")
+    }
+
+    /// [`Caps::over`] with `note` after the cap it is one over.
+    fn over_noting(&self, cap: Cap, note: &str) -> String {
         let n = self.get(cap);
         match cap {
-            Cap::Files => format!("{} files, one over {n}", n + 1),
-            Cap::FileBytes => format!("a file of {} bytes, one over {n}", n + 1),
-            Cap::TotalBytes => format!("{} bytes in all, one over {n}", n + 1),
+            Cap::Files => format!("{} files (one over {n}{note})", n + 1),
+            Cap::FileBytes => format!("a file of {} bytes (one over {n}{note})", n + 1),
+            Cap::TotalBytes => format!("{} bytes in all (one over {n}{note})", n + 1),
         }
     }
 }
@@ -233,7 +243,7 @@ pub fn judge_accepted(cap: Cap, observed: String, probe: impl FnOnce(&Caps) -> (
     }
     let big = Caps::probe(cap);
     let (refused, seen) = probe(&big);
-    let larger = format!("{}, {PROBE_FACTOR} times the kit's cap", big.over(cap));
+    let larger = big.over_noting(cap, &format!(", {PROBE_FACTOR} times the kit's {}", k.key));
     if refused {
         crate::evidence::pin(
             CLAUSE,
@@ -241,17 +251,17 @@ pub fn judge_accepted(cap: Cap, observed: String, probe: impl FnOnce(&Caps) -> (
                 "{built} refused (the kit's {} = {}; a profile may declare its own)",
                 k.key, k.kit
             ),
-            format!("{built} accepted ({observed}); {larger}, refused ({seen})"),
+            format!("{built} accepted ({observed}); {larger} refused ({seen})"),
         );
     } else {
         crate::evidence::fail(
             Some(MUST),
             format!(
-                "{built} refused, or at the latest {larger} (a larger cap is declared as \
-                 [persist.pins] {})",
+                "{built} refused, or at the latest {larger}; a larger cap is declared as \
+                 [persist.pins] {}",
                 k.key
             ),
-            format!("{built} accepted ({observed}); {larger}, accepted too ({seen})"),
+            format!("{built} accepted ({observed}); {larger} accepted too ({seen})"),
         );
     }
 }

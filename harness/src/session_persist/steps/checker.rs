@@ -6,6 +6,7 @@
 use crate::contract::Contract;
 use crate::drivers::checker::{self, Judging, Said};
 use crate::session_persist::bench::Persist;
+use crate::session_persist::caps::{self, Cap};
 use crate::session_persist::World;
 use crate::verdict::OrHarness;
 use cucumber::{given, then, when};
@@ -56,6 +57,7 @@ static NO_SAID: &str = "no blob was read by the checker in this scenario";
 async fn reads(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let (words, file) = words_for(s, &c[1]);
+        s.over_cap = Cap::of_corpus(&c[1]).map(|cap| (cap, c[1].to_string()));
         let judging = Judging::of(Contract::SessionPersist);
         let said = checker::run_judged(&s.ph, &words, s.sandbox(), &judging);
         if !judging.verdict_only {
@@ -113,9 +115,30 @@ async fn refuses(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let said = s.checked.as_ref().or_harness(NO_SAID);
         let judging = Judging::of(Contract::SessionPersist);
+        within_declared_cap(s, checker::accepted(said, &judging));
         checker::assert_refused_judged(said, &c[1], &c[2], &judging);
     })
     .await;
+}
+
+/// A corpus blob over a kit cap is fixed: when the profile declares a larger cap
+/// (`[persist.pins]`, sp-pin-caps) the blob is within it, and a checker that accepts
+/// it is right; the row then tested nothing, so it says so instead of judging.
+fn within_declared_cap(s: &Persist, accepted: bool) {
+    let Some((cap, file)) = &s.over_cap else {
+        return;
+    };
+    let k = cap.key();
+    match caps::declared(*cap) {
+        Some(n) if accepted && n > k.kit => crate::inconclusive!(
+            "the corpus blob {file} is over the kit's {} = {} but within the profile's \
+             [persist.pins] {} = {n}: the fixed corpus does not test the checker's own cap",
+            k.key,
+            k.kit,
+            k.key
+        ),
+        _ => {}
+    }
 }
 
 /// A framing rule the seed does not state: accepting the blob deviates from the
