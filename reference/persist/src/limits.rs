@@ -117,3 +117,26 @@ pub const MAX_DRIVE_LINE_BYTES: usize = 1024 * 1024;
 pub const MAX_GRAPH_NODES: usize = 64;
 pub const MAX_GRAPH_EDGES: usize = 256;
 pub const MAX_EDGE_KEYS: usize = 32;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The switch sets the caps it names and keeps the others; a malformed item is
+    /// refused naming it.
+    #[test]
+    fn the_caps_switch_overrides_only_what_it_names() {
+        let kit = Caps {
+            members: MAX_MEMBERS,
+            member_bytes: MAX_MEMBER_BYTES,
+            total_body_bytes: MAX_TOTAL_BODY_BYTES,
+        };
+        let c = caps_from("members=100", kit).unwrap();
+        assert_eq!((c.members, c.member_bytes), (100, MAX_MEMBER_BYTES));
+        assert_eq!(caps_from("", kit).unwrap(), kit);
+        for bad in ["members=0", "members", "files=3", "member_bytes=-1"] {
+            let e = caps_from(bad, kit).unwrap_err();
+            assert!(e.contains(bad.split('=').next().unwrap()), "{e}");
+        }
+    }
+}
