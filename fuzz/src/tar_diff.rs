@@ -44,6 +44,7 @@ pub const STRICTER: &[&str] = &[
     "PAX mtime is not a decimal time",
     "PAX key appears twice",
     "PAX key other than path, size, mtime",
+    "PAX path holds a newline byte",
 ];
 
 /// One member as the `tar` crate reads it.

@@ -40,6 +40,10 @@ pub(crate) fn parse_pax(mut body: &[u8]) -> Result<Pax<'_>, &'static str> {
             .ok_or("PAX record has no key")?;
         let (key, value) = (&record[..eq], &record[eq + 1..]);
         match key {
+            // Readers that split the records by line (the `tar` crate) drop such a
+            // record and name the member by its ustar header: two readers, two names.
+            // (A NUL is left to the path rules, blob.path.)
+            b"path" if value.contains(&b'\n') => return Err("PAX path holds a newline byte"),
             b"path" if pax.path.is_none() => pax.path = Some(value),
             b"size" if pax.size.is_none() => {
                 pax.size = Some(decimal(value).ok_or("PAX size is not a decimal")?)
@@ -95,6 +99,7 @@ mod tests {
             b"11 uid=1000\n",
             b"11 size=042\n",
             b"12 path=abc",
+            b"13 path=a\nbc\n",
             b"path=abc\n",
         ] {
             assert!(parse_pax(bad).is_err(), "{bad:?}");
