@@ -517,21 +517,8 @@ async fn no_dump(w: &mut World, c: &[String]) {
 
 #[when(regex = r#"^the integration "([a-z0-9-]+)" of plugin "([a-z0-9-]+)" is (.+)$"#)]
 async fn integration_changed(w: &mut World, c: &[String]) {
-    w.run(c, None, |s, c| {
-        let l = s.live();
-        // The valid twin first: the last saved archive restored while the integration
-        // still resolves; what it restores is removed again.
-        let saved = l
-            .saved
-            .clone()
-            .or_harness("a plugin change follows a save, whose restore is its twin");
-        let twin = restore_command(l, &saved, true);
-        let what = format!("the same restore of {saved} before the integration was changed");
-        twins::restore(l, what, twin);
-        l.forget_dump("stub");
-        super::owners::apply_change(l, &c[1], &c[2], &c[3], true);
-    })
-    .await;
+    w.run(c, None, |s, c| change_after_twin(s.live(), &c, true))
+        .await;
 }
 
 /// The change written to the plugins directory only: the daemon reads it when the
@@ -540,21 +527,23 @@ async fn integration_changed(w: &mut World, c: &[String]) {
     regex = r#"^the integration "([a-z0-9-]+)" of plugin "([a-z0-9-]+)" changes on disk only: (.+)$"#
 )]
 async fn integration_changed_on_disk(w: &mut World, c: &[String]) {
-    w.run(c, None, |s, c| {
-        let l = s.live();
-        // The valid twin first: the last saved archive restored while the integration
-        // still resolves; what it restores is removed again.
-        let saved = l
-            .saved
-            .clone()
-            .or_harness("a plugin change follows a save, whose restore is its twin");
-        let twin = restore_command(l, &saved, true);
-        let what = format!("the same restore of {saved} before the integration was changed");
-        twins::restore(l, what, twin);
-        l.forget_dump("stub");
-        super::owners::apply_change(l, &c[1], &c[2], &c[3], false);
-    })
-    .await;
+    w.run(c, None, |s, c| change_after_twin(s.live(), &c, false))
+        .await;
+}
+
+/// The valid twin first: the last saved archive restored while the integration still
+/// resolves (what it restores is removed again); then the change, reloaded by the
+/// daemon at once or left on disk.
+fn change_after_twin(l: &mut Live, c: &crate::drivers::step::Caps, reload: bool) {
+    let saved = l
+        .saved
+        .clone()
+        .or_harness("a plugin change follows a save, whose restore is its twin");
+    let twin = restore_command(l, &saved, true);
+    let what = format!("the same restore of {saved} before the integration was changed");
+    twins::restore(l, what, twin);
+    l.forget_dump("stub");
+    super::owners::apply_change(l, &c[1], &c[2], &c[3], reload);
 }
 
 #[given(regex = r"^the daemon is restarted as an older server$")]
