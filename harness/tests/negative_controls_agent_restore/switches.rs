@@ -106,8 +106,8 @@ const SWITCHES: &[Switch] = &[
         defect: "restore-not-unique",
         checker: false,
         tags: "@asr-restore-oneshot or @asr-skip-existing",
-        // The race row's two restores both name the one-shot result: the loser's
-        // create is refused by the winner's session whatever `unique` says.
+        // The deterministic row: the name is taken between the read and the create.
+        // The race row may fail too (see `interleaving_rows`).
         fails: &["A name another client takes after restore read the sessions is skipped, and that session is left alone"],
         non_strict: &[],
         pins: "",
@@ -404,6 +404,20 @@ fn run_switch(
     (code, fail, non_strict, other)
 }
 
+/// Rows whose verdict under the switch depends on how two concurrent calls
+/// interleave: the switch may fail them, and need not.
+fn interleaving_rows(defect: &str) -> &'static [&'static str] {
+    match defect {
+        // Without `unique`, two restores that both read the sessions before either
+        // creates both win (two sessions named "dup"); if one creates first, the
+        // other reads the name and skips it, and the row passes.
+        "restore-not-unique" => {
+            &["Two restores of one name race: the winner's pane has the winner's record"]
+        }
+        _ => &[],
+    }
+}
+
 /// Every switch fails exactly its rows (and leaves its non-strict ones so), and passes
 /// the other rows its tags select.
 #[test]
@@ -421,8 +435,10 @@ fn each_reference_switch_fails_exactly_its_new_rows() {
             .collect()
     });
     let mut wrong = Vec::new();
-    for (sw, (code, fail, non_strict, other)) in outcomes {
+    for (sw, (code, mut fail, non_strict, other)) in outcomes {
         let (expected, expected_ns) = (names(sw.fails), names(sw.non_strict));
+        let interleaving = interleaving_rows(sw.defect);
+        fail.retain(|row| !interleaving.contains(&row.as_str()));
         if code != 1 || fail != expected || non_strict != expected_ns || !other.is_empty() {
             wrong.push(format!(
                 "{}: expected exit 1, failing {expected:#?}, non-strict {expected_ns:#?}, the \
