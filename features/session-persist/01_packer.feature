@@ -13,7 +13,7 @@ Feature: The session packer
   inconclusive. The blobs unpacked here are written at run time from the profile's
   header member and the backend's layout, one defect each.
 
-  @sp-whitelist @sp-hassession-root
+  @sp-header @sp-pin-header-member @sp-whitelist @sp-hassession-root
   Scenario Outline: A <backend> session moves to a new pod whole
     Given pod "A" holds a <backend> session "<id>"
     And pod "A" holds the unlisted file "<unlisted>"
@@ -40,7 +40,7 @@ Feature: The session packer
     Then the pack succeeds
     And packing pod "A" again gives the same bytes
 
-  @sp-no-auth
+  @sp-header @sp-pin-header-member @sp-no-auth
   Scenario Outline: Auth files not packed; ../ refused (<backend>)
     Given pod "A" holds a <backend> session "<id>"
     And pod "A" also holds the credential files
@@ -146,7 +146,7 @@ Feature: The session packer
 
   # At the profile's count cap (the kit's 64 files when undeclared); a packer with
   # smaller caps than it declares may refuse this session (SHOULD).
-  @sp-caps @should @sp-pin-caps
+  @sp-header @sp-pin-header-member @sp-caps @should @sp-pin-caps
   Scenario: A session at the caps packs and moves whole
     Given pod "A" holds a claude_code session "6a73c0de-1234-4abc-8def-0123456789ab"
     And pod "A"'s session is at the file count cap

@@ -12,7 +12,7 @@ Feature: Decoys beside a session, and two key files for one id
   non-strict. Each refusal runs its control first (HasSession before the copy, the
   pack of a twin pod without it, the valid blob into a fresh pod).
 
-  @sp-whitelist @sp-no-auth
+  @sp-header @sp-pin-header-member @sp-whitelist @sp-no-auth
   Scenario Outline: Files that carry the session id are not packed unless the layout lists them (<backend>)
     Given pod "A" holds a <backend> session "<id>"
     And pod "A" also holds decoys of its session

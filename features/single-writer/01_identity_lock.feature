@@ -1,4 +1,4 @@
-@must @part-checker
+@must @part-checker @sw-pin-checker-verdict
 Feature: Identity and lock
   One session id is one key, and one key is one physical name: the lock file, the
   master's socket, the ring and the metadata all derive from it, never from a label,

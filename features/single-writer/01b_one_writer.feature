@@ -45,7 +45,7 @@ Feature: One writer per key
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has exactly one running agent
     And no agent reported a second writer
 
-  @sw-key-injective @sw-pin-refusal-style @sw-pin-error-codes
+  @sw-busy @sw-key-injective @sw-pin-refusal-style @sw-pin-error-codes @sw-pin-close-codes
   Scenario Outline: A request the broker must refuse is refused before the upgrade: <case>
     When its valid twin "<twin_key>" with "<twin_query>" opens first
     And viewer A opens "<key>" with "<query>"

@@ -25,7 +25,7 @@ Feature: Liveness
     And the orphan socket of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is still there
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has no running agent
 
-  @sw-not-socket @sw-pin-close-codes
+  @sw-busy @sw-not-socket @sw-pin-close-codes
   Scenario: A regular file at the socket path is an error and is kept
     Given a regular file is at the socket of "claude:6a73c0de-1234-4abc-8def-0123456789ab"
     When viewer A opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"

@@ -1,4 +1,4 @@
-@must @part-checker
+@must @part-checker @sw-pin-checker-verdict
 Feature: Delta resume
   A reconnecting viewer resumes from the bytes it has when the master still holds
   them in its ring and the generation matches; otherwise it gets the whole ring (or

@@ -24,7 +24,7 @@ Feature: Lock and launch faults
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has exactly one running agent
     And the lock of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is held
 
-  @sw-launch-fail-frees @sw-pin-close-codes
+  @sw-busy @sw-launch-fail-frees @sw-pin-close-codes
   Scenario Outline: A lock that cannot be taken (<case>) refuses the open and spawns nothing
     Given a broker is running under the fault plan "<plan>"
     When viewer A opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
@@ -48,7 +48,7 @@ Feature: Lock and launch faults
     Then viewer B sees the agent ready
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has exactly one running agent
 
-  @sw-launch-fail-frees @sw-reap-under-lock @sw-pin-close-codes
+  @sw-busy @sw-launch-fail-frees @sw-reap-under-lock @sw-pin-close-codes
   Scenario: An orphan socket that cannot be unlinked fails the launch and frees the lock
     Given a broker is running under the fault plan "unlink@{session_socket}=EACCES"
     And a socket nobody listens on is at the socket of "claude:6a73c0de-1234-4abc-8def-0123456789ab"

@@ -1,4 +1,4 @@
-@must @part-checker
+@must @part-checker @sw-pin-checker-verdict
 Feature: Sidecars
   The broker's durable files, the alias sidecar (placeholder → real id) and the owner
   file of a key's claim, are read strictly: closed shapes, strict JSON, a 64 KiB cap

@@ -24,7 +24,7 @@ Feature: Side effects, seen directly
     Then the background process of "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" is still running
     And no process holds the lock of "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b"
 
-  @sw-not-socket
+  @sw-busy @sw-not-socket @sw-pin-close-codes
   Scenario: A symbolic link at the socket path is left alone: the broker never connects through it
     Given a broker is running
     And a symbolic link to a socket of the suite's is at the socket of "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b"

@@ -8,11 +8,20 @@ mod common;
 use common::bin_dir;
 use std::collections::BTreeSet;
 
-/// Runs the single-writer suite with the reference's checkers, `swap` replacing
-/// `key = [...]` lines of the table: the names of the scenarios that did not pass, and
-/// of all scenarios.
-fn run(swap: &[(&str, String)]) -> (i32, BTreeSet<String>, BTreeSet<String>) {
-    let (code, report) = run_report(swap, None, &[]);
+/// A control runs the rows of the part whose command it swaps or whose code holds its
+/// defect: the other parts' rows never run that code, so they pass as the reference's
+/// full run (`the_reference_checkers_pass_every_scenario`) shows, and running them
+/// again would only cost CI time. The offline checkers (`key_check`, `resume_plan`,
+/// `sidecar_check`) run in the checker rows only, the master and the client in 09's.
+const CHECKER_ROWS: &str = "@part-checker";
+const BROKER_ROWS: &str = "@part-broker";
+
+/// Runs the single-writer suite's rows `tags` selects (all when empty) with the
+/// reference's checkers, `swap` replacing `key = [...]` lines of the table: the names
+/// of the scenarios that did not pass, and of all scenarios.
+fn run(swap: &[(&str, String)], tags: &str) -> (i32, BTreeSet<String>, BTreeSet<String>) {
+    let args = ["--tags", tags];
+    let (code, report) = run_report(swap, None, if tags.is_empty() { &[] } else { &args });
     (
         code,
         failing(&report),
@@ -115,7 +124,7 @@ fn failing(report: &serde_json::Value) -> BTreeSet<String> {
 
 #[test]
 fn the_reference_checkers_pass_every_scenario() {
-    let (code, failing, all) = run(&[]);
+    let (code, failing, all) = run(&[], "");
     assert_eq!(code, 0, "{failing:?}");
     assert!(all.len() >= 6, "{all:?}");
 }
@@ -131,7 +140,7 @@ fn a_planner_that_trusts_have_fails_the_non_delta_scenarios_only() {
 while [ $# -gt 0 ]; do [ "$1" = --have ] && have=$2; shift; done
 if [ -n "$have" ]; then printf '{"plan":"delta","from":%s}\n' "$have"; else echo '{"plan":"fresh"}'; fi"#,
     );
-    let (code, failing, all) = run(&[("resume_plan", format!("[{blind:?}]"))]);
+    let (code, failing, all) = run(&[("resume_plan", format!("[{blind:?}]"))], CHECKER_ROWS);
     assert_eq!(code, 1);
     let expected: BTreeSet<String> = all
         .iter()
@@ -155,7 +164,10 @@ fn an_accept_all_sidecar_reader_fails_the_malformed_sidecar_scenario_only() {
         "sidecar",
         r#"printf '{"file":"%s","result":"valid","rule":null,"reason":null}\n' "$1""#,
     );
-    let (code, failing, _) = run(&[("sidecar_check", format!("[{accept:?}, \"{{file}}\"]"))]);
+    let (code, failing, _) = run(
+        &[("sidecar_check", format!("[{accept:?}, \"{{file}}\"]"))],
+        CHECKER_ROWS,
+    );
     assert_eq!(code, 1);
     let expected: BTreeSet<String> =
         ["A malformed sidecar is refused, naming the rule".to_string()]
@@ -164,10 +176,10 @@ fn an_accept_all_sidecar_reader_fails_the_malformed_sidecar_scenario_only() {
     assert_eq!(failing, expected);
 }
 
-/// Runs the suite against the reference broker with `defect` and requires exactly
-/// `expected` to fail (everything else passes).
-fn broker_defect_fails_exactly(defect: &str, expected: &[&str]) {
-    let (code, report) = run_report(&[], Some(defect), &[]);
+/// Runs the rows `tags` selects against the reference broker with `defect` and
+/// requires exactly `expected` to fail (everything else passes).
+fn broker_defect_fails_exactly(defect: &str, tags: &str, expected: &[&str]) {
+    let (code, report) = run_report(&[], Some(defect), &["--tags", tags]);
     let (failing, all) = (failing(&report), common::scenario_names(&report, false));
     assert_eq!(code, 1, "{defect}: the run must fail");
     let expected: BTreeSet<String> = expected.iter().map(|s| s.to_string()).collect();
@@ -182,6 +194,7 @@ fn broker_defect_fails_exactly(defect: &str, expected: &[&str]) {
 fn a_broker_that_attaches_on_file_presence_fails_the_orphan_socket_rows_only() {
     broker_defect_fails_exactly(
         "attach-on-file",
+        BROKER_ROWS,
         &[
             "A socket nobody listens on is an orphan: the open launches",
             "An orphan socket is not reaped while the lock is held elsewhere",
@@ -195,6 +208,7 @@ fn a_broker_that_attaches_on_file_presence_fails_the_orphan_socket_rows_only() {
 fn a_broker_that_unlocks_after_spawn_fails_the_lock_held_rows_only() {
     broker_defect_fails_exactly(
         "unlock-after-spawn",
+        BROKER_ROWS,
         &[
             "After LAUNCH the master holds the lock, even with the broker gone",
             "A second broker sharing the lock directory cannot launch a held key",
@@ -213,6 +227,7 @@ fn a_broker_that_unlocks_after_spawn_fails_the_lock_held_rows_only() {
 fn a_broker_that_forwards_secondary_input_fails_the_gate_rows_only() {
     broker_defect_fails_exactly(
         "forward-secondary",
+        BROKER_ROWS,
         &[
             "force=1 demotes the owner in place; it keeps streaming",
             "A secondary's input and resize reach neither the agent nor the PTY",
@@ -231,6 +246,7 @@ fn a_broker_that_forwards_secondary_input_fails_the_gate_rows_only() {
 fn a_broker_without_the_recheck_fails_the_recheck_row_only() {
     broker_defect_fails_exactly(
         "no-recheck",
+        BROKER_ROWS,
         &["A master that appears while the broker waits for the lock is attached; the lock is released"],
     );
 }
@@ -241,6 +257,7 @@ fn a_broker_without_the_recheck_fails_the_recheck_row_only() {
 fn a_lenient_master_fails_the_explicit_mode_rows_only() {
     broker_defect_fails_exactly(
         "lenient-master",
+        "@part-master",
         &[
             "A create-only master refuses a taken path (a regular file) and leaves it as it was",
             "A create-only master refuses a taken path (a socket nobody listens on) and leaves it as it was",
@@ -256,6 +273,7 @@ fn a_lenient_master_fails_the_explicit_mode_rows_only() {
 fn a_client_that_forces_on_reconnect_fails_the_client_rows_only() {
     broker_defect_fails_exactly(
         "client-forces",
+        "@part-client",
         &[
             "The client's automatic reconnects after drops never send force",
             "A take-over the user asked for forces once; the reconnects after it do not",
@@ -269,6 +287,7 @@ fn a_client_that_forces_on_reconnect_fails_the_client_rows_only() {
 fn a_broker_that_lists_ghost_rows_fails_the_alias_list_rows_only() {
     broker_defect_fails_exactly(
         "ghost-row",
+        BROKER_ROWS,
         &[
             "One new id: the placeholder resolves to it everywhere",
             "Retired, a reconciled session is still listed once, by its real id, from the engine's index",
@@ -350,7 +369,7 @@ fn plain_broker() -> String {
 /// Runs the suite with profile key `key` set to the plain broker and requires exactly
 /// `expected` to fail.
 fn plain_broker_fails_exactly(key: &str, expected: &[&str]) {
-    let (code, failed, all) = run(&[(key, plain_broker())]);
+    let (code, failed, all) = run(&[(key, plain_broker())], BROKER_ROWS);
     let want: BTreeSet<String> = expected.iter().map(|s| s.to_string()).collect();
     assert_ne!(code, 0, "{key}");
     assert!(want.iter().all(|w| all.contains(w)), "{all:?}");

@@ -127,10 +127,9 @@ fn certify(peer: &str, violation: Option<&Violation>) -> (i32, serde_json::Value
             String::from_utf8_lossy(&out.stderr)
         )
     });
-    (
-        out.status.code().unwrap_or(-1),
-        serde_json::from_str(&text).expect("report.json is JSON"),
-    )
+    let json: serde_json::Value = serde_json::from_str(&text).expect("report.json is JSON");
+    common::require_evidence_clauses_tagged(&json);
+    (out.status.code().unwrap_or(-1), json)
 }
 
 fn scenarios(report: &serde_json::Value) -> &Vec<serde_json::Value> {

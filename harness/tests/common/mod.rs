@@ -94,6 +94,7 @@ pub fn run_profile(profile_text: &str, args: &[&str]) -> (i32, serde_json::Value
     });
     require_sentences(&report);
     let report: serde_json::Value = serde_json::from_str(&text).expect("report.json is JSON");
+    require_evidence_clauses_tagged(&report);
     // Shown by the test harness only when the test fails: what each row that did not
     // pass said, so a failed control is diagnosed from its output alone.
     for s in report["scenarios"].as_array().into_iter().flatten() {
@@ -214,6 +215,30 @@ pub fn require_the_sidecar_crash_counts(report: &serde_json::Value) {
 
 /// Every report format of a run states its failures as sentences with values: no
 /// assertion text (`left:` / `right:`, "assertion `left == right` failed") anywhere.
+/// The clause a row's evidence names is one of the row's own clause tags: a step
+/// that names another clause when it fails (a shared step written for one row and
+/// reused in a row of another clause) would send an implementer to the wrong seed
+/// sentence. Held on every row that failed in every control run.
+pub fn require_evidence_clauses_tagged(report: &serde_json::Value) {
+    for s in report["scenarios"].as_array().into_iter().flatten() {
+        let Some(id) = s["evidence"]["clause"]["id"].as_str() else {
+            continue;
+        };
+        let tags: Vec<&str> = s["clauses"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.as_str())
+            .collect();
+        assert!(
+            tags.contains(&id),
+            "{} [{}]: its evidence names the clause {id}, which is not among its tags {tags:?}",
+            s["name"],
+            s["example"]
+        );
+    }
+}
+
 pub fn require_sentences(report_dir: &std::path::Path) {
     for name in ["report.json", "report.md", "report.xml", "report.html"] {
         let Ok(text) = std::fs::read_to_string(report_dir.join(name)) else {

@@ -9,7 +9,8 @@
 //! INVALID: a bug of the battery, never a kill), and the clean `vxcert` certifies it
 //! with `vxcert run --contract NAME --bin-dir`. A mutant is killed when the run fails
 //! a scenario the clean reference passes. `--ci` runs the mutants marked `ci = true`
-//! of every contract (each contract's baseline once). One table per contract goes to
+//! of every contract, each on the rows tagged with its clause only (each contract's
+//! baseline once, on those rows). One table per contract goes to
 //! stdout and `--out`; its last line is the kill rate. Exit status: 0 when every
 //! mutant run was killed (or is a surviving declared equivalent), 1 when one survived
 //! or is invalid, 2 when the battery cannot run.
@@ -247,7 +248,20 @@ fn run(args: Vec<String>) -> Result<i32, String> {
             b.contract.name
         );
         let reports = work.join("reports").join(b.contract.name);
-        let baseline = certifier.run(&clean, &reports.join("baseline"))?;
+        // CI's subset runs each mutant on the rows that claim its clause (the rows
+        // whose job is to catch it), and the baseline on all of those rows; the whole
+        // battery runs the contract's every row.
+        let clause_tags = |m: &Mutant| opts.ci.then(|| format!("@{}", m.clause));
+        let baseline_tags = opts.ci.then(|| {
+            let clauses: BTreeSet<String> = b
+                .chosen
+                .iter()
+                .map(|&i| format!("@{}", b.mutants[i].clause))
+                .collect();
+            clauses.into_iter().collect::<Vec<_>>().join(" or ")
+        });
+        let baseline =
+            certifier.run(&clean, &reports.join("baseline"), baseline_tags.as_deref())?;
         if !baseline.failing.is_empty() {
             eprintln!(
                 "mutants: {}: the clean reference fails {} scenario(s); only other failures count as kills",
@@ -265,7 +279,16 @@ fn run(args: Vec<String>) -> Result<i32, String> {
                 b.chosen.len(),
                 m.id
             );
-            let row = run_one(m, b.contract, &kit, &certifier, &baseline, &reports)?;
+            let tags = clause_tags(m);
+            let row = run_one(
+                m,
+                b.contract,
+                &kit,
+                &certifier,
+                &baseline,
+                &reports,
+                tags.as_deref(),
+            )?;
             eprintln!("mutants:   {}", table::outcome_word(m, &row.outcome));
             rows.push(row);
         }
@@ -313,6 +336,7 @@ fn run_one<'a>(
     certifier: &Certifier,
     baseline: &Verdict,
     reports: &Path,
+    tags: Option<&str>,
 ) -> Result<Row<'a>, String> {
     let clean_text =
         std::fs::read_to_string(kit.root.join(&m.file)).map_err(|e| format!("{}: {e}", m.file))?;
@@ -341,7 +365,7 @@ fn run_one<'a>(
     let run_started = Instant::now();
     let verdict = match probe::program_starts(contract.binary, &program) {
         Err(e) => Err(e),
-        Ok(()) => certifier.run(kit.bin, &reports.join(&m.id)),
+        Ok(()) => certifier.run(kit.bin, &reports.join(&m.id), tags),
     };
     row.run_secs = run_started.elapsed().as_secs_f64();
     // The next contract's mutants run beside the clean program again.

@@ -155,12 +155,21 @@ pub struct Certifier<'a> {
 }
 
 impl Certifier<'_> {
-    /// `vxcert run --contract CONTRACT --profile … --bin-dir BIN --report REPORT`.
-    pub fn run(&self, bin_dir: &Path, report: &Path) -> Result<Verdict, String> {
+    /// `vxcert run --contract CONTRACT --profile … --bin-dir BIN --report REPORT`, with
+    /// `--tags TAGS` when given (CI's subset runs each mutant's clause rows only).
+    pub fn run(
+        &self,
+        bin_dir: &Path,
+        report: &Path,
+        tags: Option<&str>,
+    ) -> Result<Verdict, String> {
         let _ = std::fs::remove_dir_all(report);
         let mut cmd = Command::new(self.vxcert);
-        cmd.args(["run", "--contract", self.contract, "--quiet"])
-            .arg("--profile")
+        cmd.args(["run", "--contract", self.contract, "--quiet"]);
+        if let Some(tags) = tags {
+            cmd.args(["--tags", tags]);
+        }
+        cmd.arg("--profile")
             .arg(self.profile)
             .arg("--bin-dir")
             .arg(bin_dir)
