@@ -55,6 +55,13 @@
 //!   several enabled owners taken; disabled owners kept; `expect_plugin_id` ignored).
 //! - `restore-without-expected-owner`: restore's launch does not name the archived
 //!   owner (`expect_plugin_id`).
+//! - `native-length-modified-utf8`: the 1024-byte native-id bound measured in Java's
+//!   modified UTF-8 (`DataOutputStream.writeUTF`, JNI's `GetStringUTFLength`), where a
+//!   four-byte character takes six bytes (two three-byte surrogates): a valid id of
+//!   four-byte characters at the bound is refused.
+//! - `spawn-failure-keeps-pane`: a new window's pane whose program cannot start is
+//!   kept, exited, with its record (tmux's remain-on-exit), though the call reports
+//!   `unavailable.spawn`.
 //! - `env-suffix-only`, `archive-closed-shapes`, `record-read-additively`,
 //!   `archive-depth-exclusive`: the offline checkers' (`crate::negative_checker`).
 
@@ -99,10 +106,12 @@ pub enum Defect {
     LaunchDisabledOwnerUsed,
     LaunchExpectedOwnerIgnored,
     RestoreWithoutExpectedOwner,
+    SpawnFailureKeepsPane,
+    NativeLengthModifiedUtf8,
 }
 
 impl Defect {
-    pub const ALL: [Defect; 31] = [
+    pub const ALL: [Defect; 33] = [
         Defect::SkillRecommendsOwner,
         Defect::CreatedResultShared,
         Defect::CheckpointKeepsPid,
@@ -134,6 +143,8 @@ impl Defect {
         Defect::LaunchDisabledOwnerUsed,
         Defect::LaunchExpectedOwnerIgnored,
         Defect::RestoreWithoutExpectedOwner,
+        Defect::SpawnFailureKeepsPane,
+        Defect::NativeLengthModifiedUtf8,
     ];
 
     pub fn name(self) -> &'static str {
@@ -169,6 +180,8 @@ impl Defect {
             Defect::LaunchDisabledOwnerUsed => "launch-disabled-owner-used",
             Defect::LaunchExpectedOwnerIgnored => "launch-expected-owner-ignored",
             Defect::RestoreWithoutExpectedOwner => "restore-without-expected-owner",
+            Defect::SpawnFailureKeepsPane => "spawn-failure-keeps-pane",
+            Defect::NativeLengthModifiedUtf8 => "native-length-modified-utf8",
         }
     }
 }
@@ -250,9 +263,18 @@ pub fn lenient_record(bytes: &[u8], rule: &str) -> Option<Record> {
     (lenient_accepts(&record) == Some(true)).then_some(record)
 }
 
-/// Under `unicode-space-anywhere`, the rule and field a record the real rules
-/// accept is refused by: a non-ASCII space anywhere taken for padding.
+/// Under `unicode-space-anywhere` or `native-length-modified-utf8`, the rule and
+/// field a record the real rules accept is refused by: a non-ASCII space anywhere
+/// taken for padding; a native id over the bound in modified UTF-8.
 pub fn record_too_strict(record: &Record) -> Option<(&'static str, &'static str)> {
+    if active(Defect::NativeLengthModifiedUtf8) {
+        let modified: usize = record
+            .native_id
+            .chars()
+            .map(|c| if c.len_utf8() == 4 { 6 } else { c.len_utf8() })
+            .sum();
+        return (modified > MAX_NATIVE_ID_BYTES).then_some(("native.length", "native_id"));
+    }
     if !active(Defect::UnicodeSpaceAnywhere) {
         return None;
     }

@@ -106,7 +106,16 @@ impl State {
         let handle = match pty::spawn(id, spec, self.exits.clone()) {
             Ok(h) => h,
             Err(_) => {
-                self.registry.revoke(&principal);
+                if matches!(placement, Placement::Root)
+                    && crate::negative::active(crate::negative::Defect::SpawnFailureKeepsPane)
+                {
+                    self.keep_unstarted_pane(id, (window, session), size, &argv, principal, caller);
+                    if let Some(encoded) = agent_record {
+                        self.meta.install_record(id, encoded);
+                    }
+                } else {
+                    self.registry.revoke(&principal);
+                }
                 return Err(ApiError::new(ErrorCode::Spawn, "executable unavailable"));
             }
         };
@@ -184,6 +193,36 @@ impl State {
             out["z"] = z.clone();
         }
         Ok(out)
+    }
+
+    /// The negative control `spawn-failure-keeps-pane`: the pane whose program could
+    /// not start is kept in its new window as an exited pane.
+    fn keep_unstarted_pane(
+        &mut self,
+        id: PaneId,
+        (window, session): (WindowId, SessionId),
+        (cols, rows): (u16, u16),
+        argv: &[String],
+        principal: String,
+        caller: &Caller,
+    ) {
+        let pane = Pane {
+            id,
+            window,
+            session,
+            cols,
+            rows,
+            layer: Layer::Tiled,
+            state: PaneState::Exited {
+                exit_code: Some(127),
+                signal: None,
+            },
+            argv0: argv0_of(&argv[0]),
+            tags: [("owner".to_string(), caller.principal.namespace.clone())].into(),
+            principal: Some(principal),
+        };
+        let resized = self.topology.insert_root(pane);
+        self.apply_resizes(&resized);
     }
 
     pub(super) fn pane_create(&mut self, caller: &Caller, p: &Params<'_>) -> ApiResult<Value> {
