@@ -147,6 +147,9 @@ for name, command, rule in [
     ("runner-nice", ["nice", "claude"], "template.interpreter"),
 ]:
     bad(name, template(launch={"command": command}), rule)
+# The identity placed right after `python3 -c`: it is the program's source.
+bad("evaluator-python3-c", template(session={"resume_args": [PH], "fresh_args": [PH]},
+                                    launch={"command": ["python3", "-c"]}), "template.interpreter")
 
 for path in HERE.glob("*.toml"):
     path.unlink()

@@ -72,6 +72,7 @@ Feature: Templates
       | evaluator-node | evaluator-node.toml | invalid_params.integration_template | template.interpreter |
       | evaluator-busybox | evaluator-busybox.toml | invalid_params.integration_template | template.interpreter |
       | runner-nice | runner-nice.toml | invalid_params.integration_template | template.interpreter |
+      | evaluator-python3-c | evaluator-python3-c.toml | invalid_params.integration_template | template.interpreter |
 
     # An interpreter given a fixed plugin-owned script: the ADR keeps "a fixed
     # plugin-owned interpreter script" valid; phux, and the kit, refuse every

@@ -166,9 +166,11 @@ Feature: Save and restore
       """
       {"schema_version":1,"sessions":[{"name":"legacy","windows":[{"name":"w","panes":[{}]}]}]}
       """
+    And a subscriber watches the events
     When the workspace is restored from "old.json" without a fallback argv
     Then the restore fails with "invalid_params.fallback_argv"
     And no session is named "legacy"
+    And the subscriber saw no session, window or pane created before a barrier session
 
   @asr-skip-existing @part-server
   Scenario: An existing session name is skipped and its process is untouched

@@ -363,6 +363,16 @@ const SWITCHES: &[Switch] = &[
         non_strict: &[],
         pins: "",
     },
+    Switch {
+        defect: "fallback-checked-late",
+        checker: false,
+        tags: "@asr-no-archive-authority",
+        // "No session is named" holds (the session is removed again): the events
+        // show it was created.
+        fails: &["Panes without a record need a fallback argv, checked before anything is created"],
+        non_strict: &[],
+        pins: "",
+    },
 ];
 
 /// A row's name as the lists above write it.

@@ -59,6 +59,9 @@
 //!   modified UTF-8 (`DataOutputStream.writeUTF`, JNI's `GetStringUTFLength`), where a
 //!   four-byte character takes six bytes (two three-byte surrogates): a valid id of
 //!   four-byte characters at the bound is refused.
+//! - `fallback-checked-late`: restore does not check for a missing fallback argv
+//!   before it creates anything; the pane that needs one fails it, and the session
+//!   is removed again.
 //! - `spawn-failure-keeps-pane`: a new window's pane whose program cannot start is
 //!   kept, exited, with its record (tmux's remain-on-exit), though the call reports
 //!   `unavailable.spawn`.
@@ -108,10 +111,11 @@ pub enum Defect {
     RestoreWithoutExpectedOwner,
     SpawnFailureKeepsPane,
     NativeLengthModifiedUtf8,
+    FallbackCheckedLate,
 }
 
 impl Defect {
-    pub const ALL: [Defect; 33] = [
+    pub const ALL: [Defect; 34] = [
         Defect::SkillRecommendsOwner,
         Defect::CreatedResultShared,
         Defect::CheckpointKeepsPid,
@@ -145,6 +149,7 @@ impl Defect {
         Defect::RestoreWithoutExpectedOwner,
         Defect::SpawnFailureKeepsPane,
         Defect::NativeLengthModifiedUtf8,
+        Defect::FallbackCheckedLate,
     ];
 
     pub fn name(self) -> &'static str {
@@ -182,6 +187,7 @@ impl Defect {
             Defect::RestoreWithoutExpectedOwner => "restore-without-expected-owner",
             Defect::SpawnFailureKeepsPane => "spawn-failure-keeps-pane",
             Defect::NativeLengthModifiedUtf8 => "native-length-modified-utf8",
+            Defect::FallbackCheckedLate => "fallback-checked-late",
         }
     }
 }

@@ -282,6 +282,11 @@ async fn restored_without_fallback(w: &mut World, c: &[String]) {
         let twin = restore_command(l, &c[1], true);
         let what = format!("the same restore of {} with a fallback argv", &c[1]);
         twins::restore(l, what, twin);
+        // A subscriber that watches what the refused restore creates starts after
+        // the twin, whose sessions are created (and removed) by design.
+        if l.subscriber.is_some() {
+            l.subscribe();
+        }
         let cmd = restore_command(l, &c[1], false);
         l.client_reply = Some(l.run_client(cmd));
     })

@@ -144,7 +144,9 @@ async fn refused_started_none(w: &mut World) {
         );
         let mut now: Vec<i32> = live.sb.agents().iter().map(|a| a.pid).collect();
         now.sort_unstable();
-        crate::evidence::ensure(now == before, Some("sw-one-writer"), || {
+        // The row's own clause: an agent started for a refused request breaks the
+        // refusal the row claims, not the one-writer rule (no second writer exists).
+        crate::evidence::ensure(now == before, None, || {
             (
                 format!("the agents of the twin alone: {before:?}"),
                 format!("agents {now:?}"),

@@ -377,7 +377,7 @@ pub fn run(c: &Client, path: &Path, fallback_text: Option<&String>) -> Result<Va
         let panes = s.windows.iter().map(|w| w.panes.len()).sum::<usize>();
         needs_fallback |= panes > usize::from(record.is_some());
     }
-    if needs_fallback && fallback.is_none() {
+    if needs_fallback && fallback.is_none() && !negative::active(Defect::FallbackCheckedLate) {
         return Err(ApiError::param(
             "fallback_argv",
             "panes without a record need --fallback-argv",
