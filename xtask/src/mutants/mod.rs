@@ -198,6 +198,21 @@ fn run(args: Vec<String>) -> Result<i32, String> {
     for name in PROGRAMS {
         copy(&debug.join(name), &clean.join(name))?;
     }
+    // Each program under test alone, exactly as each mutant is built: built together
+    // with the harness, cargo would unify dependency features into a different binary.
+    let mut under_test = BTreeSet::new();
+    for b in &batches {
+        if under_test.insert(b.contract.package) {
+            cargo_build(&root, &target, &[b.contract.package])?;
+            copy(
+                &debug.join(b.contract.binary),
+                &clean.join(b.contract.binary),
+            )?;
+        }
+    }
+    for name in PROGRAMS {
+        copy(&clean.join(name), &bin.join(name))?;
+    }
     let profile = root.join("profiles/reference.toml");
     let vxcert = clean.join("vxcert");
     let tree = ScratchTree::sync(&root, &work.join("tree"))?;
@@ -210,24 +225,6 @@ fn run(args: Vec<String>) -> Result<i32, String> {
     let members = seed::workspace_packages(&root)?;
     let seeded = seed::seed(&debug, &tree_target.join("debug"), &members)?;
     eprintln!("mutants: scratch target seeded with {seeded} registry build entries");
-    // Each program under test alone, in the scratch tree (clean at this point) and its
-    // target, exactly as each mutant is then built there: built together with the
-    // harness, cargo would unify dependency features into a different binary. The
-    // mutants' builds start from this one (in the repository's target it cost 78 s
-    // in CI and left the mutants' first builds to start from nothing).
-    let mut under_test = BTreeSet::new();
-    for b in &batches {
-        if under_test.insert(b.contract.package) {
-            cargo_build_incremental(tree.root(), &tree_target, &[b.contract.package])?;
-            copy(
-                &tree_target.join("debug").join(b.contract.binary),
-                &clean.join(b.contract.binary),
-            )?;
-        }
-    }
-    for name in PROGRAMS {
-        copy(&clean.join(name), &bin.join(name))?;
-    }
     let kit = Kit {
         root: &root,
         tree: &tree,
