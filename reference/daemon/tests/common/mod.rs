@@ -277,8 +277,20 @@ impl Topology<'_> {
 }
 
 impl Drop for Daemon {
+    /// A stop, as its user would ask for one: the daemon ends its panes' process
+    /// groups on SIGTERM. A SIGKILL alone left every pane (each in a session of its
+    /// own) running after the tests. SIGKILL only after a bounded wait.
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {
+            let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline {
+                if matches!(child.try_wait(), Ok(Some(_))) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
             let _ = child.kill();
             let _ = child.wait();
         }
