@@ -118,15 +118,17 @@ impl SpawnConfig {
         // call (addopen copies the path).
         unsafe {
             check(libc::posix_spawnattr_setflags(&mut self.attr, flags))?;
-            // The child starts with no signal blocked. The daemon ignores SIGPIPE
-            // (Rust's runtime does), which a program must not inherit; handlers are
-            // reset by the exec itself.
+            // The child starts with no signal blocked and every disposition at its
+            // default: the daemon ignores SIGPIPE (Rust's runtime does), and may have
+            // been started with SIGHUP ignored (nohup), which a pane must not inherit
+            // (its stop's SIGHUP would not end it). Handlers are reset by the exec.
             let mut none: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut none);
             check(libc::posix_spawnattr_setsigmask(&mut self.attr, &none))?;
             let mut default: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut default);
-            libc::sigaddset(&mut default, libc::SIGPIPE);
+            libc::sigfillset(&mut default);
+            libc::sigdelset(&mut default, libc::SIGKILL);
+            libc::sigdelset(&mut default, libc::SIGSTOP);
             check(libc::posix_spawnattr_setsigdefault(
                 &mut self.attr,
                 &default,
