@@ -6,8 +6,11 @@
 # A process counts when it runs one of the kit's programs built in this checkout, when
 # its command line runs a foreign peer (peers/), or when its environment, command line or working
 # directory names a scenario sandbox ($VXCERT_SANDBOX_PARENT/vxc…, default /tmp/vxc…,
-# where every implementation the kit starts has its HOME). The S3 twins, the background fuzz build and this script's own
-# ancestors are not the kit's leftovers and are never listed.
+# where every implementation the kit starts has its HOME), or when it is an orphan
+# (its parent is PID 1) whose working directory is inside this checkout (a test's
+# daemon panes, which live in a tempfile directory, were left so). The S3 twins, the
+# background fuzz build and this script's own ancestors are not the kit's leftovers
+# and are never listed.
 #
 #   bash .ci/leftovers.sh [STEP]       STEP names the step in the message
 set -uo pipefail
@@ -24,6 +27,11 @@ while [ -n "$p" ] && [ "$p" -gt 1 ]; do
   ancestors+="$p "
   p=$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null || true)
 done
+
+# The S3 twins (.ci/s3-twins.sh) run from the checkout for the whole CI run.
+twins=" "
+twins_pids="${VXPERSIST_TWINS_STATE:-${TMPDIR:-/tmp}/vxpersist-s3-twins}/pids"
+[ -f "$twins_pids" ] && twins+="$(tr '\n' ' ' <"$twins_pids") "
 
 found=()
 for d in /proc/[0-9]*; do
@@ -46,6 +54,9 @@ for d in /proc/[0-9]*; do
     if [[ "$cwd" == "$sandboxes"* ]] || [[ "$cmdline" == *" $sandboxes"* ]] ||
       { tr '\0' '\n' <"$d/environ"; } 2>/dev/null | grep -qF "=$sandboxes"; then
       why="started in a scenario sandbox"
+    elif [ "$(echo "${stat##*) }" | cut -d' ' -f2)" = 1 ] &&
+      { [ "$cwd" = "$repo" ] || [[ "$cwd" == "$repo"/* ]]; }; then
+      case "$twins" in *" $pid "*) ;; *) why="an orphan working in the checkout" ;; esac
     fi
   fi
   [ -n "$why" ] && found+=("pid $pid $comm ($why): ${cmdline:0:160}")

@@ -146,8 +146,9 @@ impl CommandRun {
         stderr: &[u8],
     ) -> CommandRun {
         use std::os::unix::process::ExitStatusExt;
-        let mut argv = vec![cmd.get_program().to_string_lossy().into_owned()];
-        argv.extend(cmd.get_args().map(|a| a.to_string_lossy().into_owned()));
+        let (program, args) = crate::drivers::start_state::shown_argv(cmd);
+        let mut argv = vec![program.to_string_lossy().into_owned()];
+        argv.extend(args.iter().map(|a| a.to_string_lossy().into_owned()));
         CommandRun {
             argv,
             exit_status: status.code(),

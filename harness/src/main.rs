@@ -92,6 +92,7 @@ fn contracts_help() -> String {
 }
 
 fn main() {
+    drivers::start_state::trampoline_or_return();
     drivers::start_state::close_inherited_on_exec();
     let matches = Cli::command().after_help(contracts_help()).get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());

@@ -215,8 +215,19 @@ fn check_violation(peer: &str, v: &Violation) -> Vec<String> {
     let names: BTreeSet<String> = failing.iter().map(|(_, n)| n.clone()).collect();
     let want: BTreeSet<String> = v.scenarios.iter().cloned().collect();
     if names != want {
+        // What the unexpected rows said, so a flake can be read from CI's log alone.
+        let unexpected: Vec<String> = failing
+            .iter()
+            .filter(|(_, n)| !want.contains(n))
+            .map(|(s, n)| {
+                format!(
+                    "{n} ({}): {} [step: {}; notes: {}]",
+                    s["verdict"], s["message"], s["evidence"]["step"], s["evidence"]["notes"]
+                )
+            })
+            .collect();
         problems.push(format!(
-            "{}: failing {names:#?}, violations.toml lists {want:#?}",
+            "{}: failing {names:#?}, violations.toml lists {want:#?}; unexpected: {unexpected:#?}",
             v.name
         ));
     }

@@ -177,3 +177,70 @@ fn a_hostile_start_gives_the_quiet_verdicts_and_leaves_nothing_running() {
         "a process the run started still holds the caller's locked descriptor"
     );
 }
+
+/// The trampoline `vxcert` starts implementations through (a `posix_spawn` of
+/// itself, instead of a fork of the whole run): started from a parent with SIGHUP
+/// and SIGPIPE ignored and SIGUSR1 blocked, the program it becomes has every
+/// signal at its default, nothing blocked and a session of its own, and keeps its
+/// arguments, environment and working directory; a program that cannot start is named
+/// on stderr with exit status 127.
+#[test]
+fn the_start_trampoline_gives_a_clean_state_and_becomes_its_program() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cmd = Command::new(common::vxcert());
+    cmd.args([
+        "__vxcert-clean-start",
+        "sh",
+        "-c",
+        "grep -E '^(SigBlk|SigIgn):' /proc/self/status; echo \"sid $(ps -o sid= -p $$)\"; \
+         echo \"pid $$\"; echo \"arg0 $0\"; echo \"mark $VX_MARK\"; pwd",
+        "zero",
+    ])
+    .env("VX_MARK", "kept")
+    .current_dir(dir.path());
+    // SAFETY: signal and sigprocmask are async-signal-safe; nothing allocates.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::libc::signal(nix::libc::SIGHUP, nix::libc::SIG_IGN);
+            nix::libc::signal(nix::libc::SIGPIPE, nix::libc::SIG_IGN);
+            let mut blocked: nix::libc::sigset_t = std::mem::zeroed();
+            nix::libc::sigemptyset(&mut blocked);
+            nix::libc::sigaddset(&mut blocked, nix::libc::SIGUSR1);
+            nix::libc::sigprocmask(nix::libc::SIG_BLOCK, &blocked, std::ptr::null_mut());
+            Ok(())
+        });
+    }
+    let out = cmd.output().expect("run the trampoline");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "trampoline: {:?}: {text}", out.status);
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.trim().to_string())
+            .unwrap_or_else(|| panic!("no {name} line in {text}"))
+    };
+    let mask = |name: &str| u64::from_str_radix(&field(name), 16).expect("a signal mask");
+    // Signals 32 and 33 are glibc's own; its sigaction refuses them.
+    let glibc_own = (1u64 << 31) | (1u64 << 32);
+    assert_eq!(mask("SigBlk:"), 0, "blocked signals: {text}");
+    assert_eq!(mask("SigIgn:") & !glibc_own, 0, "ignored signals: {text}");
+    assert_eq!(field("sid "), field("pid "), "not a session leader: {text}");
+    assert_eq!(field("arg0 "), "zero", "{text}");
+    assert_eq!(field("mark "), "kept", "{text}");
+    let cwd = std::fs::canonicalize(dir.path()).expect("canonical tempdir");
+    assert!(
+        text.lines().any(|l| Path::new(l) == cwd),
+        "working directory: {text}"
+    );
+
+    let missing = Command::new(common::vxcert())
+        .args(["__vxcert-clean-start", "/nonexistent/vx-program", "a"])
+        .output()
+        .expect("run the trampoline");
+    assert_eq!(missing.status.code(), Some(127));
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        err.contains("cannot start /nonexistent/vx-program"),
+        "stderr: {err}"
+    );
+}

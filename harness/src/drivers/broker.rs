@@ -327,10 +327,10 @@ impl BrokerSandbox {
         let mut env = self.env.clone();
         env.append(&mut self.next_env);
         let mut cmd = sandbox::command(&ph, &words, &env, &self.root);
+        let mut sup = self.next_fault.take().and_then(|f| f.apply(&mut cmd));
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
-        let mut sup = self.next_fault.take().and_then(|f| f.apply(&mut cmd));
         let child = cmd.spawn();
         if let Some(s) = sup.as_mut() {
             s.spawned();

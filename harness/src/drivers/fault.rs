@@ -130,7 +130,11 @@ impl Injection {
 
     /// Prepares `cmd` to run under the injection. Under seccomp the returned
     /// supervisor must be told when the spawn happened ([`Supervised::spawned`]).
+    /// Set `cmd`'s standard streams after this call: a command that was to start
+    /// through `vxcert`'s trampoline is rebuilt without it
+    /// ([`super::start_state::without_trampoline`]).
     pub fn apply(&self, cmd: &mut Command) -> Option<Supervised> {
+        super::start_state::without_trampoline(cmd);
         match self {
             Injection::Preload(env) => {
                 cmd.envs(env.iter().map(|(k, v)| (k, v)));

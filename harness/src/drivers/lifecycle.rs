@@ -14,7 +14,10 @@ pub fn spawn(mut cmd: Command, log: &Path) -> Child {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::from(err));
-    let program = cmd.get_program().to_string_lossy().into_owned();
+    let program = super::start_state::shown_argv(&cmd)
+        .0
+        .to_string_lossy()
+        .into_owned();
     cmd.spawn()
         .unwrap_or_else(|e| crate::harness_error!("cannot start the implementation {program}: {e}"))
 }

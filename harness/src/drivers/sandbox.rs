@@ -3,6 +3,7 @@
 //! implementation runs with (nothing inherited but `PATH`).
 
 use crate::verdict::OrHarness;
+use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::process::Command;
@@ -112,7 +113,7 @@ pub fn create(bin_dir: PathBuf) -> (SandboxDir, Placeholders) {
 /// A command from `template` with the scenario's environment: `PATH` inherited,
 /// `HOME` and the XDG directories pointing into the sandbox, then `env` (expanded),
 /// working directory `cwd`. It starts in a clean process state
-/// ([`super::start_state::clean_start`]).
+/// ([`super::start_state::clean_command`]).
 pub fn command(
     ph: &Placeholders,
     template: &[String],
@@ -123,26 +124,23 @@ pub fn command(
     let Some((program, args)) = words.split_first() else {
         crate::harness_error!("an empty command template");
     };
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &ph.home)
-        .env("XDG_RUNTIME_DIR", &ph.runtime_dir)
-        .env("XDG_CONFIG_HOME", &ph.config_home)
-        .env("XDG_STATE_HOME", &ph.state_home);
+    let mut vars: Vec<(OsString, OsString)> = vec![
+        ("PATH".into(), std::env::var_os("PATH").unwrap_or_default()),
+        ("HOME".into(), ph.home.clone().into()),
+        ("XDG_RUNTIME_DIR".into(), ph.runtime_dir.clone().into()),
+        ("XDG_CONFIG_HOME".into(), ph.config_home.clone().into()),
+        ("XDG_STATE_HOME".into(), ph.state_home.clone().into()),
+    ];
     let passed = crate::profile::try_context().map_or(&[][..], |c| &c.profile.pass_env[..]);
     for name in passed {
         if let Some(v) = std::env::var_os(name) {
-            cmd.env(name, v);
+            vars.push((name.into(), v));
         }
     }
     for (k, v) in env {
-        cmd.env(k, ph.expand(v));
+        vars.push((k.into(), ph.expand(v).into()));
     }
-    cmd.current_dir(cwd);
-    super::start_state::clean_start(&mut cmd);
-    cmd
+    super::start_state::clean_command(program, args, &vars, cwd)
 }
 
 #[cfg(test)]

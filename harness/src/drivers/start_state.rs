@@ -20,10 +20,150 @@
 
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+/// `argv[1]` of `vxcert` started as the trampoline of [`clean_command`].
+pub const TRAMPOLINE_ARG: &str = "__vxcert-clean-start";
+
+/// `vxcert`'s own executable, once its `main` has called [`trampoline_or_return`]
+/// (unset in a unit test's binary, which cannot be a trampoline).
+static TRAMPOLINE: OnceLock<PathBuf> = OnceLock::new();
+
+/// Called first in `vxcert`'s `main`. Started as [`TRAMPOLINE_ARG`] `PROGRAM ARGS…`,
+/// it gives itself the clean start ([`reset_dispositions`], a new session) and
+/// executes `PROGRAM` in its place, never returning; otherwise it records the
+/// executable for [`clean_command`] and returns.
+pub fn trampoline_or_return() {
+    let mut args = std::env::args_os().skip(1);
+    if args.next().as_deref() != Some(OsStr::new(TRAMPOLINE_ARG)) {
+        // The running image itself, even once its file is replaced or deleted (a
+        // rebuild during a long run): a spawned child's `/proc/self/exe` is still
+        // this executable until it executes another.
+        let exe = PathBuf::from("/proc/self/exe");
+        if exe.exists() {
+            let _ = TRAMPOLINE.set(exe);
+        }
+        return;
+    }
+    let Some(program) = args.next() else {
+        eprintln!("vxcert: {TRAMPOLINE_ARG} needs a program to start");
+        std::process::exit(127);
+    };
+    reset_dispositions();
+    let _ = nix::unistd::setsid();
+    // Environment, working directory and descriptors are the ones the kit gave this
+    // process; `exec` searches PATH as the kit's own start would have.
+    let e = Command::new(&program).args(args).exec();
+    eprintln!("vxcert: cannot start {}: {e}", program.to_string_lossy());
+    std::process::exit(127);
+}
+
+/// `program args` with exactly the environment `env` (the last value of a name wins)
+/// in `cwd`, starting in the clean state of [`clean_start`].
+///
+/// Inside `vxcert` it starts through `vxcert` itself ([`trampoline_or_return`]):
+/// a `Command` with a `pre_exec` hook is forked, and the fork copies the page tables
+/// of the whole run (hundreds of MiB of heap), which then cost the child's `exec` as
+/// much to tear down, and the run's later writes a copy-on-write fault each. That was
+/// about half of a reference run's CPU time; the trampoline is spawned with
+/// `posix_spawn` and costs one small `exec`. A program that does not resolve to an
+/// executable (or a relative path) starts through [`clean_start`], so that `spawn`
+/// reports its error as before; so does one whose environment sets the dynamic
+/// loader (`LD_PRELOAD`: the fault injector, libfaketime), which would load into the
+/// trampoline too and count, time or fault its image as the implementation's (a
+/// fault injection added later goes through [`without_trampoline`]).
+pub fn clean_command(
+    program: &str,
+    args: &[String],
+    env: &[(OsString, OsString)],
+    cwd: &Path,
+) -> Command {
+    let path_var = env.iter().rev().find(|(k, _)| k == "PATH").map(|(_, v)| v);
+    let loader_set = env
+        .iter()
+        .any(|(k, _)| k.as_encoded_bytes().starts_with(b"LD_"));
+    let via = TRAMPOLINE
+        .get()
+        .filter(|_| !loader_set && resolves(program, path_var.map(OsString::as_os_str)));
+    let mut cmd = match via {
+        Some(exe) => {
+            let mut cmd = Command::new(exe);
+            cmd.arg(TRAMPOLINE_ARG).arg(program);
+            cmd
+        }
+        None => {
+            let mut cmd = Command::new(program);
+            clean_start(&mut cmd);
+            cmd
+        }
+    };
+    cmd.args(args).env_clear().current_dir(cwd);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+/// The program and arguments `cmd` starts, seen through the trampoline of
+/// [`clean_command`]: what evidence and messages name.
+pub fn shown_argv(cmd: &Command) -> (OsString, Vec<OsString>) {
+    let args: Vec<OsString> = cmd.get_args().map(OsStr::to_owned).collect();
+    let through = TRAMPOLINE
+        .get()
+        .is_some_and(|t| t.as_os_str() == cmd.get_program());
+    match args.split_first() {
+        Some((marker, rest)) if through && marker == TRAMPOLINE_ARG && !rest.is_empty() => {
+            (rest[0].clone(), rest[1..].to_vec())
+        }
+        _ => (cmd.get_program().to_owned(), args),
+    }
+}
+
+/// `cmd` started without the trampoline of [`clean_command`] (as it is when that
+/// was not used): for a fault injector, whose library or seccomp filter would
+/// otherwise see the trampoline's calls as the implementation's. The program,
+/// arguments, environment and working directory are kept; standard streams set on
+/// `cmd` are not (`Command` does not tell them), so set them afterwards.
+pub fn without_trampoline(cmd: &mut Command) {
+    let through = TRAMPOLINE
+        .get()
+        .is_some_and(|t| t.as_os_str() == cmd.get_program());
+    if !through {
+        return;
+    }
+    let (program, args) = shown_argv(cmd);
+    let mut plain = Command::new(program);
+    plain.args(args).env_clear();
+    for (k, v) in cmd.get_envs() {
+        if let Some(v) = v {
+            plain.env(k, v);
+        }
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        plain.current_dir(dir);
+    }
+    clean_start(&mut plain);
+    *cmd = plain;
+}
+
+/// Whether `program` names an executable file: an absolute path, or a name found in
+/// an absolute directory of `path`.
+fn resolves(program: &str, path: Option<&OsStr>) -> bool {
+    let executable =
+        |p: &Path| p.is_file() && nix::unistd::access(p, nix::unistd::AccessFlags::X_OK).is_ok();
+    if program.contains('/') {
+        return Path::new(program).is_absolute() && executable(Path::new(program));
+    }
+    !program.is_empty()
+        && path.is_some_and(|dirs| {
+            std::env::split_paths(dirs).any(|d| d.is_absolute() && executable(&d.join(program)))
+        })
+}
 
 /// Default dispositions for every signal, an empty signal mask and a new session
 /// (so the program and what it starts can be signalled as a group), in the child

@@ -43,11 +43,11 @@ pub fn run(
         .collect();
     let bound = crate::drivers::scaled(BOUND_MS);
     let mut cmd = sandbox::command(&s.ph, &words, env, s.sandbox());
+    let mut sup = s.injection.as_ref().and_then(|i| i.apply(&mut cmd));
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let start = Instant::now();
-    let mut sup = s.injection.as_ref().and_then(|i| i.apply(&mut cmd));
     let child = cmd.spawn();
     if let Some(sup) = sup.as_mut() {
         sup.spawned();

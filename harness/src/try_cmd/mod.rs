@@ -265,7 +265,9 @@ fn cannot_start(cmd: &std::process::Command, e: &std::io::Error) -> String {
     format!(
         "cannot start {}: {e} (check the program path in the profile; {{bin_dir}} is the \
          --bin-dir given to vxcert, else vxcert's own directory)",
-        cmd.get_program().to_string_lossy()
+        crate::drivers::start_state::shown_argv(cmd)
+            .0
+            .to_string_lossy()
     )
 }
 
