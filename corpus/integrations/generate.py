@@ -150,6 +150,9 @@ for name, command, rule in [
 # The identity placed right after `python3 -c`: it is the program's source.
 bad("evaluator-python3-c", template(session={"resume_args": [PH], "fresh_args": [PH]},
                                     launch={"command": ["python3", "-c"]}), "template.interpreter")
+# The same with the flag joined to another (`-S`: no site module): still -c's source.
+bad("evaluator-python3-Sc", template(session={"resume_args": [PH], "fresh_args": [PH]},
+                                     launch={"command": ["python3", "-Sc"]}), "template.interpreter")
 
 for path in HERE.glob("*.toml"):
     path.unlink()

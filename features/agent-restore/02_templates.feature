@@ -73,6 +73,7 @@ Feature: Templates
       | evaluator-busybox | evaluator-busybox.toml | invalid_params.integration_template | template.interpreter |
       | runner-nice | runner-nice.toml | invalid_params.integration_template | template.interpreter |
       | evaluator-python3-c | evaluator-python3-c.toml | invalid_params.integration_template | template.interpreter |
+      | evaluator-python3-Sc | evaluator-python3-Sc.toml | invalid_params.integration_template | template.interpreter |
 
     # An interpreter given a fixed plugin-owned script: the ADR keeps "a fixed
     # plugin-owned interpreter script" valid; phux, and the kit, refuse every

@@ -171,6 +171,16 @@ const SWITCHES: &[Switch] = &[
         pins: "",
     },
     Switch {
+        defect: "evaluator-flag-alone",
+        checker: true,
+        tags: "@asr-no-evaluator",
+        pins: "",
+        fails: &[
+            "The identity is never the program, nor source for an evaluator [evaluator-python3-Sc | evaluator-python3-Sc.toml | invalid_params.integration_template | template.interpreter]",
+        ],
+        non_strict: &[],
+    },
+    Switch {
         defect: "env-suffix-only",
         checker: true,
         tags: "@asr-env-namespace",

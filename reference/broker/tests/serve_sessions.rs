@@ -60,6 +60,10 @@ async fn launch_attach_delta_list_and_retire() {
         .unwrap()
         .is_empty());
 
+    // Retire waits until the master stops answering, not until it has exited: its
+    // lock is released with its exit, and an open while it is held is BUSY, as the
+    // contract says. So the next open waits for the lock (seen held in CI).
+    lock_freed(&b);
     // The next open of the retired key resumes from history: a new master, once.
     let mut third = ws(&b, &format!("/ws/term/claude/{U}")).await.unwrap();
     let mut seen3 = Seen::default();
@@ -250,4 +254,28 @@ async fn the_client_resumes_by_delta_and_never_forces_on_its_own() {
         "only the deliberate take-over forces"
     );
     http(&b, "POST", &format!("/api/sessions/claude:{U}/archive")).await;
+}
+
+/// Waits (bounded) until the lock of `claude:{U}` can be taken, and lets it go.
+fn lock_freed(b: &Broker) {
+    let uid = u64::from(nix::unistd::geteuid().as_raw());
+    let locks = vx_broker::lock::LockDir::open(&b.root.join("locks"), uid).unwrap();
+    let key = vx_broker::key::parse_key(
+        &format!("claude:{U}"),
+        &vx_broker::key::EngineTable::seed(),
+        false,
+    )
+    .unwrap();
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        match locks.acquire(&key).unwrap() {
+            vx_broker::lock::Acquired::Won(lock) => return lock.release().unwrap(),
+            vx_broker::lock::Acquired::Held if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            vx_broker::lock::Acquired::Held => {
+                panic!("the retired master still holds its lock after {WAIT:?}")
+            }
+        }
+    }
 }

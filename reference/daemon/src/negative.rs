@@ -66,7 +66,8 @@
 //!   kept, exited, with its record (tmux's remain-on-exit), though the call reports
 //!   `unavailable.spawn`.
 //! - `env-suffix-only`, `archive-closed-shapes`, `record-read-additively`,
-//!   `archive-depth-exclusive`: the offline checkers' (`crate::negative_checker`).
+//!   `archive-depth-exclusive`, `evaluator-flag-alone`: the offline checkers'
+//!   (`crate::negative_checker`).
 
 use std::sync::OnceLock;
 use vx_agentsession::limits::{MAX_NATIVE_ID_BYTES, MAX_OWNER_ID_BYTES};
@@ -112,10 +113,11 @@ pub enum Defect {
     SpawnFailureKeepsPane,
     NativeLengthModifiedUtf8,
     FallbackCheckedLate,
+    EvaluatorFlagAlone,
 }
 
 impl Defect {
-    pub const ALL: [Defect; 34] = [
+    pub const ALL: [Defect; 35] = [
         Defect::SkillRecommendsOwner,
         Defect::CreatedResultShared,
         Defect::CheckpointKeepsPid,
@@ -150,6 +152,7 @@ impl Defect {
         Defect::SpawnFailureKeepsPane,
         Defect::NativeLengthModifiedUtf8,
         Defect::FallbackCheckedLate,
+        Defect::EvaluatorFlagAlone,
     ];
 
     pub fn name(self) -> &'static str {
@@ -188,6 +191,7 @@ impl Defect {
             Defect::SpawnFailureKeepsPane => "spawn-failure-keeps-pane",
             Defect::NativeLengthModifiedUtf8 => "native-length-modified-utf8",
             Defect::FallbackCheckedLate => "fallback-checked-late",
+            Defect::EvaluatorFlagAlone => "evaluator-flag-alone",
         }
     }
 }

@@ -16,7 +16,10 @@
 //! - `record-read-additively`: a record's unknown members are read past too (the
 //!   record stays closed);
 //! - `archive-depth-exclusive`: the 128-level nesting cap is exclusive, so an
-//!   archive exactly 128 deep is refused.
+//!   archive exactly 128 deep is refused;
+//! - `evaluator-flag-alone`: a runner (python3, node…) is refused only when its
+//!   evaluation flag stands alone (`python3 -c`): joined flags (`python3 -Sc`) are
+//!   taken for a plugin's fixed options, and the identity becomes the source.
 
 use crate::negative::{active, lenient_accepts, record_too_strict, Defect};
 use serde_json::Value;
@@ -178,6 +181,9 @@ fn archive_verdict(bytes: &[u8], real: Verdict) -> Verdict {
 }
 
 fn template_verdict(bytes: &[u8], real: Verdict) -> Verdict {
+    if !real.is_valid() && active(Defect::EvaluatorFlagAlone) {
+        return evaluator_flag_alone(bytes, real);
+    }
     if real.is_valid() || !active(Defect::EnvSuffixOnly) {
         return real;
     }
@@ -208,6 +214,47 @@ fn template_verdict(bytes: &[u8], real: Verdict) -> Verdict {
         return real;
     }
     identity.insert("native_env".into(), "PHUX_X_SESSION_ID".into());
+    match toml::to_string(&doc) {
+        Ok(text) => InputKind::IntegrationTemplate.verdict(text.as_bytes()),
+        Err(_) => real,
+    }
+}
+
+/// `evaluator-flag-alone`: a runner refusal for a template whose launch command's
+/// first argument is a flag group holding `c` or `e` (`-Sc`) but not that flag alone
+/// is re-judged with a plain program in its place, as a checker that looks for `-c`
+/// as its own argument would.
+fn evaluator_flag_alone(bytes: &[u8], real: Verdict) -> Verdict {
+    if real.rule != Some("template.interpreter") {
+        return real;
+    }
+    let Some(mut doc) = std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|t| t.parse::<toml::Table>().ok())
+    else {
+        return real;
+    };
+    let Some(command) = doc
+        .get_mut("launch")
+        .and_then(toml::Value::as_table_mut)
+        .and_then(|l| l.get_mut("command"))
+        .and_then(toml::Value::as_array_mut)
+    else {
+        return real;
+    };
+    let joined = command
+        .get(1)
+        .and_then(toml::Value::as_str)
+        .is_some_and(|a| {
+            a.len() > 2
+                && a.starts_with('-')
+                && !a.starts_with("--")
+                && a[1..].bytes().any(|b| b == b'c' || b == b'e')
+        });
+    if !joined {
+        return real;
+    }
+    *command = vec![toml::Value::from("agent")];
     match toml::to_string(&doc) {
         Ok(text) => InputKind::IntegrationTemplate.verdict(text.as_bytes()),
         Err(_) => real,

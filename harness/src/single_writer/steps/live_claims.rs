@@ -142,8 +142,25 @@ async fn history_unchanged(w: &mut World, c: &[String]) {
 #[when(regex = r#"^"([^"]+)" is retired$"#)]
 async fn retired(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
-        let (status, body) = s.live().retire(&c[1]);
+        let live = s.live();
+        let (status, body) = live.retire(&c[1]);
         assert_eq!(status, 200, "retire answered {status}: {body}");
+        // Retire terminates the master; the seed does not say its reply waits for the
+        // master's exit, which frees the lock. A step after it (an open) must not meet
+        // a BUSY the broker is right to give while the old master exits, so the lock
+        // going free is this step's witness (bounded; the rows on retire judge it).
+        let file = live.lock_file(&c[1]);
+        let free = wait_until(scaled(WAIT_MS), || {
+            let free = live.sb.lock_state(&file) == crate::drivers::broker::LockState::Free;
+            (free, free)
+        });
+        if !free {
+            crate::evidence::note(format!(
+                "the lock of {} was still held {} ms after retire answered",
+                &c[1],
+                scaled(WAIT_MS).as_millis()
+            ));
+        }
     })
     .await;
 }
