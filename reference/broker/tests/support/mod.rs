@@ -39,6 +39,35 @@ impl Drop for Broker {
                 vx_broker::master::request_stop(&e.path());
             }
         }
+        // A master that does not answer its socket (stopping already, or wedged) is
+        // killed by PID with its process group: one was left running after a CI run.
+        kill_masters_under(&self.root);
+    }
+}
+
+/// SIGKILLs every process whose command line names a path under `root` (the
+/// broker's masters name their socket there), with its process group.
+fn kill_masters_under(root: &Path) {
+    let marker = root.as_os_str().as_encoded_bytes();
+    let me = std::process::id();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for e in procs.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        if pid as u32 == me {
+            continue;
+        }
+        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        if cmdline.windows(marker.len()).any(|w| w == marker) {
+            let pid = nix::unistd::Pid::from_raw(pid);
+            let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        }
     }
 }
 
