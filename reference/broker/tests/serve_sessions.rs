@@ -79,14 +79,7 @@ async fn launch_attach_delta_list_and_retire() {
 #[tokio::test(flavor = "multi_thread")]
 async fn busy_closes_4409_and_bad_requests_are_refused_before_the_upgrade() {
     let b = start();
-    let uid = u64::from(nix::unistd::geteuid().as_raw());
-    let locks = vx_broker::lock::LockDir::open(&b.root.join("locks"), uid).unwrap();
-    let key = vx_broker::key::parse_key(
-        &format!("claude:{U}"),
-        &vx_broker::key::EngineTable::seed(),
-        false,
-    )
-    .unwrap();
+    let (locks, key) = claude_lock(&b);
     let vx_broker::lock::Acquired::Won(held) = locks.acquire(&key).unwrap() else {
         panic!("held")
     };
@@ -258,14 +251,7 @@ async fn the_client_resumes_by_delta_and_never_forces_on_its_own() {
 
 /// Waits (bounded) until the lock of `claude:{U}` can be taken, and lets it go.
 fn lock_freed(b: &Broker) {
-    let uid = u64::from(nix::unistd::geteuid().as_raw());
-    let locks = vx_broker::lock::LockDir::open(&b.root.join("locks"), uid).unwrap();
-    let key = vx_broker::key::parse_key(
-        &format!("claude:{U}"),
-        &vx_broker::key::EngineTable::seed(),
-        false,
-    )
-    .unwrap();
+    let (locks, key) = claude_lock(b);
     let deadline = std::time::Instant::now() + WAIT;
     loop {
         match locks.acquire(&key).unwrap() {
@@ -278,4 +264,17 @@ fn lock_freed(b: &Broker) {
             }
         }
     }
+}
+
+/// The broker's lock directory and the key `claude:{U}`.
+fn claude_lock(b: &Broker) -> (vx_broker::lock::LockDir, vx_broker::key::SessionKey) {
+    let uid = u64::from(nix::unistd::geteuid().as_raw());
+    let locks = vx_broker::lock::LockDir::open(&b.root.join("locks"), uid).unwrap();
+    let key = vx_broker::key::parse_key(
+        &format!("claude:{U}"),
+        &vx_broker::key::EngineTable::seed(),
+        false,
+    )
+    .unwrap();
+    (locks, key)
 }

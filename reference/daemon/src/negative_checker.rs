@@ -187,10 +187,7 @@ fn template_verdict(bytes: &[u8], real: Verdict) -> Verdict {
     if real.is_valid() || !active(Defect::EnvSuffixOnly) {
         return real;
     }
-    let Some(mut doc) = std::str::from_utf8(bytes)
-        .ok()
-        .and_then(|t| t.parse::<toml::Table>().ok())
-    else {
+    let Some(mut doc) = template_table(bytes) else {
         return real;
     };
     let Some(identity) = doc
@@ -214,10 +211,7 @@ fn template_verdict(bytes: &[u8], real: Verdict) -> Verdict {
         return real;
     }
     identity.insert("native_env".into(), "PHUX_X_SESSION_ID".into());
-    match toml::to_string(&doc) {
-        Ok(text) => InputKind::IntegrationTemplate.verdict(text.as_bytes()),
-        Err(_) => real,
-    }
+    rejudged(&doc, real)
 }
 
 /// `evaluator-flag-alone`: a runner refusal for a template whose launch command's
@@ -228,10 +222,7 @@ fn evaluator_flag_alone(bytes: &[u8], real: Verdict) -> Verdict {
     if real.rule != Some("template.interpreter") {
         return real;
     }
-    let Some(mut doc) = std::str::from_utf8(bytes)
-        .ok()
-        .and_then(|t| t.parse::<toml::Table>().ok())
-    else {
+    let Some(mut doc) = template_table(bytes) else {
         return real;
     };
     let Some(command) = doc
@@ -255,7 +246,18 @@ fn evaluator_flag_alone(bytes: &[u8], real: Verdict) -> Verdict {
         return real;
     }
     *command = vec![toml::Value::from("agent")];
-    match toml::to_string(&doc) {
+    rejudged(&doc, real)
+}
+
+/// A template's TOML table, `None` for bytes that are not one.
+fn template_table(bytes: &[u8]) -> Option<toml::Table> {
+    std::str::from_utf8(bytes).ok().and_then(|t| t.parse().ok())
+}
+
+/// The real checker's verdict on `doc` as a defect edited it (`real` if it cannot be
+/// written back).
+fn rejudged(doc: &toml::Table, real: Verdict) -> Verdict {
+    match toml::to_string(doc) {
         Ok(text) => InputKind::IntegrationTemplate.verdict(text.as_bytes()),
         Err(_) => real,
     }
