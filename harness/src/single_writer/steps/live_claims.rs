@@ -148,7 +148,11 @@ async fn retired(w: &mut World, c: &[String]) {
         // Retire terminates the master; the seed does not say its reply waits for the
         // master's exit, which frees the lock. A step after it (an open) must not meet
         // a BUSY the broker is right to give while the old master exits, so the lock
-        // going free is this step's witness (bounded; the rows on retire judge it).
+        // going free is this step's witness (bounded; the rows on retire judge it),
+        // unless the suite holds the lock itself.
+        if live.held.is_some() {
+            return;
+        }
         let file = live.lock_file(&c[1]);
         let free = wait_until(scaled(WAIT_MS), || {
             let free = live.sb.lock_state(&file) == crate::drivers::broker::LockState::Free;
