@@ -70,15 +70,24 @@ fn globs_select_calls() {
             format!("rename:{}/a:{}/a2", r.display(), r.display()),
         ],
     );
-    let rets: Vec<(i64, i64)> = run.steps.iter().map(|s| (s.ret, s.errno)).collect();
+    // The opens' descriptors are whatever the kernel hands out (a descriptor the
+    // caller left open shifts them): an open succeeded when it returned one, >= 0.
+    let rets: Vec<(i64, i64)> = run
+        .steps
+        .iter()
+        .map(|s| match s.step.starts_with("open:") && s.ret >= 0 {
+            true => (0, s.errno),
+            false => (s.ret, s.errno),
+        })
+        .collect();
     assert_eq!(
         rets,
         vec![
-            (3, 0),
             (0, 0),
-            (4, 0),
             (0, 0),
-            (5, 0),
+            (0, 0),
+            (0, 0),
+            (0, 0),
             (-1, 5),
             (0, 0),
             (-1, 18),
