@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs every fuzz target briefly (CI). For an overnight run:
 #   bash fuzz/night.sh --hours 8 --cores "$(nproc)"   (fuzz/README.md, "A night")
-# SECONDS_PER_TARGET overrides the brief run's length (default 10: a smoke check that
+# SECONDS_PER_TARGET overrides the brief run's length (default 8: a smoke check that
 # each target builds, replays its seeds and corpus and survives a short mutation; the
-# depth is the night's, and two cores give CI 100 s for 20 targets); FUZZ_JOBS how many
+# depth is the night's, and two cores give CI 80 s for 20 targets); FUZZ_JOBS how many
 # targets run at once (default: the number of cores), each on its own core for its
 # whole time. Each target's seeds and dictionary are in fuzz/targets.sh (fuzz/README.md).
 #
@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 # Seeds and dictionaries per target, shared with .clusterfuzzlite/build.sh.
 source fuzz/targets.sh
 cd fuzz
-secs=${SECONDS_PER_TARGET:-10}
+secs=${SECONDS_PER_TARGET:-8}
 jobs=${FUZZ_JOBS:-$(nproc)}
 case "${1:-}" in
   "" | --build-only) ;;
