@@ -71,13 +71,28 @@ fn globs_select_calls() {
         ],
     );
     // The opens' descriptors are whatever the kernel hands out (a descriptor the
-    // caller left open shifts them): an open succeeded when it returned one, >= 0.
+    // caller left open shifts them): each open returned its own one, >= 0.
+    let fds: Vec<i64> = run
+        .steps
+        .iter()
+        .filter(|s| s.step.starts_with("open:"))
+        .map(|s| s.ret)
+        .collect();
+    assert!(
+        fds.iter().all(|&fd| fd >= 0)
+            && fds.iter().collect::<std::collections::BTreeSet<_>>().len() == 3,
+        "{:?}",
+        run.steps
+    );
     let rets: Vec<(i64, i64)> = run
         .steps
         .iter()
-        .map(|s| match s.step.starts_with("open:") && s.ret >= 0 {
-            true => (0, s.errno),
-            false => (s.ret, s.errno),
+        .map(|s| {
+            if s.step.starts_with("open:") {
+                (0, s.errno)
+            } else {
+                (s.ret, s.errno)
+            }
         })
         .collect();
     assert_eq!(
