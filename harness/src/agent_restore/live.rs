@@ -39,6 +39,8 @@ pub struct Live {
     pub legacy: bool,
     /// The archive the last save wrote (the twin of a restore after a plugin change).
     pub saved: Option<String>,
+    /// Programs seen in a dump they wrote: each writes once, so none writes again.
+    dumped: std::collections::BTreeSet<i32>,
 }
 
 impl Live {
@@ -55,6 +57,7 @@ impl Live {
             clients: Default::default(),
             legacy: false,
             saved: None,
+            dumped: Default::default(),
         }
     }
 
@@ -179,9 +182,26 @@ impl Live {
         })
     }
 
-    /// Removes a previous dump, so the next one read is the next launch's.
-    pub fn forget_dump(&self, id: &str) {
-        let _ = std::fs::remove_file(self.dump_path(id));
+    /// Removes a previous dump, so the next one read is the next launch's. A program
+    /// started earlier (a twin's, or one whose session was just killed: its signal
+    /// may come after the kill's reply) may not have written it yet, and would write
+    /// it after: the dump goes once each program that names it in its argv has
+    /// written it or is gone (each writes it once), or after a bounded wait.
+    pub fn forget_dump(&mut self, id: &str) {
+        let path = self.dump_path(id);
+        let dumped = &mut self.dumped;
+        crate::drivers::wait_until(scaled(10_000), || {
+            let published = std::fs::read(&path)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+                .and_then(|v| i32::try_from(v["pid"].as_i64()?).ok());
+            dumped.extend(published);
+            let pending = programs_naming(&path)
+                .into_iter()
+                .any(|pid| !dumped.contains(&pid));
+            (!pending, ())
+        });
+        let _ = std::fs::remove_file(path);
     }
 
     /// Runs a `[agent_restore]` client template (`workspace_save`, `workspace_restore`)
@@ -332,4 +352,20 @@ pub fn bad_value(case: &str) -> String {
         "ending in an em space" => "n1\u{2003}".into(),
         other => crate::harness_error!("no value for the case {other:?}"),
     }
+}
+
+/// The live processes whose argv names `path` (also inside a shell's `-c` text).
+fn programs_naming(path: &std::path::Path) -> Vec<i32> {
+    let needle = path.as_os_str().as_encoded_bytes();
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|argv| argv.windows(needle.len()).any(|w| w == needle))
+        })
+        .filter(|pid| crate::drivers::process::alive(*pid))
+        .collect()
 }
