@@ -35,6 +35,7 @@ Feature: Lock and launch faults
     Examples:
       | case | plan |
       | ENOLCK | flock@{lock_file}=ENOLCK |
+      | EACCES from flock | flock@{lock_file}=EACCES |
       | the lock file cannot be opened | open@{lock_file}=EACCES |
 
   @sw-restart

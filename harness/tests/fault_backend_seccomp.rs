@@ -97,7 +97,7 @@ fn the_packers_crash_and_fault_sweeps_pass_under_seccomp() {
 #[test]
 fn the_broker_fault_rows_pass_under_seccomp() {
     let all = all_pass_under_seccomp("single-writer", "@fault-plans");
-    assert_eq!(all.len(), 11, "every fault row ran: {all:?}");
+    assert_eq!(all.len(), 12, "every fault row ran: {all:?}");
 }
 
 /// Under seccomp too, a crash row whose plan never fires times out with a note that

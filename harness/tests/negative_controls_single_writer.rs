@@ -296,10 +296,10 @@ fn a_broker_that_lists_ghost_rows_fails_the_alias_list_rows_only() {
     );
 }
 
-/// The lock and launch fault rows whose lock cannot be taken (ENOLCK, EACCES) or
-/// whose launch fails, run against the reference broker with `defect` under the
-/// kit's default pins: the lock-error rows fail, naming `clause` and saying
-/// `observed`, and nothing else does.
+/// The lock and launch fault rows whose lock cannot be taken (ENOLCK, EACCES from
+/// flock or from the lock file's open) or whose launch fails, run against the
+/// reference broker with `defect` under the kit's default pins: the lock-error rows
+/// fail, naming `clause` and saying `observed`, and nothing else does.
 fn lock_error_rows_fail(defect: &str, clause: &str, observed: &str) {
     let args = ["--tags", "@fault-plans and @sw-launch-fail-frees"];
     let (code, report) = run_report(&[], Some(defect), &args);
@@ -316,8 +316,8 @@ fn lock_error_rows_fail(defect: &str, clause: &str, observed: &str) {
         .collect();
     assert_eq!(
         lock_rows.len(),
-        2,
-        "{defect}: the ENOLCK and EACCES rows ran"
+        3,
+        "{defect}: the ENOLCK, flock EACCES and open EACCES rows ran"
     );
     for s in &lock_rows {
         let e = &s["evidence"];
@@ -333,7 +333,7 @@ fn lock_error_rows_fail(defect: &str, clause: &str, observed: &str) {
     }
     assert_eq!(
         failing(&report).len(),
-        2,
+        lock_rows.len(),
         "{defect}: only the lock-error rows fail"
     );
 }

@@ -86,9 +86,10 @@ fn with(verdicts: &BTreeMap<String, String>, verdict: &str) -> Vec<String> {
 
 /// The rows the variant's pinned choices touch.
 const REFUSALS: &str = "A request the broker must refuse is refused before the upgrade: ";
-const CLOSE_REFUSED: [&str; 4] = [
+const CLOSE_REFUSED: [&str; 5] = [
     "A regular file at the socket path is an error and is kept",
     "A lock that cannot be taken (ENOLCK)",
+    "A lock that cannot be taken (EACCES from flock)",
     "A lock that cannot be taken (the lock file cannot be opened)",
     "A symbolic link at the socket path is left alone",
 ];

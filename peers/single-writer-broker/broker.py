@@ -246,6 +246,8 @@ class Broker:
             raise Refusal(CLOSE_BUSY, "busy: another writer holds this session; retry")
         except OSError as e:
             os.close(fd)
+            if broken("eacces-busy") and isinstance(e, PermissionError):
+                raise Refusal(CLOSE_BUSY, "busy: another writer holds this session; retry")
             raise Refusal(CLOSE_REFUSED, f"the lock cannot be taken: {e.strerror}")
 
     def release(self, fd):
