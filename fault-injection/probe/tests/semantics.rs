@@ -72,12 +72,7 @@ fn globs_select_calls() {
     );
     // The opens' descriptors are whatever the kernel hands out (a descriptor the
     // caller left open shifts them): each open returned its own one, >= 0.
-    let fds: Vec<i64> = run
-        .steps
-        .iter()
-        .filter(|s| s.step.starts_with("open:"))
-        .map(|s| s.ret)
-        .collect();
+    let fds = run.rets("open:");
     assert!(
         fds.iter().all(|&fd| fd >= 0)
             && fds.iter().collect::<std::collections::BTreeSet<_>>().len() == 3,
@@ -303,12 +298,7 @@ fn exec_inherits_the_plan() {
     ];
     // Per process: the new image counts from zero.
     let run = run_in(&format!("write@{f}#2=EIO"), d, &steps);
-    let rets: Vec<i64> = run
-        .steps
-        .iter()
-        .filter(|s| s.step.starts_with("write"))
-        .map(|s| s.ret)
-        .collect();
+    let rets = run.rets("write");
     assert_eq!(rets, vec![1, 1, -1, 1]);
     let loaded: Vec<_> = run.trace.iter().filter(|r| r.op == "loaded").collect();
     assert_eq!(loaded.len(), 2, "loaded before and after exec");
@@ -316,12 +306,7 @@ fn exec_inherits_the_plan() {
     assert_eq!(run.outcome.loaded, 2);
     // Tree-wide: the count survives exec (the counter file is named by VXFAULT_SHM).
     let run = run_in(&format!("write@{f}##2=EIO"), d, &steps);
-    let rets: Vec<i64> = run
-        .steps
-        .iter()
-        .filter(|s| s.step.starts_with("write"))
-        .map(|s| s.ret)
-        .collect();
+    let rets = run.rets("write");
     assert_eq!(rets, vec![1, -1, 1, 1]);
     // And in a forked child that execs.
     let steps = steps![

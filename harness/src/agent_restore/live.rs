@@ -356,16 +356,11 @@ pub fn bad_value(case: &str) -> String {
 
 /// The live processes whose argv names `path` (also inside a shell's `-c` text).
 fn programs_naming(path: &std::path::Path) -> Vec<i32> {
-    let needle = path.as_os_str().as_encoded_bytes();
-    std::fs::read_dir("/proc")
+    let needle = path.to_string_lossy();
+    crate::drivers::process::argvs()
         .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|argv| argv.windows(needle.len()).any(|w| w == needle))
-        })
+        .filter(|(_, argv)| argv.iter().any(|a| a.contains(needle.as_ref())))
+        .map(|(pid, _)| pid)
         .filter(|pid| crate::drivers::process::alive(*pid))
         .collect()
 }

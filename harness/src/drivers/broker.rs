@@ -9,7 +9,6 @@
 //! command line names this sandbox (masters and agents outlive brokers by design).
 
 use super::broker_ws::Endpoint;
-use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -390,7 +389,7 @@ impl BrokerSandbox {
     /// The live `vxstub agent`s whose history is this sandbox's.
     pub fn agents(&self) -> Vec<Agent> {
         let mut found = Vec::new();
-        for (pid, argv) in processes() {
+        for (pid, argv) in super::process::argvs() {
             let is_stub = argv
                 .first()
                 .is_some_and(|a| Path::new(a).file_name().is_some_and(|n| n == "vxstub"));
@@ -531,7 +530,7 @@ impl BrokerSandbox {
 pub fn kill_naming(root: &Path, spare: &[i32]) {
     let root = root.to_string_lossy().into_owned();
     let me = std::process::id() as i32;
-    for (pid, argv) in processes() {
+    for (pid, argv) in super::process::argvs() {
         if pid != me && !spare.contains(&pid) && argv.iter().any(|a| a.contains(&root)) {
             let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
             reap(pid);
@@ -551,26 +550,6 @@ fn reap(pid: i32) {
             _ => return,
         }
     }
-}
-
-/// Every process's PID and argv, from `/proc`.
-fn processes() -> BTreeMap<i32, Vec<String>> {
-    let mut out = BTreeMap::new();
-    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
-            continue;
-        };
-        let Ok(raw) = std::fs::read(e.path().join("cmdline")) else {
-            continue;
-        };
-        let argv = raw
-            .split(|b| *b == 0)
-            .filter(|a| !a.is_empty())
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect();
-        out.insert(pid, argv);
-    }
-    out
 }
 
 impl Drop for BrokerSandbox {

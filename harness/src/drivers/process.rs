@@ -141,3 +141,23 @@ pub fn peak_kib(pid: u32) -> u64 {
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| crate::harness_error!("/proc/{pid}/status has no VmHWM"))
 }
+
+/// Every process's PID and argv, from `/proc`.
+pub fn argvs() -> std::collections::BTreeMap<i32, Vec<String>> {
+    let mut out = std::collections::BTreeMap::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(raw) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let argv = raw
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        out.insert(pid, argv);
+    }
+    out
+}

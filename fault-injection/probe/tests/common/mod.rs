@@ -45,6 +45,15 @@ impl Run {
             })
     }
 
+    /// The return values of the steps whose name starts with `prefix`, in order.
+    pub fn rets(&self, prefix: &str) -> Vec<i64> {
+        self.steps
+            .iter()
+            .filter(|s| s.step.starts_with(prefix))
+            .map(|s| s.ret)
+            .collect()
+    }
+
     /// Trace lines of calls (not load events).
     pub fn calls(&self) -> Vec<&TraceRecord> {
         self.trace.iter().filter(|r| r.is_call()).collect()
