@@ -28,7 +28,8 @@ Feature: Lock and launch faults
   Scenario Outline: A lock that cannot be taken (<case>) refuses the open and spawns nothing
     Given a broker is running under the fault plan "<plan>"
     When viewer A opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"
-    Then viewer A is closed as refused (4500)
+    Then the fault plan's rule 1 acted
+    And viewer A is closed as refused (4500)
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has no running agent
     And the lock of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is free
 

@@ -243,15 +243,19 @@ async fn rule_acted(w: &mut World, c: &[String]) {
             .fault_counts
             .as_ref()
             .or_harness("the broker runs under no fault plan");
-        let fired = wait_until(scaled(WAIT_MS), || {
-            let n = counters
+        let rule = wait_until(scaled(WAIT_MS), || {
+            let r = counters
                 .read(rules)
                 .ok()
-                .and_then(|c| c.rules.get(i - 1).map(|r| r.fired))
-                .unwrap_or(0);
-            (n > 0, n)
+                .and_then(|c| c.rules.get(i - 1).map(|r| (r.text.clone(), r.matched, r.fired)));
+            (r.as_ref().is_some_and(|r| r.2 > 0), r)
         });
-        assert!(fired > 0, "rule {i} of the fault plan never acted");
+        if let Some((text, matched, 0)) = rule {
+            panic!(
+                "rule {i} of the fault plan ({text:?}) never acted: it matched {matched} calls (the implementation made no call it selects)"
+            );
+        }
+        assert!(rule.is_some(), "rule {i} of the fault plan: no counts");
     })
     .await;
 }
