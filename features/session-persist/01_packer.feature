@@ -122,8 +122,32 @@ Feature: The session packer
       | a device | type-device |
       | a directory | type-directory |
       | a file and a directory of one name | file-and-directory |
+
+    # Tar framing the seed does not name: a dangling GNU long name, a PAX global
+    # header, a sparse member and a setuid mode are refused by the kit's strict
+    # reader (docs/spec/persist-blob.md), a SHOULD; that none of them leaves a
+    # special, setuid or setgid file is the next row's MUST.
+    @should
+    Examples:
+      | case | defect |
       | a GNU long name | type-gnu-longname-ustar-magic |
       | a PAX global header | type-pax-global |
+      | a GNU sparse file | type-gnu-sparse |
+      | setuid | setuid |
+
+  # "no ../absolute/symlink/hardlink/ special": whatever the unpack does with such a
+  # member, it leaves no special file and no setuid or setgid bit, inside the pod or
+  # outside it.
+  @sp-path-safety
+  Scenario Outline: A blob whose member is <case> leaves no special, setuid or setgid file
+    Given the control: the kit's valid claude_code blob of session "s1" is unpacked into a fresh pod
+    When pod "B" unpacks a claude_code blob of session "s1" with the defect "<defect>"
+    Then no file in pod "B" is special or has a setuid or setgid bit
+    And nothing outside pod "B" changed
+
+    Examples:
+      | case | defect |
+      | a GNU long name | type-gnu-longname-ustar-magic |
       | a GNU sparse file | type-gnu-sparse |
       | setuid | setuid |
 
@@ -224,10 +248,18 @@ Feature: The session packer
     Examples:
       | case | defect | backend | id |
       | header missing | header-missing | claude_code | s1 |
-      | header second | header-second | claude_code | s1 |
-      | header twice | header-twice | claude_code | s1 |
       | header for another id | header-mismatched | claude_code | s2 |
       | header for another backend | header-other-backend | codex | s1 |
+
+    # The seed names the header's two members, not its place, its count or a
+    # closed shape: a header that still says the requested backend and id, second,
+    # twice, with a key more or one key twice, is the kit's one-reading-per-blob
+    # rule (docs/spec/persist-blob.md), a SHOULD.
+    @should
+    Examples:
+      | case | defect | backend | id |
+      | header second | header-second | claude_code | s1 |
+      | header twice | header-twice | claude_code | s1 |
       | header with an extra key | header-extra-key | claude_code | s1 |
       | header with a duplicate key | header-duplicate-key | claude_code | s1 |
 

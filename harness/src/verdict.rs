@@ -18,7 +18,9 @@ pub enum Verdict {
     /// A part of the contract the profile does not claim (`parts = [...]`).
     NotClaimed,
     /// An optional feature the profile does not claim, an environment the suite
-    /// lacks (root, libfaketime), or a clause that binds the implementer's process.
+    /// lacks (root, libfaketime), a clause that binds the implementer's process, or a
+    /// row whose subject the implementation's own choices leave out where the seed
+    /// lets them (a backend or a session subtree its layouts do not have).
     UnsupportedOptional,
     Pass,
     /// Every MUST held, but the implementation chose differently from a kit pin (a
@@ -189,6 +191,16 @@ macro_rules! inconclusive {
     };
 }
 
+/// Ends the step with an `unsupported-optional` verdict: the row's subject is absent
+/// from the implementation by a choice its seed leaves open (format arguments as
+/// `format!`; the message names the choice).
+#[macro_export]
+macro_rules! does_not_apply {
+    ($($arg:tt)*) => {
+        $crate::verdict::StepFailure::raise_with($crate::verdict::Verdict::UnsupportedOptional, format!($($arg)*))
+    };
+}
+
 /// Ends the step with a `timeout` verdict (format arguments as `format!`).
 #[macro_export]
 macro_rules! timed_out {
@@ -236,6 +248,10 @@ mod tests {
             Verdict::HarnessError
         );
         assert_eq!(verdict_of(|| timed_out!("waiting")), Verdict::Timeout);
+        assert_eq!(
+            verdict_of(|| does_not_apply!("no subtree")),
+            Verdict::UnsupportedOptional
+        );
         assert_eq!(verdict_of(|| panic!("assertion failed")), Verdict::Fail);
         // A plain panic whose text looks like a verdict is still a failure.
         assert_eq!(verdict_of(|| panic!("harness-error: x")), Verdict::Fail);

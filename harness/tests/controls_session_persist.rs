@@ -193,3 +193,55 @@ fn a_packer_only_profile_is_judged_on_its_packer_rows_alone() {
     let not_claimed = all.iter().filter(|s| s["verdict"] == "not-claimed").count();
     assert!(not_claimed >= 100, "{not_claimed}");
 }
+
+/// ADR-089 leaves each backend's file set to the implementer ("Implementer
+/// discovery"). A packer whose own layouts have no pi backend and one file per
+/// claude_code session (no subtree): the rows about a pi session, a session's
+/// subtree or extra files do not apply to it (`unsupported-optional`, naming its
+/// layouts); none is a harness error or a fail, and the rest still run.
+#[test]
+fn rows_outside_the_implementations_own_layouts_do_not_apply() {
+    common::ensure_reference(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let layouts = dir.path().join("one-file.toml");
+    std::fs::write(
+        &layouts,
+        "[auth]\nnever = [\".credentials.json\", \"auth.json\", \".claude.json\"]\n\
+         [backend.claude_code]\ncapability = true\nroot_env = \"CLAUDE_CONFIG_DIR\"\n\
+         key = \"projects/{dir}/{id}.jsonl\"\nfiles = [\"projects/{dir}/{id}.jsonl\"]\n\
+         [backend.codex]\ncapability = true\nroot_env = \"CODEX_HOME\"\n\
+         key = \"sessions/{yyyy}/{mm}/{dd}/rollout-{ts}-{id}.jsonl\"\n\
+         files = [\"sessions/{yyyy}/{mm}/{dd}/rollout-{ts}-{id}.jsonl\"]\n",
+    )
+    .unwrap();
+    let l = layouts.display().to_string();
+    let p = bin_dir().join("vxpersist").display().to_string();
+    let profile = packer_profile(&p, &["--layouts", &l]) + &format!("layouts = {l:?}\n");
+    let (code, report) = common::run_profile(&profile, &[]);
+    let rows = packer_rows(&report);
+    let bad: Vec<String> = rows
+        .iter()
+        .filter(|s| !["pass", "unsupported-optional"].contains(&s["verdict"].as_str().unwrap()))
+        .map(|s| show(s))
+        .collect();
+    assert!(bad.is_empty(), "{bad:#?}");
+    assert_eq!(code, 0);
+    let skipped: Vec<&&Value> = rows
+        .iter()
+        .filter(|s| s["verdict"] == "unsupported-optional" && !unsupported_here(s))
+        .collect();
+    for s in &skipped {
+        let m = s["message"].as_str().unwrap_or("");
+        assert!(
+            m.contains(&l) && m.contains("leaves to the implementer"),
+            "{}",
+            show(s)
+        );
+    }
+    let about = |what: &str| skipped.iter().filter(|s| show(s).contains(what)).count();
+    assert!(about("pi") >= 5, "{skipped:#?}");
+    assert!(about("subtree") >= 3, "{skipped:#?}");
+    assert!(about("over a cap") >= 2, "{skipped:#?}");
+    let passed = rows.iter().filter(|s| s["verdict"] == "pass").count();
+    assert!(passed >= 60, "{passed} pass");
+}

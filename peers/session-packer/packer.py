@@ -261,7 +261,7 @@ def unpack(a):
         blob = f.read(MAX_TOTAL + (MAX_FILES + 2) * 2 * BLOCK + 1)
     members = members_of(blob)
     heads = [i for i, m in enumerate(members) if m[0] == HEADER]
-    if len(heads) != 1 or (heads[0] != 0 and not on("header-not-first")):
+    if len(heads) != 1 or heads[0] != 0:
         raise Refusal("the header must be the first member, once")
     head = strict_json(members[heads[0]][4])
     want = {"backend": a.kind, "session_id": a.sid}
@@ -272,7 +272,7 @@ def unpack(a):
     files = [m for i, m in enumerate(members) if i != heads[0]]
     if len(files) > MAX_FILES:
         raise Refusal(f"{len(files)} files, at most {MAX_FILES}")
-    seen, total, plan = set(), 0, []
+    seen, total, plan, setid = set(), 0, [], []
     for path, mode, typ, link, body in files:
         safe_path(path)
         if typ == "2" and on("unpack-symlink-member"):
@@ -281,7 +281,9 @@ def unpack(a):
         if typ != "0":
             raise Refusal(f"member {path} is not a plain file (type {typ})")
         if mode & 0o7000:
-            raise Refusal(f"member {path} has setuid, setgid or sticky bits")
+            if not on("unpack-keeps-setuid"):
+                raise Refusal(f"member {path} has setuid, setgid or sticky bits")
+            setid.append((path, mode & 0o7777))
         credential = lay.is_credential(path)
         if credential and not on("unpack-auth"):
             raise Refusal(f"member {path} is a credential file")
@@ -306,6 +308,8 @@ def unpack(a):
         raise Refusal("the root already holds another key file of this session")
     check_destination(a.home, [p for p, _, _ in plan])
     publish(a.home, lay, plan)
+    for path, mode in setid:  # the violation: the member's mode kept, as `tar -p` does
+        os.chmod(os.path.join(a.home, path), mode)
 
 
 def check_destination(root, paths):

@@ -59,13 +59,7 @@ pub fn parse(text: &str) -> Result<Layouts, String> {
 /// The layouts of this run: the profile's document when it names one (checked when
 /// the profile was read), else the kit's.
 fn layouts() -> Layouts {
-    let own = crate::profile::try_context()
-        .and_then(|c| c.profile.persist.as_ref())
-        .and_then(|t| t.get("layouts"))
-        .and_then(|v| v.as_str())
-        .filter(|p| !p.is_empty())
-        .map(str::to_string);
-    match own {
+    match own_layouts_path() {
         Some(path) => {
             let text = std::fs::read_to_string(&path)
                 .unwrap_or_else(|e| crate::harness_error!("the profile's layouts {path}: {e}"));
@@ -73,6 +67,29 @@ fn layouts() -> Layouts {
                 .unwrap_or_else(|e| crate::harness_error!("the profile's layouts {path}: {e}"))
         }
         None => parse(KIT_LAYOUTS).or_harness("the kit's persist/layouts.toml"),
+    }
+}
+
+/// The layouts document the profile names (`[persist] layouts`), if any.
+fn own_layouts_path() -> Option<String> {
+    crate::profile::try_context()
+        .and_then(|c| c.profile.persist.as_ref())
+        .and_then(|t| t.get("layouts"))
+        .and_then(|v| v.as_str())
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+}
+
+/// Ends a row whose subject the implementation's own layouts leave out. ADR-089
+/// leaves the backends' file sets to the implementer ("Implementer discovery"), so
+/// that is its choice, not a fail; with the kit's own layouts it is the suite's
+/// error.
+pub fn not_in_layouts(what: &str) -> ! {
+    match own_layouts_path() {
+        Some(path) => crate::does_not_apply!(
+            "the implementation's layouts ({path}) have no {what}, which ADR-089 leaves to the implementer"
+        ),
+        None => crate::harness_error!("the kit's layouts have no {what}"),
     }
 }
 
@@ -103,15 +120,19 @@ fn instantiate(pattern: &str, id: &str) -> String {
     instantiate_below(pattern, id, "subagents/agent-a1.jsonl")
 }
 
-/// The capable backend's layout, or a harness error naming the document.
+/// Whether this run's layouts have `backend` with the persist capability.
+pub fn is_capable(backend: &str) -> bool {
+    layouts().backend.get(backend).is_some_and(|b| b.capability)
+}
+
+/// The capable backend's layout; a row about a backend the implementation's own
+/// layouts lack does not apply.
 fn capable(all: &Layouts, backend: &str) -> (String, Vec<String>) {
     let b = all
         .backend
         .get(backend)
         .filter(|b| b.capability)
-        .unwrap_or_else(|| {
-            crate::harness_error!("the layouts have no capable backend {backend:?}")
-        });
+        .unwrap_or_else(|| not_in_layouts(&format!("backend {backend:?} with the capability")));
     let key = b.key.clone().or_harness("the backend's key pattern");
     (key, b.files.clone())
 }
@@ -166,7 +187,9 @@ pub fn extra_file(backend: &str, id: &str, n: usize) -> String {
         .iter()
         .find(|p| p.ends_with("/**"))
         .unwrap_or_else(|| {
-            crate::harness_error!("backend {backend:?} has no `**` pattern: one file per session")
+            not_in_layouts(&format!(
+                "`**` pattern for backend {backend:?} (one file per session: no extra files)"
+            ))
         });
     instantiate_below(below, id, &format!("extra/f{n:03}.txt"))
 }

@@ -71,6 +71,19 @@ pub enum Entry {
     Other(&'static str),
 }
 
+/// The paths whose entry differs between two snapshots (added, removed or changed),
+/// each once, in order.
+pub fn changed_paths(
+    before: &BTreeMap<String, Entry>,
+    now: &BTreeMap<String, Entry>,
+) -> Vec<String> {
+    let all: std::collections::BTreeSet<&String> = before.keys().chain(now.keys()).collect();
+    all.into_iter()
+        .filter(|k| before.get(*k) != now.get(*k))
+        .cloned()
+        .collect()
+}
+
 /// Every entry under `root` (not following symlinks), by `/`-separated relative path.
 pub fn snapshot(root: &Path) -> BTreeMap<String, Entry> {
     let mut out = BTreeMap::new();

@@ -57,19 +57,31 @@ async fn hostile_entry(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let session = layout::session(&c[3], &c[4]);
         let key_dir = session.key.rsplit_once('/').map_or("", |(d, _)| d);
-        let subtree_file = session
-            .files
-            .iter()
-            .find(|f| f.starts_with(&format!("{}/", session.inner_dir)) && **f != session.key)
-            .or_harness("the layout has no file below the session's own directory")
-            .clone();
+        let subtree_file = || {
+            session
+                .files
+                .iter()
+                .find(|f| f.starts_with(&format!("{}/", session.inner_dir)) && **f != session.key)
+                .cloned()
+                .unwrap_or_else(|| {
+                    layout::not_in_layouts(&format!(
+                        "file below the session's own directory (the row's {})",
+                        &c[2]
+                    ))
+                })
+        };
         let root = root_of(s, &c[1]);
         let path = match &c[2] {
             "root" => root.clone(),
             "project dir" => root.join(key_dir),
             "key file" => root.join(&session.key),
-            "subtree dir" => root.join(&session.inner_dir),
-            _ => root.join(&subtree_file),
+            "subtree dir" => {
+                // Without a file below it, the session's directory is the project
+                // dir: not the row's subject.
+                subtree_file();
+                root.join(&session.inner_dir)
+            }
+            _ => root.join(subtree_file()),
         };
         if let Some(parent) = path.parent() {
             pods::make_private_dirs(parent);

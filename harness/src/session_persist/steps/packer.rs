@@ -6,7 +6,7 @@ use crate::contract::Contract;
 use crate::drivers::checker;
 use crate::session_persist::bench::Planted;
 use crate::session_persist::pods::{self, AUTH_FILES};
-use crate::session_persist::World;
+use crate::session_persist::{layout, World};
 use crate::verdict::OrHarness;
 use cucumber::{given, then, when};
 use std::collections::BTreeMap;
@@ -77,7 +77,12 @@ async fn session_file_replaced(w: &mut World, c: &[String]) {
             "key" => Some(&p.key),
             _ => p.files.keys().find(|k| k.contains("/subagents/")),
         }
-        .or_harness("the planted session has no such file")
+        .unwrap_or_else(|| {
+            layout::not_in_layouts(&format!(
+                "session file below the session's own directory (the row's {} file)",
+                &c[2]
+            ))
+        })
         .clone();
         s.keep_has_session_before_defect(&c[1]);
         s.vary(&c[1], format!("its {} file {rel} is {}", &c[2], &c[3]));
@@ -142,7 +147,11 @@ async fn session_dir_linked_out(w: &mut World, c: &[String]) {
                 .keys()
                 .find(|k| k.contains("/subagents/"))
                 .map(|f| parent(f))
-                .or_harness("the planted session has no subtree directory"),
+                .unwrap_or_else(|| {
+                    layout::not_in_layouts(
+                        "directory below the session's own one (the row's subtree dir)",
+                    )
+                }),
         };
         s.keep_has_session_before_defect(&c[1]);
         s.vary(

@@ -5,7 +5,7 @@
 use crate::session_persist::bench::{Persist, SweepPoint};
 use crate::session_persist::caps::{Cap, Caps};
 use crate::session_persist::World;
-use crate::session_persist::{blobs, pods};
+use crate::session_persist::{blobs, layout, pods};
 use crate::verdict::OrHarness;
 use cucumber::{given, then, when};
 
@@ -206,14 +206,55 @@ async fn pod_unchanged(w: &mut World, c: &[String]) {
                 f
             },
         ));
-        let changed: Vec<&String> = now
-            .keys()
-            .chain(before.inside.keys())
-            .filter(|k| now.get(*k) != before.inside.get(*k))
-            .collect();
+        let changed = pods::changed_paths(&before.inside, &now);
         assert!(changed.is_empty(), "the pod changed at {changed:?}");
     })
     .await;
+}
+
+#[then(regex = r#"^no file in pod "([A-Z])" is special or has a setuid or setgid bit$"#)]
+async fn pod_has_no_special_or_setid(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        // An unpacker that refuses the valid twin too shows nothing here.
+        crate::evidence::require_accepted_control();
+        let root = s.pod(&c[1]);
+        let mut found = Vec::new();
+        special_or_setid(&root, "", &mut found);
+        assert!(
+            found.is_empty(),
+            "the unpack left in pod {} {}",
+            &c[1],
+            found.join(", ")
+        );
+    })
+    .await;
+}
+
+/// Every entry below `dir` (not following links) that is neither a directory, a
+/// regular file nor a symbolic link, or has a setuid or setgid bit, with what it is.
+fn special_or_setid(dir: &std::path::Path, rel: &str, out: &mut Vec<String>) {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = format!("{rel}{}", e.file_name().to_string_lossy());
+        let Ok(m) = std::fs::symlink_metadata(e.path()) else {
+            continue;
+        };
+        let t = m.file_type();
+        if t.is_fifo() || t.is_socket() || t.is_block_device() || t.is_char_device() {
+            out.push(format!("{name} (a special file)"));
+        } else if !t.is_symlink() && m.permissions().mode() & 0o6000 != 0 {
+            out.push(format!(
+                "{name} (mode {:o})",
+                m.permissions().mode() & 0o7777
+            ));
+        }
+        if t.is_dir() {
+            special_or_setid(&e.path(), &format!("{name}/"), out);
+        }
+    }
 }
 
 #[then(regex = r#"^nothing outside pod "([A-Z])" changed$"#)]
@@ -222,11 +263,7 @@ async fn nothing_outside_changed(w: &mut World, c: &[String]) {
         let now = s.outside(&c[1]);
         let before = &s.before().outside;
         crate::evidence::files(crate::evidence::diff(before, &now));
-        let changed: Vec<&String> = now
-            .keys()
-            .chain(before.keys())
-            .filter(|k| now.get(*k) != before.get(*k))
-            .collect();
+        let changed = pods::changed_paths(before, &now);
         assert!(
             changed.is_empty(),
             "the unpack changed the sandbox outside its root at {changed:?}"
@@ -246,6 +283,18 @@ async fn pod_has_session(w: &mut World, c: &[String]) {
                 crate::evidence::control("persist.has_session", control);
             }
             crate::evidence::require_accepted_control();
+        }
+        if !layout::is_capable(&c[3]) {
+            if want {
+                layout::not_in_layouts(&format!("backend {:?} with the capability", &c[3]));
+            }
+            // Nothing to ask a packer about a backend it does not have: the row's other
+            // steps judge what the unpack wrote.
+            crate::evidence::note(format!(
+                "HasSession not asked for {}: the implementation's layouts have no such backend",
+                &c[3]
+            ));
+            return;
         }
         let has = s.has_session(&c[1], &c[3], &c[4]);
         crate::evidence::ensure(has == want, Some("sp-hassession-root"), || {
