@@ -21,10 +21,14 @@ Feature: Records
       | argv | {"plugin_id":"team","integration_id":"stub","native_id":"n1","argv":["sh","-c","x"]} |
       | env | {"plugin_id":"team","integration_id":"stub","native_id":"n1","env":{"PATH":"/tmp"}} |
 
+  # Two values for one owner member: a first-wins reader (the restoring client) and a
+  # last-wins one (a lenient server) see different owners, so the record is invalid and
+  # fails closed. The kit refuses any duplicate; one with the same value twice is not
+  # judged here.
   @asr-record-closed @part-server
   Scenario: A record that is not strict JSON is refused before its shape is read
     Given the daemon is running
-    When pane.create starts a pane in a new window with the record '{"plugin_id":"team","plugin_id":"team","integration_id":"stub","native_id":"n1"}'
+    When pane.create starts a pane in a new window with the record '{"plugin_id":"other","plugin_id":"team","integration_id":"stub","native_id":"n1"}'
     Then the call fails with "invalid_params.agent_session" by rule "record.json"
     And the new window has no pane
 
