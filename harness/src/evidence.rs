@@ -73,6 +73,9 @@ pub struct Collector {
     commands: VecDeque<CommandRun>,
     frames: VecDeque<String>,
     files: Vec<FileChange>,
+    /// The implementation's long-running processes the scenario started (a broker),
+    /// as they stood when a step failed.
+    processes: Vec<CommandRun>,
     /// The comparison that failed last: (clause named by the check, expected, observed).
     failed: Option<(Option<String>, String, String)>,
     /// The control and its kind of input (`persist.unpack`, …).
@@ -228,6 +231,13 @@ pub fn frame(text: impl Into<String>) {
             c.frames.pop_front();
         }
     });
+}
+
+/// Records one long-running process of the implementation (a broker) as it stands:
+/// its argv, its exit or signal (neither while it runs) and its stderr's end. Kept
+/// apart from the commands: a replay cannot run it to completion.
+pub fn process(run: CommandRun) {
+    with(|c| c.processes.push(run));
 }
 
 /// Records what a step changed under the scenario's roots.
@@ -395,6 +405,7 @@ pub struct Kept {
     pub last_step_commands: Vec<CommandRun>,
     pub frames: Vec<String>,
     pub files: Vec<FileChange>,
+    pub processes: Vec<CommandRun>,
     pub failed: Option<(Option<String>, String, String)>,
     /// The control and its kind of input.
     pub control: Option<(String, Control)>,
@@ -413,6 +424,7 @@ pub fn take(c: &Shared) -> Kept {
         last_step_commands,
         frames: std::mem::take(&mut g.frames).into(),
         files: std::mem::take(&mut g.files),
+        processes: std::mem::take(&mut g.processes),
         failed: g.failed.take(),
         control: g.control.take(),
         pins: std::mem::take(&mut g.pins),

@@ -336,6 +336,48 @@ fn lock_error_rows_fail(defect: &str, clause: &str, observed: &str) {
         lock_rows.len(),
         "{defect}: only the lock-error rows fail"
     );
+    // Each failed live row shows the broker as it stood (argv, still running, its
+    // stderr's end) and the files it created.
+    for s in &lock_rows {
+        let e = &s["evidence"];
+        let brokers = e["processes"]
+            .as_array()
+            .expect("the brokers in the evidence");
+        assert!(!brokers.is_empty(), "{defect}: {e}");
+        let b = &brokers[0];
+        assert!(
+            b["argv"][0]
+                .as_str()
+                .unwrap_or_default()
+                .ends_with("vxbroker")
+                && b["argv"][1] == "serve",
+            "{defect}: {b}"
+        );
+        assert!(
+            b["exit_status"].is_null() && b.get("signal").is_none(),
+            "{defect}: {b}"
+        );
+        if defect == "reset-on-lock-error" {
+            let err = b["stderr_tail"].as_str().unwrap_or_default();
+            assert!(
+                err.contains("the terminal handler crashed"),
+                "{defect}: {b}"
+            );
+        }
+        let files: Vec<&str> = e["files"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["path"].as_str())
+            .collect();
+        // The flock rows' broker created the lock file before flock failed.
+        if s["example"].as_str().unwrap_or_default().contains("flock@") {
+            assert!(
+                files.iter().any(|f| f.starts_with("locks/")),
+                "{defect}: {files:?}"
+            );
+        }
+    }
 }
 
 /// A broker that drops the connection with no close frame on a lock error (a crash

@@ -11,6 +11,9 @@ pub struct Checks {
     pub(crate) live: Option<super::live::Live>,
 }
 
+/// Agent-restore rows record their commands as they run.
+impl crate::drivers::step::OnFailure for Checks {}
+
 impl Checks {
     pub fn new(bin_dir: PathBuf) -> Checks {
         Checks {

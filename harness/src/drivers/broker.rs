@@ -22,11 +22,19 @@ use super::sandbox::{self, Placeholders};
 use crate::verdict::OrHarness;
 
 /// One started broker.
+/// The name prefix of the files in the sandbox's root holding the brokers' stderr
+/// (the suite's own files, left out of what the implementation changed).
+pub const STDERR_PREFIX: &str = ".vxcert-broker-";
+
 pub struct Instance {
     pub child: Child,
     /// Where it listens: its socket, or under `listen = "tcp"` a loopback port.
     pub endpoint: Endpoint,
     pub runtime_dir: PathBuf,
+    /// Its argv as started, where its stderr goes, and when it started (evidence).
+    argv: Vec<String>,
+    stderr: PathBuf,
+    started: Instant,
 }
 
 /// One live `vxstub agent` of this sandbox.
@@ -327,9 +335,20 @@ impl BrokerSandbox {
         env.append(&mut self.next_env);
         let mut cmd = sandbox::command(&ph, &words, &env, &self.root);
         let mut sup = self.next_fault.take().and_then(|f| f.apply(&mut cmd));
+        // Its stderr is kept in the sandbox for a failed row's evidence (a traceback
+        // is what its author needs).
+        let stderr = self
+            .root
+            .join(format!("{STDERR_PREFIX}{}.stderr", self.instances.len()));
+        let err_file = std::fs::File::create(&stderr).or_harness("the broker's stderr file");
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .stderr(Stdio::from(err_file));
+        let (program, args) = crate::drivers::start_state::shown_argv(&cmd);
+        let argv = std::iter::once(program)
+            .chain(args)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
         let child = cmd.spawn();
         if let Some(s) = sup.as_mut() {
             s.spawned();
@@ -341,6 +360,9 @@ impl BrokerSandbox {
             child,
             endpoint: endpoint.clone(),
             runtime_dir,
+            argv,
+            stderr,
+            started: Instant::now(),
         });
         let at = self.instances.len() - 1;
         let until = Instant::now() + within;
@@ -354,6 +376,29 @@ impl BrokerSandbox {
             std::thread::sleep(Duration::from_millis(10));
         }
         at
+    }
+
+    /// Every broker this sandbox started, as it stands: argv, exit or signal (neither
+    /// while it runs), the end of its stderr.
+    pub fn instance_runs(&mut self) -> Vec<crate::evidence::CommandRun> {
+        use std::os::unix::process::ExitStatusExt;
+        self.instances
+            .iter_mut()
+            .map(|i| {
+                let status = i.child.try_wait().ok().flatten();
+                let stderr = std::fs::read(&i.stderr).unwrap_or_default();
+                crate::evidence::CommandRun {
+                    argv: i.argv.clone(),
+                    exit_status: status.and_then(|s| s.code()),
+                    signal: status.and_then(|s| s.signal()),
+                    duration_ms: i.started.elapsed().as_millis(),
+                    stdout_tail: String::new(),
+                    stderr_tail: crate::evidence::tail(&stderr),
+                    cwd: None,
+                    env: Vec::new(),
+                }
+            })
+            .collect()
     }
 
     pub fn instance(&mut self, at: usize) -> &mut Instance {

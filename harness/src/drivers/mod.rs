@@ -23,6 +23,7 @@ pub mod reply_loss;
 pub mod sandbox;
 pub mod start_state;
 pub mod step;
+pub mod tree;
 pub mod wire;
 
 use std::sync::OnceLock;

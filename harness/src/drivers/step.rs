@@ -36,6 +36,24 @@ pub async fn blocking<S: Send + 'static>(
     }
 }
 
+/// What a contract's state adds to a failed step's evidence: the implementation's
+/// long-running processes and the files it changed, as they stand (nothing unless
+/// the state says).
+pub trait OnFailure {
+    fn on_failure(&mut self) {}
+}
+
+/// Runs the state's [`OnFailure`] in the scenario's evidence scope, unless the step
+/// still holds the state (a step past its deadline keeps running).
+pub fn record_failure<S: OnFailure>(state: &Mutex<S>, evidence: &crate::evidence::Shared) {
+    let mut guard = match state.try_lock() {
+        Ok(g) => g,
+        Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return,
+    };
+    crate::evidence::scope(evidence, || guard.on_failure());
+}
+
 /// Ends the step with `failure`: its verdict goes into the World's `slot` (typed, for
 /// the runner), its text to cucumber's writers.
 pub fn fail(failure: StepFailure, slot: &mut Option<Verdict>) -> ! {
@@ -155,6 +173,9 @@ macro_rules! contract_world {
                     })
                     .await;
                 if let Some(f) = failure {
+                    if f.verdict != $crate::verdict::Verdict::UnsupportedOptional {
+                        $crate::drivers::step::record_failure(&self.state, &self.evidence);
+                    }
                     $crate::drivers::step::fail(f, &mut self.failure);
                 }
             }

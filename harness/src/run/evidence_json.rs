@@ -24,6 +24,10 @@ pub struct EvidenceJson {
     pub observed: String,
     pub commands: Vec<CommandRun>,
     pub files: Vec<FileChange>,
+    /// The implementation's long-running processes (a broker) when the step failed:
+    /// argv, exit or signal (neither: still running), stderr's last 4 KiB.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<CommandRun>,
     pub frames: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub control: Option<ControlJson>,
@@ -165,6 +169,7 @@ pub fn of(o: &Outcome, registries: &[(Contract, Vec<Clause>)]) -> Option<Evidenc
         observed,
         commands,
         files: kept.files.clone(),
+        processes: kept.processes.clone(),
         frames: kept.frames.clone(),
         control: kept
             .control

@@ -243,6 +243,19 @@ fn evidence_markdown(scenarios: &[ScenarioJson]) -> String {
         for f in &e.files {
             out += &format!("- file {}: {}\n", f.change, f.path);
         }
+        for p in &e.processes {
+            let state = match (p.exit_status, p.signal) {
+                (None, None) => "still running".to_string(),
+                _ => p.exit_words(),
+            };
+            out += &format!("- process `{}`: {state}\n", p.argv.join(" "));
+            if !p.stderr_tail.trim().is_empty() {
+                out += &format!(
+                    "  ```\n  {}\n  ```\n",
+                    p.stderr_tail.trim().replace('\n', "\n  ")
+                );
+            }
+        }
         if let Some(r) = &e.reproduce {
             out += &format!("- reproduce: `sh {r}/repro.sh`\n");
         }

@@ -204,6 +204,9 @@ pub struct Variation {
     pub base: BTreeMap<String, Vec<u8>>,
 }
 
+/// Session-persist rows record their commands and pods as they run.
+impl crate::drivers::step::OnFailure for Persist {}
+
 impl Persist {
     pub fn new() -> Persist {
         let (dir, mut ph) = sandbox::create(context().bin_dir.clone());

@@ -35,6 +35,16 @@ pub fn judging() -> Judging {
     Judging::of(Contract::SingleWriter)
 }
 
+/// A failed live row shows its brokers (argv, exit or still running, stderr's end)
+/// and what changed in the sandbox since the suite first addressed a broker.
+impl crate::drivers::step::OnFailure for Checks {
+    fn on_failure(&mut self) {
+        if let Some(live) = self.live.as_mut() {
+            live.record_failure();
+        }
+    }
+}
+
 impl Checks {
     pub fn new() -> Checks {
         let (dir, ph) = sandbox::create(context().bin_dir.clone());

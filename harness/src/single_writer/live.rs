@@ -115,6 +115,9 @@ pub struct Live {
     pub fault_counts: Option<(vxfault::Counters, Vec<vxfault::RuleInfo>)>,
     /// What the side-effect rows noted or watch (a forked process, the index's opens).
     pub effects: super::effects::Effects,
+    /// The sandbox as it stood when the suite first addressed a broker: a failed
+    /// row's evidence lists what changed since.
+    pub tree_before: Option<BTreeMap<String, crate::drivers::tree::Node>>,
 }
 
 impl Live {
@@ -221,6 +224,21 @@ impl Live {
             agents_after_control: None,
             fault_counts: None,
             effects: Default::default(),
+            tree_before: None,
+        }
+    }
+
+    /// A failed row's evidence: every broker (argv, exit or still running, stderr's
+    /// end) and the sandbox's files created, changed or removed since the suite first
+    /// addressed a broker.
+    pub fn record_failure(&mut self) {
+        for run in self.sb.instance_runs() {
+            crate::evidence::process(run);
+        }
+        if let Some(before) = &self.tree_before {
+            let now =
+                crate::drivers::tree::listing(&self.sb.root, crate::drivers::broker::STDERR_PREFIX);
+            crate::evidence::files(crate::evidence::diff(before, &now));
         }
     }
 
@@ -261,6 +279,12 @@ impl Live {
 
     /// Where broker `role` listens (its socket, or its loopback port).
     pub fn broker_socket(&mut self, role: usize) -> crate::drivers::broker_ws::Endpoint {
+        if self.tree_before.is_none() {
+            self.tree_before = Some(crate::drivers::tree::listing(
+                &self.sb.root,
+                crate::drivers::broker::STDERR_PREFIX,
+            ));
+        }
         let at = *self
             .brokers
             .get(&role)

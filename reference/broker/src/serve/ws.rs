@@ -230,7 +230,12 @@ async fn session(app: Arc<App>, req: Request, socket: WebSocket) {
             return close(socket, spawn_close(&req, e.rule), e.code.as_str()).await
         }
         Ok(Err(e)) if e.code == Code::Lock && negative::is(Defect::ResetOnLockError) => {
-            // Dropped without a close frame: what a crashing handler leaves.
+            // Dropped without a close frame, a line on stderr: what a crashing
+            // handler leaves (its traceback).
+            eprintln!(
+                "vxbroker: the terminal handler crashed: {}",
+                e.code.as_str()
+            );
             drop(socket);
             return;
         }
