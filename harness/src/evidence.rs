@@ -172,6 +172,15 @@ impl CommandRun {
         }
     }
 
+    /// A long-running process's state in words: `still running` while it has no
+    /// exit status, else [`CommandRun::exit_words`].
+    pub fn process_words(&self) -> String {
+        match (self.exit_status, self.signal) {
+            (None, None) => "still running".into(),
+            _ => self.exit_words(),
+        }
+    }
+
     /// The exit in words: `exit 0`, `killed by signal 9`.
     pub fn exit_words(&self) -> String {
         match (self.exit_status, self.signal) {

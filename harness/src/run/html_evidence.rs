@@ -109,6 +109,17 @@ pub fn evidence_html(out: &mut String, e: &EvidenceJson) {
             }
         }
     }
+    for p in &e.processes {
+        let _ = write!(
+            out,
+            "<p class=\"process\"><code>{}</code>: {}</p>",
+            esc(&p.argv.join(" ")),
+            esc(&p.process_words())
+        );
+        if !p.stderr_tail.trim().is_empty() {
+            let _ = write!(out, "<pre class=\"stderr\">{}</pre>", esc(&p.stderr_tail));
+        }
+    }
     if !e.frames.is_empty() {
         let _ = write!(
             out,
@@ -117,4 +128,46 @@ pub fn evidence_html(out: &mut String, e: &EvidenceJson) {
         );
     }
     out.push_str("</details>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::CommandRun;
+
+    /// A broker that still runs is shown as such, with its stderr's end escaped.
+    #[test]
+    fn a_process_is_shown_with_its_state_and_stderr() {
+        let broker = CommandRun {
+            argv: vec!["broker".into(), "serve".into()],
+            exit_status: None,
+            signal: None,
+            duration_ms: 5,
+            stdout_tail: String::new(),
+            stderr_tail: "Traceback <x>\nOSError: [Errno 37]".into(),
+            cwd: None,
+            env: Vec::new(),
+        };
+        let e = EvidenceJson {
+            step: None,
+            clause: None,
+            expected: "a refusal".into(),
+            observed: "a reset".into(),
+            commands: Vec::new(),
+            files: Vec::new(),
+            processes: vec![broker],
+            frames: Vec::new(),
+            control: None,
+            pins: Vec::new(),
+            notes: Vec::new(),
+            reproduce: None,
+        };
+        let mut out = String::new();
+        evidence_html(&mut out, &e);
+        assert!(
+            out.contains("<code>broker serve</code>: still running"),
+            "{out}"
+        );
+        assert!(out.contains("Traceback &lt;x&gt;"), "{out}");
+    }
 }

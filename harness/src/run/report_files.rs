@@ -244,11 +244,7 @@ fn evidence_markdown(scenarios: &[ScenarioJson]) -> String {
             out += &format!("- file {}: {}\n", f.change, f.path);
         }
         for p in &e.processes {
-            let state = match (p.exit_status, p.signal) {
-                (None, None) => "still running".to_string(),
-                _ => p.exit_words(),
-            };
-            out += &format!("- process `{}`: {state}\n", p.argv.join(" "));
+            out += &format!("- process `{}`: {}\n", p.argv.join(" "), p.process_words());
             if !p.stderr_tail.trim().is_empty() {
                 out += &format!(
                     "  ```\n  {}\n  ```\n",
