@@ -266,13 +266,29 @@ fn assert_caught_by_profile(
 #[test]
 fn a_checkpoint_keeping_the_pid_fails_the_checkpoint_secret_scenario() {
     let control = "[env]\nVXREF_NEGATIVE_CONTROL = \"checkpoint-keeps-pid\"\n";
-    let (message, _) = assert_caught_by_profile(
+    let (message, report) = assert_caught_by_profile(
         "",
         control,
         "@rfc-2-no-secrets-checkpointed",
         &["A checkpoint holds no token, environment, argv, argv0, cwd or PID"],
     );
     assert!(message.contains("holds the number"), "{message}");
+    // The failed row shows the daemon as it stood: its argv and its state.
+    let failed = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["verdict"] == "fail")
+        .unwrap();
+    let daemon = &failed["evidence"]["processes"][0];
+    assert!(
+        daemon["argv"][0]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("vxref"),
+        "{failed}"
+    );
+    assert!(daemon["duration_ms"].as_u64().is_some(), "{daemon}");
 }
 
 /// The reference with its store-directory fsyncs turned into no-ops (the injector's

@@ -11,8 +11,15 @@ pub struct Checks {
     pub(crate) live: Option<super::live::Live>,
 }
 
-/// Agent-restore rows record their commands as they run.
-impl crate::drivers::step::OnFailure for Checks {}
+/// A failed server row shows the daemon as it stands (argv, exit or still running,
+/// its stderr's end); the offline rows record their commands as they run.
+impl crate::drivers::step::OnFailure for Checks {
+    fn on_failure(&mut self) {
+        if let Some(live) = self.live.as_mut() {
+            live.s.on_failure();
+        }
+    }
+}
 
 impl Checks {
     pub fn new(bin_dir: PathBuf) -> Checks {

@@ -57,6 +57,16 @@ impl crate::contract::SuiteWorld for World {
     }
 }
 
+/// A failed row shows the daemon as it stands (argv, exit or still running, its
+/// stderr's end).
+impl crate::drivers::step::OnFailure for Scenario {
+    fn on_failure(&mut self) {
+        if let Some(run) = self.daemon_run() {
+            crate::evidence::process(run);
+        }
+    }
+}
+
 impl World {
     fn new() -> World {
         World {
@@ -88,6 +98,9 @@ impl World {
             })
             .await;
         if let Some(f) = failure {
+            if f.verdict != Verdict::UnsupportedOptional {
+                crate::drivers::step::record_failure(&self.state, &self.evidence);
+            }
             crate::drivers::step::fail(f, &mut self.failure);
         }
     }

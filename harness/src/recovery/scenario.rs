@@ -38,6 +38,9 @@ pub struct Scenario {
     pub transcript: Vec<u8>,
     pub unrelated: Option<Child>,
     pub stderr_files: Vec<PathBuf>,
+    /// The last daemon's argv and when it started (a failed row's evidence).
+    daemon_argv: Vec<String>,
+    daemon_started: Option<std::time::Instant>,
     /// Environment added by steps, applied after the profile's.
     pub extra_env: Vec<(String, String)>,
     /// A fault plan every later start of the daemon runs under, when the profile's
@@ -129,6 +132,8 @@ impl Scenario {
             transcript: Vec::new(),
             unrelated: None,
             stderr_files: Vec::new(),
+            daemon_argv: Vec::new(),
+            daemon_started: None,
             extra_env: Vec::new(),
             fault: None,
             supervisors: Vec::new(),
@@ -153,6 +158,27 @@ impl Scenario {
         sandbox::command(&self.ph, template, &env, self.dir.path())
     }
 
+    /// The last daemon as it stands, for a failed row's evidence: its argv, exit or
+    /// signal (neither while it runs) and the end of its stderr.
+    pub fn daemon_run(&mut self) -> Option<crate::evidence::CommandRun> {
+        use std::os::unix::process::ExitStatusExt;
+        let log = self.stderr_files.last()?.clone();
+        let status = match self.daemon.as_mut() {
+            Some(c) => c.try_wait().ok().flatten(),
+            None => self.stopped.map(|(s, _)| s),
+        };
+        Some(crate::evidence::CommandRun {
+            argv: self.daemon_argv.clone(),
+            exit_status: status.and_then(|s| s.code()),
+            signal: status.and_then(|s| s.signal()),
+            duration_ms: self.daemon_started.map_or(0, |t| t.elapsed().as_millis()),
+            stdout_tail: String::new(),
+            stderr_tail: crate::evidence::tail(&std::fs::read(&log).unwrap_or_default()),
+            cwd: None,
+            env: Vec::new(),
+        })
+    }
+
     pub fn write_config(&self, zon: &str) {
         let path = self.ph.config_home.join("venomx/config.zon");
         std::fs::create_dir_all(path.parent().unwrap()).or_harness("mkdir config");
@@ -168,6 +194,12 @@ impl Scenario {
         let log = self.dir.path().join(format!("daemon-{n}.stderr"));
         self.stderr_files.push(log.clone());
         let mut cmd = self.command(template);
+        let (program, args) = crate::drivers::start_state::shown_argv(&cmd);
+        self.daemon_argv = std::iter::once(program)
+            .chain(args)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        self.daemon_started = Some(std::time::Instant::now());
         let sup = self.fault.as_ref().and_then(|f| f.apply(&mut cmd));
         let child =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lifecycle::spawn(cmd, &log)));
