@@ -172,6 +172,27 @@ impl CommandRun {
         }
     }
 
+    /// A long-running process as it stands: its argv, its status once it ended
+    /// (`None` while it runs), how long since it started, and its stderr's end.
+    pub fn of_process(
+        argv: Vec<String>,
+        status: Option<std::process::ExitStatus>,
+        started: Instant,
+        stderr: &[u8],
+    ) -> CommandRun {
+        use std::os::unix::process::ExitStatusExt;
+        CommandRun {
+            argv,
+            exit_status: status.and_then(|s| s.code()),
+            signal: status.and_then(|s| s.signal()),
+            duration_ms: started.elapsed().as_millis(),
+            stdout_tail: String::new(),
+            stderr_tail: tail(stderr),
+            cwd: None,
+            env: Vec::new(),
+        }
+    }
+
     /// A long-running process's state in words: `still running` while it has no
     /// exit status, else [`CommandRun::exit_words`].
     pub fn process_words(&self) -> String {

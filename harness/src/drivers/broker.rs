@@ -381,22 +381,12 @@ impl BrokerSandbox {
     /// Every broker this sandbox started, as it stands: argv, exit or signal (neither
     /// while it runs), the end of its stderr.
     pub fn instance_runs(&mut self) -> Vec<crate::evidence::CommandRun> {
-        use std::os::unix::process::ExitStatusExt;
         self.instances
             .iter_mut()
             .map(|i| {
                 let status = i.child.try_wait().ok().flatten();
                 let stderr = std::fs::read(&i.stderr).unwrap_or_default();
-                crate::evidence::CommandRun {
-                    argv: i.argv.clone(),
-                    exit_status: status.and_then(|s| s.code()),
-                    signal: status.and_then(|s| s.signal()),
-                    duration_ms: i.started.elapsed().as_millis(),
-                    stdout_tail: String::new(),
-                    stderr_tail: crate::evidence::tail(&stderr),
-                    cwd: None,
-                    env: Vec::new(),
-                }
+                crate::evidence::CommandRun::of_process(i.argv.clone(), status, i.started, &stderr)
             })
             .collect()
     }

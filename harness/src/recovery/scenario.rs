@@ -161,22 +161,17 @@ impl Scenario {
     /// The last daemon as it stands, for a failed row's evidence: its argv, exit or
     /// signal (neither while it runs) and the end of its stderr.
     pub fn daemon_run(&mut self) -> Option<crate::evidence::CommandRun> {
-        use std::os::unix::process::ExitStatusExt;
         let log = self.stderr_files.last()?.clone();
         let status = match self.daemon.as_mut() {
             Some(c) => c.try_wait().ok().flatten(),
             None => self.stopped.map(|(s, _)| s),
         };
-        Some(crate::evidence::CommandRun {
-            argv: self.daemon_argv.clone(),
-            exit_status: status.and_then(|s| s.code()),
-            signal: status.and_then(|s| s.signal()),
-            duration_ms: self.daemon_started.map_or(0, |t| t.elapsed().as_millis()),
-            stdout_tail: String::new(),
-            stderr_tail: crate::evidence::tail(&std::fs::read(&log).unwrap_or_default()),
-            cwd: None,
-            env: Vec::new(),
-        })
+        Some(crate::evidence::CommandRun::of_process(
+            self.daemon_argv.clone(),
+            status,
+            self.daemon_started?,
+            &std::fs::read(&log).unwrap_or_default(),
+        ))
     }
 
     pub fn write_config(&self, zon: &str) {
