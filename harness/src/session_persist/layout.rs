@@ -37,9 +37,15 @@ pub struct Session {
 }
 
 /// Reads a layouts document; every capable backend needs a key that is one of its
-/// files.
+/// files, and one backend at least is capable (rows about the others do not apply:
+/// with none, nothing would be judged).
 pub fn parse(text: &str) -> Result<Layouts, String> {
     let l: Layouts = toml::from_str(text).map_err(|e| e.to_string())?;
+    if !l.backend.values().any(|b| b.capability) {
+        return Err(
+            "no backend has the persist capability: the packer rows would judge nothing".into(),
+        );
+    }
     for (name, b) in &l.backend {
         if !b.capability {
             continue;
@@ -267,5 +273,7 @@ mod tests {
         let e = parse("[backend.x]\ncapability = true\nkey = \"a/{id}\"\nfiles = [\"b/{id}\"]\n")
             .unwrap_err();
         assert!(e.contains("backend x"), "{e}");
+        let e = parse("[backend.x]\ncapability = false\n").unwrap_err();
+        assert!(e.contains("no backend has the persist capability"), "{e}");
     }
 }
