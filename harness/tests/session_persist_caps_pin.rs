@@ -167,3 +167,82 @@ fn the_checker_rows_are_inconclusive_within_a_declared_cap() {
     assert_eq!(failing.len(), 1, "{rows:#?}");
     assert!(failing[0].starts_with(members), "{failing:?}");
 }
+
+/// A packer whose sessions are one file each (its own layouts: a claude_code session
+/// is its transcript alone, no pi) still has its file size cap judged: the suite grows
+/// the transcript one over the cap instead of adding a file. The reference without a
+/// per-file cap fails that row (16 MiB + 1 and twice the kit's cap accepted); with
+/// the kit's caps it passes, and the count and total rows, which one file cannot
+/// reach, do not apply.
+#[test]
+fn a_one_file_packer_has_its_file_size_cap_judged_on_its_transcript() {
+    common::ensure_reference(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let layouts = dir.path().join("one-file.toml");
+    std::fs::write(
+        &layouts,
+        "[auth]\nnever = [\".credentials.json\", \"auth.json\", \".claude.json\"]\n\
+         [backend.claude_code]\ncapability = true\nroot_env = \"CLAUDE_CONFIG_DIR\"\n\
+         key = \"projects/{dir}/{id}.jsonl\"\nfiles = [\"projects/{dir}/{id}.jsonl\"]\n\
+         [backend.codex]\ncapability = true\nroot_env = \"CODEX_HOME\"\n\
+         key = \"sessions/{yyyy}/{mm}/{dd}/rollout-{ts}-{id}.jsonl\"\n\
+         files = [\"sessions/{yyyy}/{mm}/{dd}/rollout-{ts}-{id}.jsonl\"]\n",
+    )
+    .unwrap();
+    let l = layouts.display().to_string();
+    let p = bin_dir().join("vxpersist").display().to_string();
+    let row = "A session over a cap is refused whole (a file of 16 MiB + 1) [a file of 16 MiB + 1 | file size]";
+    for (caps, want) in [
+        ("members=64", "pass"),
+        (
+            "member_bytes=1099511627776,total_body_bytes=1099511627776",
+            "fail",
+        ),
+    ] {
+        let wrapper = common::script(
+            dir.path(),
+            &format!("one-file-{want}"),
+            &format!("v=$1; shift; VXPERSIST_CAPS={caps} exec {p:?} \"$v\" --layouts {l:?} \"$@\""),
+        );
+        let verb = |v: &str, file: bool| {
+            format!(
+                "[{wrapper:?}, \"{v}\", \"--backend\", \"{{backend}}\", \"--root\", \"{{root}}\", \
+                 \"--session-id\", \"{{id}}\"{}]",
+                if file { ", \"{file}\"" } else { "" }
+            )
+        };
+        let profile = format!(
+            "name = \"one-file\"\ncontracts = [\"session-persist\"]\n[persist]\n\
+             parts = [\"packer\"]\nlayouts = {l:?}\npack = {}\nunpack = {}\nhas_session = {}\n",
+            verb("pack", true),
+            verb("unpack", true),
+            verb("has-session", false)
+        );
+        let (_, report) = common::run_profile(&profile, &["--tags", "@sp-no-truncate"]);
+        let rows: BTreeMap<String, String> = report["scenarios"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    format!(
+                        "{} [{}]",
+                        s["name"].as_str().unwrap(),
+                        s["example"].as_str().unwrap_or("")
+                    ),
+                    s["verdict"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows.get(row).map(String::as_str),
+            Some(want),
+            "{caps}: {rows:#?}"
+        );
+        assert_eq!(
+            with_verdict(&rows, "unsupported-optional").len(),
+            2,
+            "{caps}: the count and total rows do not apply: {rows:#?}"
+        );
+    }
+}

@@ -200,6 +200,14 @@ pub fn extra_file(backend: &str, id: &str, n: usize) -> String {
     instantiate_below(below, id, &format!("extra/f{n:03}.txt"))
 }
 
+/// Whether `backend`'s sessions have files below a `**` (more than one file each).
+pub fn has_subtree(backend: &str) -> bool {
+    capable(&layouts(), backend)
+        .1
+        .iter()
+        .any(|p| p.ends_with("/**"))
+}
+
 /// A capable backend other than `backend` (for a blob that names the wrong one).
 pub fn other_backend(backend: &str) -> String {
     layouts()

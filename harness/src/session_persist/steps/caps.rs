@@ -4,8 +4,8 @@
 
 use crate::session_persist::bench::{Persist, Planted};
 use crate::session_persist::caps::{self, Cap, Caps};
-use crate::session_persist::pods;
 use crate::session_persist::World;
+use crate::session_persist::{layout, pods};
 use crate::verdict::OrHarness;
 use cucumber::given;
 
@@ -31,8 +31,15 @@ async fn session_at_cap(w: &mut World, c: &[String]) {
             s.over_cap = Some((cap, c[1].to_string()));
             (caps::extra_sizes(cap, &caps, files, bytes), caps.over(cap))
         };
-        s.vary(&c[1], format!("{} more files: {what}", sizes.len()));
-        add_files(s, &c[1], &sizes);
+        let over = (&c[2] == "one over").then_some(cap);
+        let grown = over == Some(Cap::FileBytes) && !layout::has_subtree(&p.backend);
+        let words = if grown {
+            format!("its transcript grown: {what}")
+        } else {
+            format!("{} more files: {what}", sizes.len())
+        };
+        s.vary(&c[1], words);
+        add_files(s, &c[1], over, &sizes);
     })
     .await;
 }
@@ -41,10 +48,26 @@ fn body_bytes(p: &Planted) -> u64 {
     p.files.values().map(|b| b.len() as u64).sum()
 }
 
-/// Plants files of `sizes` bytes in `pod`'s session, beside its transcript.
-fn add_files(s: &mut Persist, pod: &str, sizes: &[u64]) {
+/// Plants files of `sizes` bytes in `pod`'s session, beside its transcript. Over the
+/// file size cap, a backend whose sessions are one file (no `**` in its layout, the
+/// implementer's choice) gets its transcript grown to the size instead.
+fn add_files(s: &mut Persist, pod: &str, over: Option<Cap>, sizes: &[u64]) {
     let root = s.pod(pod);
     let p = s.planted(pod).clone();
+    if over == Some(Cap::FileBytes) && !layout::has_subtree(&p.backend) {
+        let [size] = sizes else {
+            crate::harness_error!("one file over the file size cap");
+        };
+        let key = layout::session(&p.backend, &p.id).key;
+        let bytes = vec![b'a'; *size as usize];
+        pods::plant(&root, &key, &bytes);
+        s.planted
+            .get_mut(pod)
+            .or_harness("a planted session")
+            .files
+            .insert(key, bytes);
+        return;
+    }
     let start = p.files.len();
     let mut added = Vec::new();
     for (i, size) in sizes.iter().enumerate() {
@@ -90,7 +113,7 @@ pub(super) fn pack_accepted(s: &mut Persist, pack: fn(&mut Persist, &str)) {
         );
         let bytes = base.values().map(|b| b.len() as u64).sum();
         let sizes = caps::extra_sizes(cap, big, base.len() as u64, bytes);
-        add_files(s, &probe, &sizes);
+        add_files(s, &probe, Some(cap), &sizes);
         pack(s, &probe);
         let exit = s.last().exit;
         let len = std::fs::metadata(s.blob()).map_or(0, |m| m.len());
