@@ -9,6 +9,10 @@ use std::path::{Path, PathBuf};
 /// named in `repro.sh`).
 const MAX_COPY: u64 = 64 << 20;
 
+/// How long one replayed command may run (`timeout`'s exit 124 past it): a FIFO or
+/// a lock the implementation waits on must not hang the replay.
+const BOUND_S: u32 = 60;
+
 /// Writes `<report>/repro/<name>/` for `commands` (the failing step's), returning the
 /// directory relative to the report; `None` when there is nothing to replay.
 pub fn write(report: &Path, name: &str, commands: &[CommandRun]) -> Option<String> {
@@ -21,12 +25,20 @@ pub fn write(report: &Path, name: &str, commands: &[CommandRun]) -> Option<Strin
     let sandbox = first.cwd.clone();
     if let Some(src) = &sandbox {
         let mut budget = MAX_COPY;
-        copy_tree(src, &dir.join("sandbox"), &mut budget, &mut skipped);
+        let roots = Roots {
+            src,
+            dst: &dir.join("sandbox"),
+        };
+        copy_tree(&roots, src, &dir.join("sandbox"), &mut budget, &mut skipped);
     }
     let mut script = String::from(
         "#!/bin/sh\n# Replays the failing step's commands against the implementation alone.\n\
          # ./sandbox is the scenario's directory as it was when the scenario ended.\n\
+         # Links into it point into the copy; FIFOs and sockets are made again.\n\
          here=$(cd \"$(dirname \"$0\")\" && pwd)\ncd \"$here/sandbox\" 2>/dev/null || cd \"$here\"\n",
+    );
+    script += &format!(
+        "# Each command runs under `timeout -k 5 {BOUND_S}`: exit 124 means it was still running.\n"
     );
     for s in &skipped {
         script += &format!("# not copied (over the size budget or not a plain file): {s}\n");
@@ -46,10 +58,11 @@ pub fn write(report: &Path, name: &str, commands: &[CommandRun]) -> Option<Strin
         None => quote(w),
     };
     for c in commands {
-        script += &format!("# originally: {}\n(", c.exit_words());
+        script += &format!("# originally: {}\n(env ", c.exit_words());
         for (k, v) in &c.env {
             script += &format!("{k}={} ", local(v));
         }
+        script += &format!("timeout -k 5 {BOUND_S} ");
         let argv: Vec<String> = c.argv.iter().map(|w| local(w)).collect();
         script += &argv.join(" ");
         script += " </dev/null)\necho \"exit $?\"\n";
@@ -72,15 +85,34 @@ fn quote(w: &str) -> String {
     }
 }
 
-/// Copies plain files, directories and symlinks (as links) within the budget.
-fn copy_tree(src: &Path, dst: &Path, budget: &mut u64, skipped: &mut Vec<String>) {
+/// The sandbox copied and where its copy goes.
+struct Roots<'a> {
+    src: &'a Path,
+    dst: &'a Path,
+}
+
+/// Copies plain files (within the budget), directories, symlinks (a target inside the
+/// sandbox made relative, so it points into the copy), FIFOs and sockets (made
+/// again, empty); a device is named as not copied.
+fn copy_tree(roots: &Roots, src: &Path, dst: &Path, budget: &mut u64, skipped: &mut Vec<String>) {
+    use std::os::unix::fs::FileTypeExt;
     let Ok(meta) = std::fs::symlink_metadata(src) else {
         return;
     };
     let ft = meta.file_type();
     if ft.is_symlink() {
         if let Ok(target) = std::fs::read_link(src) {
+            let target = within_copy(roots, dst, &target).unwrap_or(target);
             let _ = std::os::unix::fs::symlink(target, dst);
+        }
+    } else if ft.is_fifo() {
+        if nix::unistd::mkfifo(dst, nix::sys::stat::Mode::from_bits_truncate(0o600)).is_err() {
+            skipped.push(src.display().to_string());
+        }
+    } else if ft.is_socket() {
+        // A socket file nobody listens on, as the scenario left it.
+        if std::os::unix::net::UnixListener::bind(dst).is_err() {
+            skipped.push(src.display().to_string());
         }
     } else if ft.is_dir() {
         if std::fs::create_dir_all(dst).is_err() {
@@ -92,7 +124,7 @@ fn copy_tree(src: &Path, dst: &Path, budget: &mut u64, skipped: &mut Vec<String>
         let mut entries: Vec<_> = rd.flatten().collect();
         entries.sort_by_key(|e| e.file_name());
         for e in entries {
-            copy_tree(&e.path(), &dst.join(e.file_name()), budget, skipped);
+            copy_tree(roots, &e.path(), &dst.join(e.file_name()), budget, skipped);
         }
     } else if ft.is_file() && meta.len() <= *budget {
         if std::fs::copy(src, dst).is_ok() {
@@ -101,6 +133,18 @@ fn copy_tree(src: &Path, dst: &Path, budget: &mut u64, skipped: &mut Vec<String>
     } else {
         skipped.push(src.display().to_string());
     }
+}
+
+/// An absolute link target inside the copied sandbox, as a path relative to the
+/// link `dst` (in the copy) that reaches the same place in the copy.
+fn within_copy(roots: &Roots, dst: &Path, target: &Path) -> Option<PathBuf> {
+    let inside = target.strip_prefix(roots.src).ok()?;
+    let link_dir = dst.parent()?.strip_prefix(roots.dst).ok()?;
+    let mut rel = PathBuf::new();
+    for _ in link_dir.components() {
+        rel.push("..");
+    }
+    Some(rel.join(inside))
 }
 
 #[cfg(test)]
@@ -131,5 +175,49 @@ mod tests {
             .output()
             .unwrap();
         assert_eq!(String::from_utf8_lossy(&replay.stdout), "helloexit 3\n");
+    }
+
+    /// A hostile destination replays as it was: a link to a file elsewhere in the
+    /// sandbox reaches that file's copy, a FIFO is a FIFO again, and every command
+    /// runs under a bound.
+    #[test]
+    fn links_fifos_and_a_bound_come_with_the_replay() {
+        let sandbox = tempfile::tempdir().unwrap();
+        let sb = sandbox.path();
+        std::fs::create_dir_all(sb.join("outside")).unwrap();
+        std::fs::create_dir_all(sb.join("pods/b")).unwrap();
+        std::fs::write(sb.join("outside/t.txt"), "target").unwrap();
+        std::os::unix::fs::symlink(sb.join("outside/t.txt"), sb.join("pods/b/key")).unwrap();
+        nix::unistd::mkfifo(&sb.join("pods/b/f"), nix::sys::stat::Mode::S_IRUSR).unwrap();
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args([
+            "-c",
+            "cat pods/b/key; test -p pods/b/f && echo ' fifo'; exit 3",
+        ])
+        .current_dir(sb);
+        let out = cmd.output().unwrap();
+        let run = CommandRun::of(
+            &cmd,
+            out.status,
+            Default::default(),
+            &out.stdout,
+            &out.stderr,
+        );
+        let report = tempfile::tempdir().unwrap();
+        let rel = write(report.path(), "c/f-L2", &[run]).unwrap();
+        drop(sandbox);
+        let script = std::fs::read_to_string(report.path().join(&rel).join("repro.sh")).unwrap();
+        assert!(
+            script.contains(&format!("timeout -k 5 {BOUND_S} sh")),
+            "{script}"
+        );
+        let replay = std::process::Command::new("sh")
+            .arg(report.path().join(&rel).join("repro.sh"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&replay.stdout),
+            "target fifo\nexit 3\n"
+        );
     }
 }
