@@ -53,10 +53,15 @@ pub fn call(
     }
     let req = json!({"id": 2, "verb": verb, "params": params});
     crate::evidence::frame(format!("→ {req}"));
+    let asked = std::time::Instant::now();
     writeln!(w, "{req}").expect("write request");
     line.clear();
     let n = match reader.read_line(&mut line) {
-        Ok(n) => n,
+        Ok(n) => {
+            // The scenario's pace, for the settle windows of negative observations.
+            crate::evidence::reply_took(asked.elapsed());
+            n
+        }
         Err(e) => crate::timed_out!("no reply to {verb}: {e}"),
     };
     seen.extend_from_slice(line.as_bytes());

@@ -509,8 +509,12 @@ async fn same_pid(w: &mut World, c: &[String]) {
 async fn no_dump(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let l = s.live();
-        // The fallback dump exists by now; the archived program would have had as long.
-        std::thread::sleep(crate::drivers::scaled(300));
+        // The fallback dump exists by now; the archived program gets as long, longer
+        // when this scenario's replies were slow (named in the evidence).
+        crate::evidence::settle(
+            "a program the refused restore might have started",
+            crate::drivers::scaled(300),
+        );
         if l.dump_path(&c[1]).exists() {
             let pid = l.dump(&c[1])["pid"].clone();
             panic!(
