@@ -36,6 +36,12 @@ fn run_report(
     defect: Option<&str>,
     args: &[&str],
 ) -> (i32, serde_json::Value) {
+    common::run_profile(&control_profile(swap, defect), args)
+}
+
+/// The reference broker's profile, with `swap`ped keys and the negative control
+/// `defect` switched on.
+fn control_profile(swap: &[(&str, String)], defect: Option<&str>) -> String {
     common::ensure_reference(&[]);
     let vxbroker = bin_dir().join("vxbroker");
     assert!(vxbroker.is_file(), "cargo build -p vx-broker first");
@@ -97,16 +103,13 @@ fn run_report(
         table.iter_mut().find(|(key, _)| key == k).unwrap().1 = v.clone();
     }
     let lines: Vec<String> = table.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-    common::run_profile(
-        &format!(
-            "name = \"negative-control\"\ncontracts = [\"single-writer\"]\nfeatures = [\"takeover\", \"scopes\"]\n{}{}[single_writer]\n{}\n",
-            common::WAIT_BOUND_CONCURRENCY,
-            defect.map_or(String::new(), |d| format!(
-                "[env]\nVXBROKER_NEGATIVE_CONTROL = \"{d}\"\n"
-            )),
-            lines.join("\n")
-        ),
-        args,
+    format!(
+        "name = \"negative-control\"\ncontracts = [\"single-writer\"]\nfeatures = [\"takeover\", \"scopes\"]\n{}{}[single_writer]\n{}\n",
+        common::WAIT_BOUND_CONCURRENCY,
+        defect.map_or(String::new(), |d| format!(
+            "[env]\nVXBROKER_NEGATIVE_CONTROL = \"{d}\"\n"
+        )),
+        lines.join("\n")
     )
 }
 
@@ -522,4 +525,65 @@ fn a_master_that_needs_a_terminal_is_inconclusive_without_one_and_passes_on_a_pt
 #[test]
 fn a_crash_plan_that_never_fires_times_out_naming_its_counts() {
     common::sidecar_crash_that_never_fires_names_its_counts(|args| run_report(&[], None, args));
+}
+
+/// A failed live row's `repro.sh` runs that row again, alone, with the kit (the
+/// suite starts the broker): its own report has that one scenario, failing the same
+/// way, and the script exits 1.
+#[test]
+fn a_live_rows_repro_runs_it_again_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("control.toml");
+    std::fs::write(&profile, control_profile(&[], Some("reset-on-lock-error"))).unwrap();
+    let report = dir.path().join("report");
+    let out = std::process::Command::new(common::vxcert())
+        .args(["run", "--quiet", "--profile"])
+        .arg(&profile)
+        .arg("--report")
+        .arg(&report)
+        .args(["--tags", "@fault-plans and @sw-launch-fail-frees"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("report.json")).unwrap())
+            .unwrap();
+    let enolck = json["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| {
+            s["example"]
+                .as_str()
+                .is_some_and(|e| e.starts_with("ENOLCK"))
+        })
+        .expect("the ENOLCK row");
+    assert_eq!(enolck["verdict"], "fail", "{enolck}");
+    let rel = enolck["evidence"]["reproduce"]
+        .as_str()
+        .expect("a reproduction");
+    let script = report.join(rel).join("repro.sh");
+    let text = std::fs::read_to_string(&script).unwrap();
+    let at = format!("--at 08_faults.feature:{}", enolck["line"]);
+    assert!(
+        text.contains(&at) && text.contains("timeout -k 5"),
+        "{text}"
+    );
+    let replay = std::process::Command::new("sh")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&replay.stdout).ends_with("exit 1\n"),
+        "{}",
+        String::from_utf8_lossy(&replay.stdout)
+    );
+    let again: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(report.join(rel).join("out/report.json")).unwrap(),
+    )
+    .unwrap();
+    let rows = again["scenarios"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{again}");
+    assert_eq!(rows[0]["verdict"], "fail");
+    assert_eq!(rows[0]["example"], enolck["example"]);
 }

@@ -23,6 +23,7 @@ mod repeat;
 mod report;
 mod report_files;
 mod repro;
+mod scenario_place;
 mod shard;
 
 pub use baseline::{run_baseline, BaselineArgs};
@@ -32,7 +33,10 @@ pub use merge::{run_merge, MergeArgs};
 use crate::contract::{Contract, SuiteWorld};
 use crate::profile::{self, Profile, RunContext};
 use crate::verdict::Verdict;
-use cucumber::{codegen::WorldInventory, event, tag::Ext as _, writer::Ext as _};
+use cucumber::{codegen::WorldInventory, tag::Ext as _, writer::Ext as _};
+use scenario_place::{
+    classify, example_row, feature_file, feature_path, repro_name, row_of, with_pins,
+};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -73,6 +77,11 @@ pub struct RunArgs {
     /// scenario name, Examples row) hashes into it. `vxcert merge` joins the shards.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<shard::Shard>,
+    /// Run only the scenario at this line of this feature file
+    /// (`08_faults.feature:28`; an outline's example by its own line), as a live row's
+    /// `repro.sh` does; repeatable.
+    #[arg(long = "at", value_name = "FILE:LINE", value_parser = repro::parse_at)]
+    pub at: Vec<(String, usize)>,
     /// Run each selected scenario N times, each in a fresh sandbox; a scenario whose
     /// runs disagree is `flaky`, with the evidence of each distinct outcome.
     #[arg(long, value_name = "N", default_value_t = 1,
@@ -251,6 +260,12 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
+    let rerun = Arc::new(repro::Rerun {
+        vxcert: std::env::current_exe().map_err(|e| e.to_string())?,
+        profile: args.profile.as_ref().and_then(|p| p.canonicalize().ok()),
+        features: args.features.as_ref().and_then(|p| p.canonicalize().ok()),
+        bin_dir: args.bin_dir.as_ref().and_then(|p| p.canonicalize().ok()),
+    });
     for round in 1..=args.repeat {
         for contract in &contracts {
             let setup = Arc::new(SuiteSetup {
@@ -259,6 +274,8 @@ fn run_inner(args: &RunArgs) -> Result<i32, String> {
                 report: args.report.clone(),
                 tags: tags.clone(),
                 shard: args.shard,
+                at: args.at.clone(),
+                rerun: rerun.clone(),
                 concurrency,
                 claimed: profile.features.clone(),
                 faketime: checked.faketime.is_some(),
@@ -332,6 +349,9 @@ struct SuiteSetup {
     report: PathBuf,
     tags: Option<cucumber::gherkin::tagexpr::TagOperation>,
     shard: Option<shard::Shard>,
+    at: Vec<(String, usize)>,
+    /// How a live row's `repro.sh` runs it again with the kit.
+    rerun: Arc<repro::Rerun>,
     concurrency: usize,
     claimed: Vec<String>,
     faketime: bool,
@@ -414,6 +434,7 @@ where
     let round = setup.round;
     let progress = setup.progress.clone();
     let report_dir = setup.report.clone();
+    let rerun = setup.rerun.clone();
     let filter_setup = setup.clone();
     let cucumber = W::cucumber()
         .max_concurrent_scenarios(setup.concurrency)
@@ -453,6 +474,12 @@ where
                         1 => name,
                         k => format!("{name}-round{k}"),
                     };
+                    if !k.processes.is_empty() {
+                        // The suite started the implementation's processes: the row runs
+                        // again alone, with the kit.
+                        let at = (feature_file(feature), scenario.position.line);
+                        return repro::write_rerun(&report_dir, &name, &rerun, contract, &at);
+                    }
                     repro::write(&report_dir, &name, commands)
                 })
                 .flatten();
@@ -487,6 +514,14 @@ where
             if !ex.eval(all.iter().copied()) {
                 return false;
             }
+        }
+        if !setup.at.is_empty()
+            && !setup
+                .at
+                .iter()
+                .any(|(file, line)| *file == feature_file(f) && *line == s.position.line)
+        {
+            return false;
         }
         if let Some(shard) = &setup.shard {
             let example = example_row(f, s.position.line);
@@ -523,113 +558,6 @@ where
     };
     cucumber.filter_run(&setup.dir, filter).await;
     Ok(())
-}
-
-/// The row a scenario counts for: its feature's name, or the name of the `Rule:` it
-/// sits in (a feature that gathers checks of several rows puts each under a `Rule:`
-/// named after its row).
-fn row_of(f: &cucumber::gherkin::Feature, r: Option<&cucumber::gherkin::Rule>) -> String {
-    r.map_or_else(|| f.name.clone(), |r| r.name.clone())
-}
-
-/// The text of the Examples row at `line`, when the scenario comes from an outline.
-fn example_row(f: &cucumber::gherkin::Feature, line: usize) -> Option<String> {
-    let text = std::fs::read_to_string(f.path.as_ref()?).ok()?;
-    let row = text.lines().nth(line.checked_sub(1)?)?.trim();
-    row.starts_with('|').then(|| {
-        row.trim_matches('|')
-            .split('|')
-            .map(str::trim)
-            .collect::<Vec<_>>()
-            .join(" | ")
-    })
-}
-
-fn feature_path(f: &cucumber::gherkin::Feature) -> String {
-    f.path
-        .as_ref()
-        .map_or_else(|| f.name.clone(), |p| p.display().to_string())
-}
-
-/// `<contract>/<feature stem>-L<line>`: one reproduction directory per scenario.
-fn repro_name(contract: Contract, f: &cucumber::gherkin::Feature, line: usize) -> String {
-    let stem = f
-        .path
-        .as_ref()
-        .and_then(|p| p.file_stem())
-        .map_or_else(|| "feature".into(), |n| n.to_string_lossy().into_owned());
-    format!("{}/{stem}-L{line}", contract.name())
-}
-
-/// A scenario that held every MUST but deviated from a kit pin is `non-strict`, and
-/// says where.
-fn with_pins(
-    verdict: Verdict,
-    message: Option<String>,
-    kept: Option<&crate::evidence::Kept>,
-) -> (Verdict, Option<String>) {
-    match kept {
-        Some(k) if verdict == Verdict::Pass && !k.pins.is_empty() => {
-            let words: Vec<String> = k
-                .pins
-                .iter()
-                .map(|p| {
-                    format!(
-                        "{}: expected {}; observed {}",
-                        p.clause, p.expected, p.observed
-                    )
-                })
-                .collect();
-            (Verdict::NonStrict, Some(words.join("; ")))
-        }
-        _ => (verdict, message),
-    }
-}
-
-fn feature_file(f: &cucumber::gherkin::Feature) -> String {
-    f.path
-        .as_ref()
-        .and_then(|p| p.file_name())
-        .map_or_else(|| f.name.clone(), |n| n.to_string_lossy().into_owned())
-}
-
-/// A scenario's verdict from how it finished and the typed verdict its World kept.
-fn classify(
-    ev: Option<&event::ScenarioFinished>,
-    failure: Option<Verdict>,
-) -> (Verdict, Option<String>) {
-    match ev {
-        None => (
-            Verdict::HarnessError,
-            Some("the scenario did not finish".into()),
-        ),
-        Some(event::ScenarioFinished::StepPassed) => (Verdict::Pass, None),
-        Some(event::ScenarioFinished::StepSkipped) => (
-            Verdict::HarnessError,
-            Some("a step matches no step definition (undefined step)".into()),
-        ),
-        Some(event::ScenarioFinished::BeforeHookFailed(info)) => {
-            (Verdict::HarnessError, Some(panic_text(info.as_ref())))
-        }
-        Some(event::ScenarioFinished::StepFailed(_, _, err)) => match err {
-            event::StepError::Panic(p) => (
-                failure.unwrap_or(Verdict::Fail),
-                Some(panic_text(p.as_ref())),
-            ),
-            event::StepError::NotFound => (
-                Verdict::HarnessError,
-                Some("a step matches no step definition (undefined step)".into()),
-            ),
-            event::StepError::AmbiguousMatch(e) => (
-                Verdict::HarnessError,
-                Some(format!("a step matches several step definitions: {e}")),
-            ),
-        },
-    }
-}
-
-fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
-    crate::verdict::StepFailure::from_panic(p).message
 }
 
 fn implementation_version(profile: &Profile, bin_dir: &Path) -> String {

@@ -74,6 +74,78 @@ pub fn write(report: &Path, name: &str, commands: &[CommandRun]) -> Option<Strin
     Some(rel.to_string_lossy().into_owned())
 }
 
+/// How to run one scenario again with the kit (a live row: the suite itself starts
+/// the implementation's processes): the run's own programs and paths.
+#[derive(Debug, Clone)]
+pub struct Rerun {
+    pub vxcert: PathBuf,
+    pub profile: Option<PathBuf>,
+    pub features: Option<PathBuf>,
+    pub bin_dir: Option<PathBuf>,
+}
+
+/// How long a live row's rerun may take.
+const RERUN_BOUND_S: u32 = 600;
+
+/// `--at FILE:LINE`.
+pub fn parse_at(s: &str) -> Result<(String, usize), String> {
+    let (file, line) = s
+        .rsplit_once(':')
+        .ok_or_else(|| format!("{s:?}: expected FILE:LINE, e.g. 08_faults.feature:28"))?;
+    let line = line
+        .parse()
+        .map_err(|_| format!("{s:?}: the line {line:?} is not a number"))?;
+    Ok((file.to_string(), line))
+}
+
+/// Writes `<report>/repro/<name>/repro.sh` running the scenario at `at` (feature
+/// file, line) of `contract` alone with the kit, bounded, its report in `./out`;
+/// returns the directory relative to the report.
+pub fn write_rerun(
+    report: &Path,
+    name: &str,
+    rerun: &Rerun,
+    contract: crate::contract::Contract,
+    at: &(String, usize),
+) -> Option<String> {
+    let rel = PathBuf::from("repro").join(name);
+    let dir = report.join(&rel);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).ok()?;
+    let mut words = vec![rerun.vxcert.display().to_string(), "run".into()];
+    for (flag, path) in [
+        ("--profile", &rerun.profile),
+        ("--features", &rerun.features),
+        ("--bin-dir", &rerun.bin_dir),
+    ] {
+        if let Some(p) = path {
+            words.push(flag.into());
+            words.push(p.display().to_string());
+        }
+    }
+    words.extend([
+        "--contract".into(),
+        contract.name().into(),
+        "--at".into(),
+        format!("{}:{}", at.0, at.1),
+    ]);
+    let argv: Vec<String> = words.iter().map(|w| quote(w)).collect();
+    let script = format!(
+        "#!/bin/sh\n# Runs this scenario again, alone, with the kit: the suite starts the\n\
+         # implementation's processes (a broker, a daemon) as the profile says, in a fresh\n\
+         # sandbox. Its report goes to ./out (report.md has the evidence); exit 124: it ran\n\
+         # past {RERUN_BOUND_S} s.\n\
+         here=$(cd \"$(dirname \"$0\")\" && pwd)\n\
+         timeout -k 5 {RERUN_BOUND_S} {} --report \"$here/out\"\necho \"exit $?\"\n",
+        argv.join(" ")
+    );
+    let path = dir.join("repro.sh");
+    std::fs::write(&path, script).ok()?;
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755));
+    Some(rel.to_string_lossy().into_owned())
+}
+
 fn quote(w: &str) -> String {
     if !w.is_empty()
         && w.chars()
@@ -175,6 +247,18 @@ mod tests {
             .output()
             .unwrap();
         assert_eq!(String::from_utf8_lossy(&replay.stdout), "helloexit 3\n");
+    }
+
+    #[test]
+    fn at_names_a_file_and_a_line() {
+        assert_eq!(
+            parse_at("08_faults.feature:38"),
+            Ok(("08_faults.feature".to_string(), 38))
+        );
+        assert!(parse_at("08_faults.feature")
+            .unwrap_err()
+            .contains("FILE:LINE"));
+        assert!(parse_at("a:b").unwrap_err().contains("not a number"));
     }
 
     /// A hostile destination replays as it was: a link to a file elsewhere in the
