@@ -203,18 +203,7 @@ fn a_packer_only_profile_is_judged_on_its_packer_rows_alone() {
 fn rows_outside_the_implementations_own_layouts_do_not_apply() {
     common::ensure_reference(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let layouts = dir.path().join("one-file.toml");
-    std::fs::write(
-        &layouts,
-        "[auth]\nnever = [\".credentials.json\", \"auth.json\", \".claude.json\"]\n\
-         [backend.claude_code]\ncapability = true\nroot_env = \"CLAUDE_CONFIG_DIR\"\n\
-         key = \"projects/{dir}/{id}.jsonl\"\nfiles = [\"projects/{dir}/{id}.jsonl\"]\n\
-         [backend.codex]\ncapability = true\nroot_env = \"CODEX_HOME\"\n\
-         key = \"sessions/{yyyy}/{mm}/{dd}/rollout-{ts}-{id}.jsonl\"\n\
-         files = [\"sessions/{yyyy}/{mm}/{dd}/rollout-{ts}-{id}.jsonl\"]\n",
-    )
-    .unwrap();
-    let l = layouts.display().to_string();
+    let l = common::one_file_layouts(dir.path());
     let p = bin_dir().join("vxpersist").display().to_string();
     let profile = packer_profile(&p, &["--layouts", &l]) + &format!("layouts = {l:?}\n");
     let (code, report) = common::run_profile(&profile, &[]);

@@ -178,18 +178,7 @@ fn the_checker_rows_are_inconclusive_within_a_declared_cap() {
 fn a_one_file_packer_has_its_file_size_cap_judged_on_its_transcript() {
     common::ensure_reference(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let layouts = dir.path().join("one-file.toml");
-    std::fs::write(
-        &layouts,
-        "[auth]\nnever = [\".credentials.json\", \"auth.json\", \".claude.json\"]\n\
-         [backend.claude_code]\ncapability = true\nroot_env = \"CLAUDE_CONFIG_DIR\"\n\
-         key = \"projects/{dir}/{id}.jsonl\"\nfiles = [\"projects/{dir}/{id}.jsonl\"]\n\
-         [backend.codex]\ncapability = true\nroot_env = \"CODEX_HOME\"\n\
-         key = \"sessions/{yyyy}/{mm}/{dd}/rollout-{ts}-{id}.jsonl\"\n\
-         files = [\"sessions/{yyyy}/{mm}/{dd}/rollout-{ts}-{id}.jsonl\"]\n",
-    )
-    .unwrap();
-    let l = layouts.display().to_string();
+    let l = common::one_file_layouts(dir.path());
     let p = bin_dir().join("vxpersist").display().to_string();
     let row = "A session over a cap is refused whole (a file of 16 MiB + 1) [a file of 16 MiB + 1 | file size]";
     for (caps, want) in [

@@ -223,6 +223,18 @@ fn within_copy(roots: &Roots, dst: &Path, target: &Path) -> Option<PathBuf> {
 mod tests {
     use super::*;
 
+    /// Runs `cmd` and records it as the suite does.
+    fn ran(cmd: &mut std::process::Command) -> CommandRun {
+        let out = cmd.output().unwrap();
+        CommandRun::of(
+            cmd,
+            out.status,
+            Default::default(),
+            &out.stdout,
+            &out.stderr,
+        )
+    }
+
     #[test]
     fn the_script_replays_the_commands_in_a_copy_of_the_sandbox() {
         let sandbox = tempfile::tempdir().unwrap();
@@ -231,16 +243,8 @@ mod tests {
         cmd.args(["-c", "cat \"$1\"; exit 3", "x"])
             .arg(sandbox.path().join("in.txt"))
             .current_dir(sandbox.path());
-        let out = cmd.output().unwrap();
-        let run = CommandRun::of(
-            &cmd,
-            out.status,
-            Default::default(),
-            &out.stdout,
-            &out.stderr,
-        );
         let report = tempfile::tempdir().unwrap();
-        let rel = write(report.path(), "c/f-L1", &[run]).unwrap();
+        let rel = write(report.path(), "c/f-L1", &[ran(&mut cmd)]).unwrap();
         drop(sandbox);
         let replay = std::process::Command::new("sh")
             .arg(report.path().join(&rel).join("repro.sh"))
@@ -279,16 +283,8 @@ mod tests {
             "cat pods/b/key; test -p pods/b/f && echo ' fifo'; exit 3",
         ])
         .current_dir(sb);
-        let out = cmd.output().unwrap();
-        let run = CommandRun::of(
-            &cmd,
-            out.status,
-            Default::default(),
-            &out.stdout,
-            &out.stderr,
-        );
         let report = tempfile::tempdir().unwrap();
-        let rel = write(report.path(), "c/f-L2", &[run]).unwrap();
+        let rel = write(report.path(), "c/f-L2", &[ran(&mut cmd)]).unwrap();
         drop(sandbox);
         let script = std::fs::read_to_string(report.path().join(&rel).join("repro.sh")).unwrap();
         assert!(

@@ -262,3 +262,21 @@ pub fn require_sentences(report_dir: &std::path::Path) {
         }
     }
 }
+
+/// Writes, in `dir`, a session-persist layouts document of an implementation whose
+/// sessions are one file each (claude_code: its transcript; codex: its rollout; no
+/// pi, no subtree), and returns its path.
+pub fn one_file_layouts(dir: &std::path::Path) -> String {
+    let layouts = dir.join("one-file.toml");
+    std::fs::write(
+        &layouts,
+        "[auth]\nnever = [\".credentials.json\", \"auth.json\", \".claude.json\"]\n\
+         [backend.claude_code]\ncapability = true\nroot_env = \"CLAUDE_CONFIG_DIR\"\n\
+         key = \"projects/{dir}/{id}.jsonl\"\nfiles = [\"projects/{dir}/{id}.jsonl\"]\n\
+         [backend.codex]\ncapability = true\nroot_env = \"CODEX_HOME\"\n\
+         key = \"sessions/{yyyy}/{mm}/{dd}/rollout-{ts}-{id}.jsonl\"\n\
+         files = [\"sessions/{yyyy}/{mm}/{dd}/rollout-{ts}-{id}.jsonl\"]\n",
+    )
+    .expect("write the layouts");
+    layouts.display().to_string()
+}
