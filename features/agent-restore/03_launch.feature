@@ -2,7 +2,7 @@
 Feature: Launch
   agent.launch (ADR-0068 §2–§4) resolves the one enabled owner of an integration and
   expands its current template before anything is spawned: a caller's id resumes
-  exactly that id, as one argv element; without one, a v4 UUID is minted only when the
+  exactly that id, as one argv element; without one, a UUID is minted only when the
   template declares fresh_args; otherwise the launch is plain and not restorable. The
   record is installed in the pane's own turn. The plugins' program is
   `vxstub argv-dump`, which writes the argv, the identity variable and cwd it got.
@@ -72,12 +72,12 @@ Feature: Launch
     And the program of "stub" got the arguments '["--resume","team session; printf x"]' after its command
     And the program of "stub" has PHUX_STUB_SESSION_ID set to "team session; printf x"
 
-  @asr-launch-mint @part-server
-  Scenario: Without an id, fresh_args gets a minted v4 UUID
+  @asr-launch-mint @part-server @asr-pin-launch-client
+  Scenario: Without an id, fresh_args gets a minted UUID
     When agent.launch starts "stub" in a new window as "a"
     Then the call succeeds
     And the launch reply says restorable true
-    And the record of $a holds a v4 UUID native id as "uuid"
+    And the record of $a holds a minted UUID native id as "uuid"
     And the program of "stub" got the arguments '["--session-id","$uuid"]' after its command
     And the program of "stub" has PHUX_STUB_SESSION_ID set to "$uuid"
 
@@ -151,7 +151,7 @@ Feature: Launch
     And meta.get "agent-session/v1" on $a is the record of "team" "stub" "cli-1"
     And the program of "stub" got the arguments '["--resume","cli-1"]' after its command
 
-  @asr-readback @part-server
+  @asr-readback @asr-pin-launch-client @part-server
   Scenario: A launch client whose record reads back altered fails and gets the new pane killed
     Given the launch client reaches the daemon through the relay in mode "readback-lies"
     When the launch client starts "stub" in a new window with native id "cli-4" as "a"
@@ -167,7 +167,7 @@ Feature: Launch
     Then the launch client succeeds
     And meta.get "agent-session/v1" on $a is the record of "team" "stub" "cli-2"
 
-  @asr-fallback @optional-legacy-spawn @part-legacy
+  @asr-fallback @optional-legacy-spawn @asr-pin-launch-client @part-legacy
   Scenario: Against an older server, a record the client cannot confirm gets the new pane killed
     Given the daemon is restarted as an older server
     And the launch client reaches the daemon through the relay in mode "drop-meta-set"

@@ -33,7 +33,7 @@ Feature: Clean restart
     Then the call succeeds
     And the daemon has no child processes
     When the owner calls "pane.list"
-    Then the result "panes.0.state" is "exited"
+    Then the result's pane 0 is exited
     And the result "panes.0.exit_code" is 3
     And the result "panes.0.recovery.process_state" is "exited"
     When the owner calls "session.list"

@@ -17,7 +17,7 @@ Feature: Forced SIGKILL
     And the owner calls "recovery.restore" with {"checkpoint":"$cp"}
     Then the call succeeds
     When the owner calls "pane.list"
-    Then the result "panes.0.state" is "exited"
+    Then the result's pane 0 is exited
     And the result "panes.0.recovery.process_state" is "interrupted"
     And the result "panes.0.exit_code" is absent
     And the result "panes.0.signal" is absent

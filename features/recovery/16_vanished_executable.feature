@@ -15,4 +15,4 @@ Feature: Vanished executable
     And the daemon has no child processes
     When the owner calls "pane.list"
     Then the result "panes.0.pane" is "$archive"
-    And the result "panes.0.state" is "exited"
+    And the result's pane 0 is exited

@@ -11,7 +11,7 @@ Feature: Events/clients
     When the owner calls "recovery.restore" with {"checkpoint":"$f2"}
     Then the call succeeds
     When the owner calls "pane.list"
-    Then the result "panes.2.state" is "exited"
+    Then the result's pane 2 is exited
     And the result "panes.3" is absent
 
   Scenario: A relaunched pane gets a fresh ID and the old one is gone

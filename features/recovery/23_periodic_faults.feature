@@ -106,7 +106,7 @@ Feature: Retention/config
     And the store still holds the file of "newest"
 
   # ---- Only the lock holder touches the store
-  @rfc-3-second-daemon-fails @rfc-8-filesystem-security @rfc-pin-reader-result-names
+  @rfc-3-second-daemon-fails @rfc-8-filesystem-security @rfc-pin-reader-result-names @rfc-pin-daemon-exit
   Scenario: A second daemon on a locked socket exits 6 and leaves prunable, expired and temporary files alone
     Given a daemon started with the configuration:
       """

@@ -13,7 +13,7 @@ Feature: The session packer
   inconclusive. The blobs unpacked here are written at run time from the profile's
   header member and the backend's layout, one defect each.
 
-  @sp-header @sp-pin-header-member @sp-whitelist @sp-hassession-root
+  @sp-header @sp-pin-header-member @sp-pin-blob-format @sp-whitelist @sp-hassession-root
   Scenario Outline: A <backend> session moves to a new pod whole
     Given pod "A" holds a <backend> session "<id>"
     And pod "A" holds the unlisted file "<unlisted>"
@@ -40,7 +40,7 @@ Feature: The session packer
     Then the pack succeeds
     And packing pod "A" again gives the same bytes
 
-  @sp-header @sp-pin-header-member @sp-no-auth
+  @sp-header @sp-pin-header-member @sp-pin-blob-format @sp-no-auth
   Scenario Outline: Auth files not packed; ../ refused (<backend>)
     Given pod "A" holds a <backend> session "<id>"
     And pod "A" also holds the credential files
@@ -55,13 +55,31 @@ Feature: The session packer
       | codex | 0b1c2d3e-4f50-4a6b-9c7d-8e9fa0b1c2d3 |
       | pi | 5d41402abc4b2a76b9719d911017c592 |
 
+  # "whitelist session files only; never OAuth": whatever the unpack does with such a
+  # member, refusing the blob or skipping the member, it never lands in the pod.
   @sp-no-auth @sp-whitelist
   Scenario Outline: A blob carrying a credential or an unlisted file is never unpacked (<case>)
     Given the control: the kit's valid claude_code blob of session "s1" is unpacked into a fresh pod
     When pod "B" unpacks a claude_code blob of session "s1" with the defect "<defect>"
+    Then pod "B" holds no file the control's pod does not
+    And nothing outside pod "B" changed
+
+    Examples:
+      | case | defect |
+      | auth.json | auth-json |
+      | .credentials.json | auth-credentials |
+      | .claude.json | auth-claude-json |
+      | unlisted file | not-whitelisted |
+      | another backend's file | other-backend-layout |
+
+  # Refusing the whole blob, rather than unpacking the session without the member, is
+  # the kit's reading (docs/spec/persist-blob.md), a SHOULD.
+  @sp-no-auth @sp-whitelist @should
+  Scenario Outline: A blob carrying a credential or an unlisted file is refused whole (<case>)
+    Given the control: the kit's valid claude_code blob of session "s1" is unpacked into a fresh pod
+    When pod "B" unpacks a claude_code blob of session "s1" with the defect "<defect>"
     Then the unpack is refused
     And pod "B" is unchanged
-    And nothing outside pod "B" changed
     And pod "B" has no claude_code session "s1"
 
     Examples:
@@ -107,37 +125,39 @@ Feature: The session packer
       | case | defect |
       | ../x | path-dotdot |
       | /etc/x | path-absolute |
-      | a//b | path-empty-component |
-      | ./x | path-dot-component |
       | <id>/../../../../x below the session's directory | path-dotdot-interior |
       | <id>/sub/.. | path-dotdot-trailing |
+      | a symlink | type-symlink |
+      | a hard link | type-hardlink |
+      | a FIFO | type-fifo |
+      | a device | type-device |
+
+    # Paths and framing the seed does not name ("no ../absolute/symlink/hardlink/
+    # special"): empty and dot components, a backslash, a directory member, a file
+    # and a directory of one name, a dangling GNU long name, a PAX global header, a
+    # sparse member and a setuid mode are refused by the kit's strict reader
+    # (docs/spec/persist-blob.md), a SHOULD; that none of them writes outside the pod
+    # or leaves a special, setuid or setgid file is the next row's MUST.
+    @should
+    Examples:
+      | case | defect |
+      | a//b | path-empty-component |
+      | ./x | path-dot-component |
       | <id>/./x | path-dot-interior |
       | <id>/sub/. | path-dot-trailing |
       | <id>//x | path-empty-interior |
       | <id>/sub/ | path-empty-trailing |
       | a\\b | path-backslash |
-      | a symlink | type-symlink |
-      | a hard link | type-hardlink |
-      | a FIFO | type-fifo |
-      | a device | type-device |
       | a directory | type-directory |
       | a file and a directory of one name | file-and-directory |
-
-    # Tar framing the seed does not name: a dangling GNU long name, a PAX global
-    # header, a sparse member and a setuid mode are refused by the kit's strict
-    # reader (docs/spec/persist-blob.md), a SHOULD; that none of them leaves a
-    # special, setuid or setgid file is the next row's MUST.
-    @should
-    Examples:
-      | case | defect |
       | a GNU long name | type-gnu-longname-ustar-magic |
       | a PAX global header | type-pax-global |
       | a GNU sparse file | type-gnu-sparse |
       | setuid | setuid |
 
-  # "no ../absolute/symlink/hardlink/ special": whatever the unpack does with such a
-  # member, it leaves no special file and no setuid or setgid bit, inside the pod or
-  # outside it.
+  # "no ../absolute/symlink/hardlink/ special": whatever the unpack does with a member
+  # the seed does not name, it writes nothing outside the pod and leaves no special
+  # file and no setuid or setgid bit.
   @sp-path-safety
   Scenario Outline: A blob whose member is <case> leaves no special, setuid or setgid file
     Given the control: the kit's valid claude_code blob of session "s1" is unpacked into a fresh pod
@@ -147,7 +167,17 @@ Feature: The session packer
 
     Examples:
       | case | defect |
+      | a//b | path-empty-component |
+      | ./x | path-dot-component |
+      | <id>/./x | path-dot-interior |
+      | <id>/sub/. | path-dot-trailing |
+      | <id>//x | path-empty-interior |
+      | <id>/sub/ | path-empty-trailing |
+      | a\\b | path-backslash |
+      | a directory | type-directory |
+      | a file and a directory of one name | file-and-directory |
       | a GNU long name | type-gnu-longname-ustar-magic |
+      | a PAX global header | type-pax-global |
       | a GNU sparse file | type-gnu-sparse |
       | setuid | setuid |
 
@@ -273,7 +303,10 @@ Feature: The session packer
     And every crash left the pod without the session or with all of it
     And the unpack that was not crashed left the whole session
 
-  @sp-hassession-root
+  # The seed defines HasSession as whether the session is in the live root, and its
+  # link and special-file rules are the blob's; a key file that is a link or a FIFO
+  # read as no session is the kit's reading (SHOULD).
+  @sp-hassession-root @should
   Scenario Outline: HasSession is false when the key file is not a plain file (<kind>)
     Given pod "B" holds a claude_code session "6a73c0de-1234-4abc-8def-0123456789ab"
     And pod "B"'s session file "key" is <kind>
@@ -295,8 +328,15 @@ Feature: The session packer
 
     Examples:
       | place |
-      | root |
       | project dir |
+
+    # A backend root that is itself a link (a symlinked ~/.claude) is a common setup;
+    # the seed's "no symlink" is about session files, so refusing it is the kit's
+    # reading (SHOULD).
+    @should
+    Examples:
+      | place |
+      | root |
 
   @sp-path-safety
   Scenario: A session whose subtree dir is a symlink to a directory outside the pod is refused on pack

@@ -54,7 +54,7 @@ Feature: The ask_user pause
     And the pause is answered "two"
     Then node "w" resumed the session of its first visit at turn 3
 
-  @sp-pauserun-keep
+  @sp-pauserun-keep @sp-pin-warnings
   Scenario: PauseRun writes checkpoint then returns error: B not deleted
     Given the graph:
       """
@@ -65,7 +65,7 @@ Feature: The ask_user pause
     When the next pause_run fails after it lands
     And the pause is answered "one" and it asks "second?"
     Then the run is paused
-    And the last visit warned "persist.pause_run_failed"
+    And the last visit warned "persist.pause_run_failed", as the kit reads it
     And the checkpoint names a pause ref of node "w", kept as "B"
     And the store holds "A"
     And the store holds "B"
@@ -95,7 +95,7 @@ Feature: The ask_user pause
     And the pause is answered "again"
     Then node "w" resumed the session of its first visit at turn 2
 
-  @sp-put-fail
+  @sp-put-fail @sp-pin-warnings
   Scenario: Put fails: pause without a CLI ref; ask_user not blocked
     Given the graph:
       """
@@ -104,14 +104,14 @@ Feature: The ask_user pause
     When the next store_put fails
     And node "w" runs and asks "ok?"
     Then the run is paused
-    And the last visit warned "persist.pause_put_failed"
+    And the last visit warned "persist.pause_put_failed", as the kit reads it
     And the checkpoint names no pause ref
     And the checkpoint's status is "paused"
     When the run moves to pod "pod-2"
     And the pause is answered "yes"
     Then node "w" ran with no session id
 
-  @sp-pause-get-fail @sp-order
+  @sp-pause-get-fail @sp-order @sp-pin-warnings
   Scenario Outline: Pause-ref Get/unpack fail: stripped id/fingerprint, no Task.SessionID (<op>)
     Given the graph:
       """

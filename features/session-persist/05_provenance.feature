@@ -58,7 +58,7 @@ Feature: Visit-1 provenance
     Then node "w" resumed the session of its first visit at turn 2
     And node "w" ran with the fingerprint "fp-w"
 
-  @sp-stamps
+  @sp-stamps @sp-pin-warnings
   Scenario: Source output sess-real, edge injects literal sess-other, HasSession(sess-other)=true ⇒ fresh
     Given the graph:
       """
@@ -70,7 +70,7 @@ Feature: Visit-1 provenance
     When node "src" runs
     And node "w" runs
     Then node "w" ran fresh
-    And the last visit warned "persist.provenance_none"
+    And the last visit warned "persist.provenance_none", as the kit reads it
 
   @sp-stamps
   Scenario: Literal _session_id in with {} + HasSession true + source output id missing: fresh
@@ -116,7 +116,7 @@ Feature: Visit-1 provenance
     Then node "w" resumed the session of node "src" at turn 2
     And node "w" ran with the fingerprint "fp-src"
 
-  @sp-one-source
+  @sp-one-source @sp-pin-warnings
   Scenario: Inbound id matches two stamp-eligible sources: fresh
     Given the graph:
       """
@@ -131,7 +131,7 @@ Feature: Visit-1 provenance
     And node "b" runs
     And node "w" runs
     Then node "w" ran fresh
-    And the last visit warned "persist.provenance_many"
+    And the last visit warned "persist.provenance_many", as the kit reads it
 
   @sp-source-slot
   Scenario: Inbound id, one stamp-eligible source slot, wiped dir: unpack + SessionID + slot fingerprint
@@ -149,7 +149,7 @@ Feature: Visit-1 provenance
     And node "w" ran with the fingerprint "fp-s"
     And the last visit read only "S" from the store
 
-  @sp-no-guess
+  @sp-no-guess @sp-pin-warnings
   Scenario: Inbound id, wiped dir, no matching nodeSessions[src]: no Task.SessionID
     Given the graph:
       """
@@ -161,7 +161,7 @@ Feature: Visit-1 provenance
     And the pod's roots are wiped
     And node "w" runs
     Then node "w" ran with no session id
-    And the last visit warned "persist.has_session_false"
+    And the last visit warned "persist.has_session_false", as the kit reads it
 
   @sp-no-guess
   Scenario: HasSession false + no slot ⇒ no SessionID even if inbound id set
@@ -176,7 +176,7 @@ Feature: Visit-1 provenance
     And node "w" runs
     Then node "w" ran fresh
 
-  @sp-slot-get-fail
+  @sp-slot-get-fail @sp-pin-warnings
   Scenario Outline: Completed-slot Get/unpack fail: stripped id/fingerprint, no Task.SessionID (<op>)
     Given the graph:
       """
@@ -271,7 +271,7 @@ Feature: Visit-1 provenance
       | persist | node "w" resumed the session of node "src" at turn 2 |
       | fresh | node "w" ran fresh |
 
-  @sp-slot-get-fail
+  @sp-slot-get-fail @sp-pin-warnings
   Scenario Outline: Source-slot Get/unpack fail while the root still holds the session: no Task.SessionID (<op>)
     # No fall-through to HasSession: the live root holding the id proves nothing.
     Given the graph:

@@ -40,7 +40,7 @@ Feature: Resolution and plumbing
       """
     Then the drive refuses it with "invalid_graph.fan_out_persist"
 
-  @sp-capability
+  @sp-capability @sp-pin-warnings
   Scenario Outline: <backend> persist: capability false
     Given the graph:
       """
@@ -51,7 +51,7 @@ Feature: Resolution and plumbing
     When node "src" runs
     And node "k" runs
     Then node "k" ran with no session id
-    And the last visit warned "persist.no_capability"
+    And the last visit warned "persist.no_capability", as the kit reads it
     When node "k" runs
     Then node "k" ran with no session id
     And the checkpoint has no node sessions
@@ -61,7 +61,7 @@ Feature: Resolution and plumbing
       | kimi |
       | grok |
 
-  @sp-nil
+  @sp-nil @sp-pin-warnings
   Scenario: No store: warn and run fresh
     Given the graph, without a store:
       """

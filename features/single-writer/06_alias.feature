@@ -47,12 +47,16 @@ Feature: Aliases
     When two other sessions' ids appear in the engine's index at once
     And viewer A types "first turn"
     Then viewer A is never told a real key
-    And the session list has one row for "opencode:new-6a73c0de-1234-4abc-8def-0123456789ab"
+    And the session list has at most one row for "opencode:new-6a73c0de-1234-4abc-8def-0123456789ab", under that key
+    When viewer A types "seq 20"
+    Then viewer A sees the output of "seq 20"
 
   @sw-alias
   Scenario: No new id: the placeholder keeps serving
     Then viewer A is never told a real key
-    And the session list has one row for "opencode:new-6a73c0de-1234-4abc-8def-0123456789ab"
+    And the session list has at most one row for "opencode:new-6a73c0de-1234-4abc-8def-0123456789ab", under that key
+    When viewer A types "seq 20"
+    Then viewer A sees the output of "seq 20"
 
   @sw-new-landing
   Scenario: An open without an id launches a new session, never resumes one

@@ -16,7 +16,10 @@ Feature: Lock and launch faults
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has no running agent
     And the socket of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is absent
 
-  @sw-one-writer
+  # The seed names no EINTR: retrying an interrupted flock (Python does, PEP 475; Go's
+  # syscall.Flock does not) is the kit's reading, a SHOULD. A broker that refuses the
+  # open instead still launches no second writer.
+  @sw-one-writer @should
   Scenario: An interrupted flock (EINTR) is retried: LAUNCH with the lock held
     Given a broker is running under the fault plan "flock@{lock_file}#1=EINTR"
     When viewer A opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"

@@ -10,7 +10,9 @@ Feature: Side effects, seen directly
   checks its positive barrier (the holder exists, the index was read, the fault
   fired) before its negative observation.
 
-  @sw-one-writer
+  # "Exit: when the agent process exits, … the lock releases": a process the agent left
+  # running must not keep the lock, or the next open is BUSY for ever.
+  @sw-one-writer @sw-agent-exit
   Scenario: The lock's descriptor stays with the master: neither the agent nor what it forks holds it
     Given a broker is running
     And viewer A opens "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" with "new=1"
@@ -18,11 +20,23 @@ Feature: Side effects, seen directly
     When viewer A types "fork"
     And the agent of "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" has a background process running
     Then the lock file of "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" is open in a process of the sandbox
-    And neither the agent of "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" nor any process it started holds its lock file
     When viewer A types "exit 0"
     And viewer A is closed as the agent exited (1000)
     Then the background process of "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" is still running
     And no process holds the lock of "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b"
+
+  # The seed hands the lock to dtach (pass_fds) and dtach's forkpty passes it on to the
+  # agent: the lock is "held for the lifetime of the agent process" either way. Keeping
+  # it from the agent while it runs is the kit's reading, a SHOULD.
+  @sw-one-writer @should
+  Scenario: While the agent runs, neither it nor what it forks holds the lock's descriptor
+    Given a broker is running
+    And viewer A opens "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" with "new=1"
+    And viewer A sees the agent ready
+    When viewer A types "fork"
+    And the agent of "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" has a background process running
+    Then the lock file of "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" is open in a process of the sandbox
+    And neither the agent of "claude:5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b" nor any process it started holds its lock file
 
   @sw-busy @sw-not-socket @sw-pin-close-codes
   Scenario: A symbolic link at the socket path is left alone: the broker never connects through it
@@ -138,4 +152,4 @@ Feature: Side effects, seen directly
     Then the agent's minted id is in the engine's index
     And the fault plan's rule 1 acted
     And viewer A is never told a real key
-    And the session list has one row for "opencode:new-6a73c0de-1234-4abc-8def-0123456789ab"
+    And the session list has at most one row for "opencode:new-6a73c0de-1234-4abc-8def-0123456789ab", under that key

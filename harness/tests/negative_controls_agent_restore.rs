@@ -116,7 +116,8 @@ fn a_refuse_all_checker_by_verdict_alone_makes_every_refusal_inconclusive() {
 }
 
 /// The reference's verdicts, with the input's last bytes added to every refusal's
-/// reason: only the two content-exclusion scenarios may notice.
+/// reason: only the two content-exclusion scenarios may notice, and as SHOULD rows
+/// (the ADR does not say what a refusal may quote) they leave the run certified.
 #[test]
 fn a_checker_that_quotes_its_input_fails_the_content_scenarios_only() {
     let dir = tempfile::tempdir().unwrap();
@@ -145,7 +146,7 @@ sys.exit(0 if v["result"] == "valid" else 1)
         )
     };
     let (code, failing, _) = run(&leak("a", "workspace"), &leak("t", "integration"));
-    assert_eq!(code, 1);
+    assert_eq!(code, 0, "{failing:?}");
     let expected: BTreeSet<String> = NO_CONTENT.iter().map(|s| s.to_string()).collect();
     assert_eq!(failing, expected);
 }
@@ -418,7 +419,7 @@ const READBACK_LIES_FAILS: [&str; 22] = [
     "The whole encoded record is at most 4096 bytes on both write paths",
     "Two panes of one integration keep their own ids",
     "Two restores of one name race: the winner's pane has the winner's record",
-    "Without an id, fresh_args gets a minted v4 UUID",
+    "Without an id, fresh_args gets a minted UUID",
     "A native id's bound is in bytes, in every UTF-8 width, and its trim is Unicode's",
     "An owner id's bound is in bytes, in every UTF-8 width, and its trim is Unicode's",
     "A restored native pane runs in the working directory its current template names",

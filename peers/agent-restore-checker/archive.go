@@ -318,7 +318,7 @@ func checkPane(p *value, at string, schema int) {
 // native restore semantics" (§5), so a schema-1 archive carrying one is refused
 // rather than half-read.
 func checkRecord(v *value, at string, schema int) {
-	if schema == 1 && !violated("schema1-records") {
+	if schema == 1 {
 		refuse("schema1-record", at, "a schema-1 archive carries an agent_session")
 	}
 	want(v, 'o', at, "a record object")

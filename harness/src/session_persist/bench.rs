@@ -55,8 +55,11 @@ pub struct Templates {
     pub layouts: String,
 }
 
+/// The kit's header member name (pin sp-pin-header-member), which its corpus uses.
+pub const KIT_HEADER_MEMBER: &str = ".session-header.json";
+
 fn default_header_member() -> String {
-    ".session-header.json".into()
+    KIT_HEADER_MEMBER.into()
 }
 
 /// The keys each part of the contract needs (`parts = [...]` in `[persist]`).
@@ -194,6 +197,9 @@ pub struct Persist {
     pub over_cap: Option<(super::caps::Cap, String)>,
     /// The backend, session id and defect of an over-cap blob an unpack row wrote.
     pub over_cap_blob: Option<(String, String, String)>,
+    /// The pod the control unpacked the kit's valid blob into: what an unpack of a
+    /// defective twin may leave at most.
+    pub control_pod: Option<String>,
 }
 
 /// What a scenario changed in a pod's planted session.
@@ -235,6 +241,7 @@ impl Persist {
             checked: None,
             over_cap: None,
             over_cap_blob: None,
+            control_pod: None,
         }
     }
 

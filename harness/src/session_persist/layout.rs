@@ -86,6 +86,12 @@ fn own_layouts_path() -> Option<String> {
         .map(str::to_string)
 }
 
+/// The profile's own layouts document, when it names one (the kit's corpus blobs follow
+/// the kit's layouts, so a checker of other layouts may refuse them by right).
+pub fn own_layouts() -> Option<String> {
+    own_layouts_path()
+}
+
 /// Ends a row whose subject the implementation's own layouts leave out. ADR-089
 /// leaves the backends' file sets to the implementer ("Implementer discovery"), so
 /// that is its choice, not a fail; with the kit's own layouts it is the suite's

@@ -136,6 +136,8 @@ pub fn files(snap: &BTreeMap<String, Entry>) -> BTreeMap<String, Vec<u8>> {
 pub struct Member {
     pub path: String,
     pub bytes: Vec<u8>,
+    /// A directory entry: where files go, not a session file.
+    pub is_dir: bool,
 }
 
 /// The members of a ustar blob, in order; a blob the kit cannot read is a failure.
@@ -147,11 +149,16 @@ pub fn members(blob: &[u8]) -> Vec<Member> {
         let mut entry = entry.expect("a member of the blob cannot be read");
         let path = String::from_utf8(entry.path_bytes().into_owned())
             .expect("a member path of the blob is not UTF-8");
+        let is_dir = entry.header().entry_type().is_dir();
         let mut bytes = Vec::new();
         entry
             .read_to_end(&mut bytes)
             .expect("a member body of the blob cannot be read");
-        out.push(Member { path, bytes });
+        out.push(Member {
+            path,
+            bytes,
+            is_dir,
+        });
     }
     out
 }

@@ -176,6 +176,31 @@ async fn save_succeeds(w: &mut World) {
     .await;
 }
 
+/// ADR-0068 §5: save "verifies that the local Terminal set did not change during those
+/// reads rather than silently archiving": refusing the save is one way to do so, and
+/// then the rows about the archive's content have nothing to judge, if no archive was
+/// left behind.
+#[then(regex = r#"^the save succeeds, or is refused and leaves no archive "([\w.-]+)"$"#)]
+async fn save_succeeds_or_refused(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        let reply = l.client_reply.as_ref().or_harness("no save ran");
+        if let Err(e) = &reply.result {
+            let left = l.file(&c[1]);
+            crate::evidence::ensure(!left.exists(), None, || {
+                (
+                    format!("a refused save leaves no archive {}", &c[1]),
+                    format!("it failed ({e}) and left {}", left.display()),
+                )
+            });
+            crate::does_not_apply!(
+                "the save was refused ({e}) while the pane set changed, which the ADR allows, and left no archive"
+            );
+        }
+    })
+    .await;
+}
+
 #[then(regex = r#"^the archive "([\w.-]+)" has schema_version (\d)$"#)]
 async fn archive_schema(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {

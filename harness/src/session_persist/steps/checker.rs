@@ -93,6 +93,25 @@ async fn says_valid(w: &mut World) {
     w.run(&[], None, |s, _| {
         let said = s.checked.as_ref().or_harness(NO_SAID);
         let judging = Judging::of(Contract::SessionPersist);
+        if !checker::accepted(said, &judging) {
+            // The corpus is written in the kit's layouts and header member; a checker
+            // of the implementation's own may refuse it by right (ADR-089 leaves both
+            // to the implementer).
+            let header = &s.t.header_member;
+            if let Some(path) = crate::session_persist::layout::own_layouts() {
+                crate::does_not_apply!(
+                    "the corpus blob follows the kit's layouts, and the implementation's are its own ({path}): {}",
+                    checker::said_words(said)
+                );
+            }
+            if header != crate::session_persist::bench::KIT_HEADER_MEMBER {
+                crate::does_not_apply!(
+                    "the corpus blob's header member is the kit's {:?}, and the implementation's is {header:?}: {}",
+                    crate::session_persist::bench::KIT_HEADER_MEMBER,
+                    checker::said_words(said)
+                );
+            }
+        }
         crate::evidence::ensure(checker::accepted(said, &judging), None, || {
             (
                 "the checker to accept the blob (exit 0)".into(),

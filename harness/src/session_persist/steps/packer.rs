@@ -4,7 +4,7 @@
 
 use crate::contract::Contract;
 use crate::drivers::checker;
-use crate::session_persist::bench::Planted;
+use crate::session_persist::bench::{Persist, Planted};
 use crate::session_persist::pods::{self, AUTH_FILES};
 use crate::session_persist::{layout, World};
 use crate::verdict::OrHarness;
@@ -272,51 +272,136 @@ async fn pack_refused(w: &mut World) {
     .await;
 }
 
+/// The seed's terms are strict: a header {backend, session_id} naming the session,
+/// and exactly the session's files, byte for byte (no credential, nothing unlisted).
+/// Where the header stands, its other keys, directory entries and a leading "./"
+/// are the kit's ustar reading (sp-pin-blob-format, sp-pin-header-member).
 #[then(regex = r#"^the blob holds exactly the files of pod "([A-Z])"'s session$"#)]
 async fn blob_holds_exactly(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let p = s.planted(&c[1]).clone();
         let blob = std::fs::read(s.blob()).or_harness("reading the blob");
         let members = pods::members(&blob);
-        let (header, rest) = members.split_first().expect("the blob has no members");
-        if header.path != s.t.header_member {
-            let named = crate::profile::context()
-                .profile
-                .persist
-                .as_ref()
-                .is_some_and(|t| t.contains_key("header_member"));
-            let (want, got) = (
-                format!(
-                    "the first member, the header, named {:?}",
-                    s.t.header_member
-                ),
-                format!("a first member named {:?}", header.path),
+        crate::evidence::frame(format!(
+            "the blob's members: {:?}",
+            members.iter().map(|m| m.path.as_str()).collect::<Vec<_>>()
+        ));
+        let header_at = judge_header_place(s, &members);
+        let header = &members[header_at];
+        let h: serde_json::Value = serde_json::from_slice(&header.bytes).unwrap_or_default();
+        let said = |key: &str| h.get(key).and_then(|v| v.as_str()).map(str::to_string);
+        crate::evidence::ensure(
+            said("backend").as_deref() == Some(p.backend.as_str())
+                && said("session_id").as_deref() == Some(p.id.as_str()),
+            Some("sp-header"),
+            || {
+                (
+                    format!(
+                        "a header {{backend, session_id}} of {:?} {:?}",
+                        p.backend, p.id
+                    ),
+                    format!("header {:?}: {h}", header.path),
+                )
+            },
+        );
+        if h.as_object().is_some_and(|o| o.len() != 2) {
+            crate::evidence::pin(
+                "sp-pin-blob-format",
+                "a header of exactly backend and session_id",
+                format!("header {h}"),
             );
-            if named {
-                crate::evidence::fail(Some("sp-header"), want, got);
-            }
-            crate::evidence::pin("sp-pin-header-member", want, got);
         }
-        let h: serde_json::Value =
-            serde_json::from_slice(&header.bytes).expect("the header is not JSON");
-        assert_eq!(
-            h,
-            serde_json::json!({"backend": p.backend, "session_id": p.id}),
-            "the header is exactly {{backend, session_id}}"
-        );
-        let got: BTreeMap<String, Vec<u8>> = rest
-            .iter()
-            .map(|m| (m.path.clone(), m.bytes.clone()))
-            .collect();
-        assert_eq!(rest.len(), got.len(), "a member appears twice");
+        let mut got: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+        for (i, m) in members.iter().enumerate() {
+            if i == header_at || m.is_dir {
+                continue;
+            }
+            let path = m.path.strip_prefix("./").unwrap_or(&m.path);
+            if path != m.path {
+                crate::evidence::pin(
+                    "sp-pin-blob-format",
+                    "member paths without a leading ./",
+                    format!("member {:?}", m.path),
+                );
+            }
+            let twice = got.insert(path.to_string(), m.bytes.clone()).is_some();
+            crate::evidence::ensure(!twice, Some("sp-whitelist"), || {
+                (
+                    "each session file once".into(),
+                    format!("member {path:?} twice"),
+                )
+            });
+        }
+        if members.iter().any(|m| m.is_dir) {
+            crate::evidence::pin(
+                "sp-pin-blob-format",
+                "regular-file members only",
+                "directory entries too",
+            );
+        }
         let names = |m: &BTreeMap<String, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
-        assert_eq!(names(&got), names(&p.files), "the blob's members");
-        assert!(
-            got == p.files,
-            "a member's bytes differ from the session file"
-        );
+        crate::evidence::ensure(names(&got) == names(&p.files), Some("sp-whitelist"), || {
+            (
+                format!("exactly the session's files {:?}", names(&p.files)),
+                format!("members {:?}", names(&got)),
+            )
+        });
+        let differ: Vec<&String> = got
+            .keys()
+            .filter(|k| got.get(*k) != p.files.get(*k))
+            .collect();
+        crate::evidence::ensure(differ.is_empty(), Some("sp-no-truncate"), || {
+            (
+                "each member's bytes as the session file's".into(),
+                format!("members {differ:?} differ"),
+            )
+        });
     })
     .await;
+}
+
+/// The header member's index: the profile's header member name, first as the kit
+/// writes it; elsewhere is the kit's reading (a pin), and a blob without it breaks
+/// "header {backend, session_id}".
+fn judge_header_place(s: &Persist, members: &[pods::Member]) -> usize {
+    let name = &s.t.header_member;
+    let first = members.first().map(|m| m.path.as_str());
+    if first == Some(name.as_str()) {
+        return 0;
+    }
+    let named = crate::profile::context()
+        .profile
+        .persist
+        .as_ref()
+        .is_some_and(|t| t.contains_key("header_member"));
+    match members.iter().position(|m| &m.path == name) {
+        Some(at) => {
+            crate::evidence::pin(
+                "sp-pin-blob-format",
+                format!("the header {name:?} as the first member"),
+                format!("it is member {}", at + 1),
+            );
+            at
+        }
+        None if named => crate::evidence::fail(
+            Some("sp-header"),
+            format!("a header member named {name:?}"),
+            format!(
+                "members {:?}",
+                members.iter().map(|m| &m.path).collect::<Vec<_>>()
+            ),
+        ),
+        None => {
+            // Undeclared, another name is non-strict: judge the first member as the
+            // header under its own name.
+            crate::evidence::pin(
+                "sp-pin-header-member",
+                format!("the first member, the header, named {name:?}"),
+                format!("a first member named {first:?}"),
+            );
+            0
+        }
+    }
 }
 
 #[then(regex = r"^the blob holds no credential file$")]

@@ -304,16 +304,25 @@ async fn store_holds_pause_blobs(w: &mut World, c: &[String]) {
     .await;
 }
 
-#[then(regex = r#"^"([A-Z])" was deleted only after a checkpoint without it committed$"#)]
+/// "… only after" alone: after a failed pack or put the seed keeps the blobs ("never
+/// restore old; blobs kept"), so a runtime may leave the old one to DeleteRun; if it
+/// deletes it, the deletion's checkpoint comes first.
+#[then(
+    regex = r#"^"([A-Z])" was deleted( if at all,)? only after a checkpoint without it committed$"#
+)]
 async fn deleted_after_commit(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let r = s.kept(&c[1]);
         let i = s.drive().inspect();
         let ops = ops(&i);
-        let delete = ops
+        let at = ops
             .iter()
-            .position(|o| o["op"] == "store_delete" && o["ref"] == r.as_str())
-            .unwrap_or_else(|| panic!("{r} was never deleted"));
+            .position(|o| o["op"] == "store_delete" && o["ref"] == r.as_str());
+        let delete = match at {
+            Some(at) => at,
+            None if c.get(2).is_some() => return,
+            None => panic!("{r} was never deleted"),
+        };
         let committed = ops[..delete].iter().rposition(|o| {
             o["ok"] == true
                 && ["save_checkpoint", "pause_run", "fail_run_resumable"]
@@ -379,14 +388,31 @@ async fn loaded_times(w: &mut World, c: &[String]) {
     .await;
 }
 
-#[then(regex = r#"^the last visit warned "([a-z_.]+)"$"#)]
+/// Where the seed says "warn", a visit without any warning fails; the code itself is
+/// the drive protocol's (pin sp-pin-warnings). "…, as the kit reads it": a warning
+/// the seed does not ask for, whose absence is non-strict.
+#[then(regex = r#"^the last visit warned "([a-z_.]+)"(, as the kit reads it)?$"#)]
 async fn last_visit_warned(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let r = s.drive().last_visit().clone();
-        let warned = r["warnings"]
-            .as_array()
-            .is_some_and(|ws| ws.iter().any(|x| x == &c[1]));
-        assert!(warned, "warnings of {r}");
+        let warnings = r["warnings"].as_array().cloned().unwrap_or_default();
+        if warnings.iter().any(|x| x == &c[1]) {
+            return;
+        }
+        let kits_reading = c.get(2).is_some();
+        if !kits_reading {
+            crate::evidence::ensure(!warnings.is_empty(), None, || {
+                (
+                    "the visit warns, as the seed says".into(),
+                    "a visit with no warning".into(),
+                )
+            });
+        }
+        crate::evidence::pin(
+            "sp-pin-warnings",
+            format!("the warning {:?}", &c[1]),
+            format!("warnings {}", serde_json::Value::Array(warnings)),
+        );
     })
     .await;
 }
@@ -395,11 +421,21 @@ async fn last_visit_warned(w: &mut World, c: &[String]) {
 async fn no_leaks(w: &mut World) {
     w.run(&[], None, |s, _| {
         let i = s.drive().inspect();
+        // `_session_state` is the seed's input key for the blob an Execute unpacks
+        // ("SessionStateKey _session_state input: blob to unpack"): a Task's input may
+        // name it (and only it: `_session_state_ref` and `_session_state_blob` stay
+        // judged there too).
+        let mut executes = i["executes"].clone();
+        for e in executes.as_array_mut().into_iter().flatten() {
+            if let Some(keys) = e["input_keys"].as_array_mut() {
+                keys.retain(|k| k != "_session_state");
+            }
+        }
         let mut parts = vec![
             ("checkpoint", i["checkpoint"].to_string()),
             ("ram", i["ram"].to_string()),
             ("events", i["events"].to_string()),
-            ("executes", i["executes"].to_string()),
+            ("executes", executes.to_string()),
         ];
         if let Some(f) = &s.forked {
             parts.push(("fork", f.to_string()));

@@ -82,6 +82,7 @@ async fn control_unpack(w: &mut World, c: &[String]) {
         s.blob = Some(kit_blob(s, &c[1], &c[2], None));
         let pod = format!("control-{}", s.planted.len() + s.variations.len());
         unpack_into(s, &pod, &c[1], &c[2], &[]);
+        s.control_pod = Some(pod.clone());
         let exit = s.last().exit;
         let has = if exit == Some(0) {
             s.ask_has_session(&pod, &c[1], &c[2])
@@ -208,6 +209,30 @@ async fn pod_unchanged(w: &mut World, c: &[String]) {
         ));
         let changed = pods::changed_paths(&before.inside, &now);
         assert!(changed.is_empty(), "the pod changed at {changed:?}");
+    })
+    .await;
+}
+
+/// Whatever the unpack did with the defect (refused the blob, or skipped the member):
+/// the pod holds no file that the kit's valid twin, unpacked by the control, does not.
+#[then(regex = r#"^pod "([A-Z])" holds no file the control's pod does not$"#)]
+async fn pod_holds_no_more_than_control(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        crate::evidence::require_accepted_control();
+        let control = s.control_pod.clone().or_harness("a control pod");
+        let allowed = pods::snapshot(&s.pod(&control));
+        let got = pods::snapshot(&s.pod(&c[1]));
+        // Directories are where the files go; any other entry is judged.
+        let extra: Vec<&String> = got
+            .iter()
+            .filter(|(p, e)| **e != pods::Entry::Dir && !allowed.contains_key(*p))
+            .map(|(p, _)| p)
+            .collect();
+        assert!(
+            extra.is_empty(),
+            "the unpack left in pod {} {extra:?}, which the valid twin's unpack does not hold",
+            &c[1]
+        );
     })
     .await;
 }

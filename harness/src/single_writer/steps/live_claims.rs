@@ -144,7 +144,11 @@ async fn retired(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let live = s.live();
         let (status, body) = live.retire(&c[1]);
-        assert_eq!(status, 200, "retire answered {status}: {body}");
+        // The seed names the route, not its status: any success is one.
+        assert!(
+            (200..300).contains(&status),
+            "retire answered {status}: {body}"
+        );
         // Retire terminates the master; the seed does not say its reply waits for the
         // master's exit, which frees the lock. A step after it (an open) must not meet
         // a BUSY the broker is right to give while the old master exits, so the lock
