@@ -154,6 +154,7 @@ Feature: The session packer
       | a PAX global header | type-pax-global |
       | a GNU sparse file | type-gnu-sparse |
       | setuid | setuid |
+      | setgid | setgid |
 
   # "no ../absolute/symlink/hardlink/ special": whatever the unpack does with a member
   # the seed does not name, it writes nothing outside the pod and leaves no special
@@ -180,6 +181,7 @@ Feature: The session packer
       | a PAX global header | type-pax-global |
       | a GNU sparse file | type-gnu-sparse |
       | setuid | setuid |
+      | setgid | setgid |
 
   # The seed asks for size and count caps, not their values ("numeric caps from
   # tool-blob ceiling"): the inputs are one over the profile's [persist.pins] caps

@@ -21,7 +21,7 @@ Feature: Lock hand-off and broker restart
     Then the lock of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is held
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has exactly one running agent
 
-  @sw-busy @sw-launch-fail-frees @sw-pin-close-codes
+  @sw-busy @sw-launch-fail-frees @sw-pin-close-codes @sw-pin-refusal-style
   Scenario Outline: A launch that fails before the master serves frees the lock: <case>
     When viewer A opens "<key>" with "<query>"
     Then viewer A is closed as <failure> (4502)
@@ -33,7 +33,7 @@ Feature: Lock hand-off and broker restart
       | bad-cwd | claude:6a73c0de-1234-4abc-8def-0123456789ab | new=1&cwd=/nonexistent/vxcert | a failed launch |
       | missing-program | ghost:6a73c0de-1234-4abc-8def-0123456789ab | new=1 | a failed spawn |
 
-  @sw-busy @sw-launch-fail-frees @sw-pin-close-codes
+  @sw-busy @sw-launch-fail-frees @sw-pin-close-codes @sw-pin-refusal-style
   Scenario: After a failed launch the next open launches
     When viewer A opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1&cwd=/nonexistent/vxcert"
     And viewer A is closed as a failed launch (4502)

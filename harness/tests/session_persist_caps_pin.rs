@@ -103,6 +103,29 @@ fn a_larger_count_cap_passes_declared_and_is_non_strict_undeclared() {
     );
 }
 
+/// A count cap declared past the largest input the suite builds (4096 files) is the
+/// implementer's ceiling, which the seed leaves open: its over-count rows do not apply
+/// (`unsupported-optional`, naming the value), nor does the row at it; every other
+/// caps row passes, and the run is certified.
+#[test]
+fn a_declared_cap_past_what_the_suite_builds_is_not_judged() {
+    let (code, rows) = verdicts("members=10000", "max_files = 10000");
+    assert_eq!(code, 0, "{rows:#?}");
+    let not_judged = with_verdict(&rows, "unsupported-optional");
+    // The two rows over the count cap, and the (SHOULD) row at it.
+    let at_cap = "A session at the caps packs and moves whole";
+    assert_eq!(not_judged.len(), 3, "{rows:#?}");
+    assert!(
+        not_judged.iter().all(|n| over_count(n) || n == at_cap),
+        "{not_judged:?}"
+    );
+    assert_eq!(
+        with_verdict(&rows, "pass").len(),
+        rows.len() - 3,
+        "{rows:#?}"
+    );
+}
+
 /// A packer without a count cap (one far beyond anything the suite builds) fails the
 /// two rows over the count cap whether the profile declares the kit's cap (65 is
 /// over it) or declares nothing (129, twice the kit's cap, accepted too); the seed

@@ -23,7 +23,7 @@ pub struct Spec<'a> {
 
 /// Every defect the kit writes, named as the corpus case it mirrors.
 #[cfg(test)]
-pub const DEFECTS: [&str; 31] = [
+pub const DEFECTS: [&str; 32] = [
     "auth-json",
     "auth-credentials",
     "auth-claude-json",
@@ -44,6 +44,7 @@ pub const DEFECTS: [&str; 31] = [
     "type-pax-global",
     "type-gnu-sparse",
     "setuid",
+    "setgid",
     "members-65",
     "member-16mib-plus-1",
     "size-past-end",
@@ -255,6 +256,7 @@ pub fn with_defect(spec: &Spec, defect: &str) -> Result<Vec<u8>, String> {
         )),
         "type-gnu-sparse" => plus(member_typed(&format!("{inner}/sp"), b"", b'S', 0o600, "")),
         "setuid" => plus(member_typed(&format!("{inner}/x"), b"", REG, 0o4755, "")),
+        "setgid" => plus(member_typed(&format!("{inner}/g"), b"", REG, 0o2755, "")),
         // One over the caps of the spec (the kit's: 65 members, one of 16 MiB + 1,
         // three of 11 184 811 bytes or so, each under 16 MiB, over 32 MiB in all;
         // the blob stays under the 32 MiB + 64 KiB length rule, so only the total

@@ -214,6 +214,58 @@ pub fn has_subtree(backend: &str) -> bool {
         .any(|p| p.ends_with("/**"))
 }
 
+/// Whether `backend`'s layout lists `path` as a file of session `id` (the kit's
+/// decoys are only decoys where the implementation's own layouts leave them out).
+pub fn lists(backend: &str, id: &str, path: &str) -> bool {
+    let (_, patterns) = capable(&layouts(), backend);
+    patterns.iter().any(|p| pattern_matches(p, id, path))
+}
+
+/// One layouts pattern against a relative path (the placeholders of
+/// persist/layouts.toml; `**` as the last component: one or more components).
+fn pattern_matches(pattern: &str, id: &str, path: &str) -> bool {
+    let pat: Vec<&str> = pattern.split('/').collect();
+    let got: Vec<&str> = path.split('/').collect();
+    let (fixed, below) = match pat.split_last() {
+        Some((&"**", rest)) => (rest, true),
+        _ => (&pat[..], false),
+    };
+    let count_ok = if below {
+        got.len() > fixed.len()
+    } else {
+        got.len() == fixed.len()
+    };
+    count_ok
+        && fixed
+            .iter()
+            .zip(&got)
+            .all(|(p, g)| component_regex(p, id).is_match(g))
+}
+
+fn component_regex(component: &str, id: &str) -> regex::Regex {
+    let mut re = String::from("^");
+    let mut rest = component;
+    while let Some(open) = rest.find('{') {
+        re.push_str(&regex::escape(&rest[..open]));
+        let close = rest[open..].find('}').map_or(rest.len(), |c| open + c);
+        re.push_str(match &rest[open..=close.min(rest.len() - 1)] {
+            "{id}" => "(?:ID)",
+            "{dir}" => "[^/]+",
+            "{any}" => "[^/]+",
+            "{ts}" => "[0-9A-Za-z-]{1,64}",
+            "{yyyy}" => "[0-9]{4}",
+            "{mm}" | "{dd}" => "[0-9]{2}",
+            _ => "(?:$.)",
+        });
+        rest = &rest[(close + 1).min(rest.len())..];
+    }
+    re.push_str(&regex::escape(rest));
+    re.push('$');
+    let re = re.replace("(?:ID)", &format!("(?:{})", regex::escape(id)));
+    regex::Regex::new(&re)
+        .unwrap_or_else(|e| crate::harness_error!("layout pattern {component:?}: {e}"))
+}
+
 /// A capable backend other than `backend` (for a blob that names the wrong one).
 pub fn other_backend(backend: &str) -> String {
     layouts()
@@ -227,6 +279,27 @@ pub fn other_backend(backend: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The placeholders match what persist/layouts.toml says, and nothing more.
+    #[test]
+    fn patterns_match_their_placeholders_only() {
+        let m = |p: &str, path: &str| pattern_matches(p, "s1", path);
+        assert!(m("projects/{dir}/{id}.jsonl", "projects/-w/s1.jsonl"));
+        assert!(!m("projects/{dir}/{id}.jsonl", "projects/-w/s2.jsonl"));
+        assert!(!m("projects/{dir}/{id}.jsonl", "projects/a/b/s1.jsonl"));
+        assert!(m("projects/{dir}/{id}/**", "projects/-w/s1/a/b.txt"));
+        assert!(!m("projects/{dir}/{id}/**", "projects/-w/s1"));
+        assert!(m(
+            "sessions/{yyyy}/{mm}/{dd}/rollout-{ts}-{id}.jsonl",
+            "sessions/2026/11/30/rollout-2026-11-30T10-00-00-s1.jsonl"
+        ));
+        assert!(!m(
+            "sessions/{yyyy}/{mm}/{dd}/rollout-{ts}-{id}.jsonl",
+            "sessions/26/11/30/rollout-x-s1.jsonl"
+        ));
+        assert!(m("todos/{id}-agent-{any}.json", "todos/s1-agent-s1.json"));
+        assert!(!m("todos/{id}.txt", "todos/s1.txt.bak"));
+    }
 
     /// The kit's sessions follow the layouts: claude's transcript and one file below
     /// its directory; one file for codex and pi.

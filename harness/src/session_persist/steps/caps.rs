@@ -18,6 +18,7 @@ async fn session_at_cap(w: &mut World, c: &[String]) {
         let caps = Caps::of_profile();
         let p = s.planted(&c[1]).clone();
         let (files, bytes) = (p.files.len() as u64, body_bytes(&p));
+        caps::require_buildable(cap);
         let (sizes, what) = if &c[2] == "at" {
             if cap != Cap::Files {
                 crate::harness_error!("the kit builds an at-cap session for the file count only");

@@ -117,6 +117,9 @@ async fn control_unpack(w: &mut World, c: &[String]) {
 )]
 async fn pod_unpacks_defect(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
+        if let Some(cap) = Cap::of_defect(&c[4]) {
+            crate::session_persist::caps::require_buildable(cap);
+        }
         s.blob = Some(kit_blob(s, &c[2], &c[3], Some(&c[4])));
         s.keep_before(&c[1]);
         unpack_into(s, &c[1], &c[2], &c[3], &[]);

@@ -100,20 +100,19 @@ async fn refused_with(w: &mut World, c: &[String]) {
             None => {
                 let t = live.viewer(&c[1]);
                 t.viewer.pump(scaled(WAIT_MS), |v| v.close.is_some());
+                // Refused is the seed's: a close after the upgrade, with no agent
+                // (the next step). Its code (the kit's 4500, a 4000-4999 one, or the
+                // implementation's own, e.g. 1008) is the close-code pin.
                 let close = t.viewer.close_frame_code();
-                crate::evidence::ensure(
-                    close.is_some_and(|c| (4000..5000).contains(&c)),
-                    Some("sw-key-injective"),
-                    || {
-                        (
-                            format!(
-                                "viewer {} refused: an HTTP 4xx before the upgrade or a 4000-4999 close after it",
-                                &c[1]
-                            ),
-                            format!("it opened; {}", t.viewer.ending()),
-                        )
-                    },
-                );
+                crate::evidence::ensure(close.is_some(), Some("sw-key-injective"), || {
+                    (
+                        format!(
+                            "viewer {} refused: an HTTP 4xx before the upgrade or a close frame after it",
+                            &c[1]
+                        ),
+                        format!("it opened; {}", t.viewer.ending()),
+                    )
+                });
                 pins::judge_close("close_refused", &t.viewer);
                 "close"
             }
@@ -181,7 +180,49 @@ async fn closed_as(w: &mut World, c: &[String]) {
                 pins::kit_int(key)
             );
         }
-        let t = s.live().viewer(&c[1]);
+        let live = s.live();
+        // A broker may check the cwd or the program before the upgrade and answer
+        // with an HTTP 4xx: the launch failed all the same (the lock and socket steps
+        // that follow judge the rest); how it is refused is the refusal-style pin.
+        if key != "close_exited" {
+            if let Some(Refused::Http(status, body)) = live.refused.get(&c[1]) {
+                let (status, body) = (*status, body.clone());
+                crate::evidence::ensure((400..500).contains(&status), Some(clause), || {
+                    (
+                        "a refusal: an HTTP 4xx".into(),
+                        format!("HTTP {status}: {body}"),
+                    )
+                });
+                // The kit's own engine `ghost` refused before the upgrade may be an
+                // engine the implementation does not know, not a spawn that failed:
+                // the row would pass having launched nothing.
+                let missing = live.t.engines().missing;
+                crate::evidence::ensure(
+                    key != "close_spawn_failed"
+                        || missing != crate::single_writer::engines::KIT_MISSING,
+                    Some(clause),
+                    || {
+                        (
+                            format!("a launch of the engine {missing:?}, whose program is missing"),
+                            format!(
+                                "HTTP {status} before the upgrade: {body}; a broker that does not know the kit's {missing:?} names an engine it knows in [single_writer] missing_program_engine"
+                            ),
+                        )
+                    },
+                );
+                let own =
+                    pins::declared("refusal_style").and_then(|v| v.as_str().map(str::to_string));
+                if own.as_deref() != Some("http") {
+                    crate::evidence::pin(
+                        pins::REFUSAL_STYLE,
+                        format!("a close {} after the upgrade", &c[3]),
+                        format!("HTTP {status} before it: {body}"),
+                    );
+                }
+                return;
+            }
+        }
+        let t = live.viewer(&c[1]);
         t.viewer.pump(scaled(WAIT_MS), |v| v.close.is_some());
         crate::evidence::ensure(t.viewer.close.is_some(), Some(clause), || {
             (
