@@ -162,6 +162,22 @@ Feature: Save and restore
     And the program of "fallback" got the arguments '[]' after its command
     And no program wrote the dump "archived"
 
+  # "Schema 1 remains readable and has no native restore semantics": whether a reader
+  # refuses such an archive or reads past its record (SHOULD, 04_archives), the record
+  # never resumes anything. The twin afterwards, the same record in schema 2, shows the
+  # integration does resume natively here.
+  @asr-schema1 @part-server
+  Scenario: A record in a schema-1 archive never resumes its native session
+    Given the archive "old.json":
+      """
+      {"schema_version":1,"sessions":[{"name":"legacy1","windows":[{"name":"w","panes":[{"cwd":"/","agent_session":{"plugin_id":"team","integration_id":"stub","native_id":"s1-id"}}]}]}]}
+      """
+    When the workspace is restored from "old.json"
+    Then no program wrote the dump "stub"
+    Given the archive "new.json" holds the session "current" natively resumed as "team" "stub" "s1-id"
+    When the workspace is restored from "new.json"
+    Then the program of "stub" got the arguments '["--resume","s1-id"]' after its command
+
   @asr-no-archive-authority @part-server
   Scenario: Panes without a record need a fallback argv, checked before anything is created
     Given the archive "old.json":
