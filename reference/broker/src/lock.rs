@@ -189,6 +189,27 @@ fn flock(fd: BorrowedFd<'_>, arg: FlockArg) -> nix::Result<()> {
     nix::fcntl::flock(fd.as_raw_fd(), arg)
 }
 
+/// The master's inherited lock descriptor number (`master --lock-fd 3`).
+pub const MASTER_LOCK_FD: i32 = 3;
+
+/// Between fork and exec: puts the lock's open description at descriptor 3 without
+/// close-on-exec, so the exec'd master inherits it. When `fd` already is 3, `dup2`
+/// onto itself would keep close-on-exec (and the master would start without its
+/// lock), so the flag is cleared instead. Only async-signal-safe calls (`dup2`,
+/// `fcntl`), for `CommandExt::pre_exec`.
+pub fn inherit_at_master_fd(fd: std::os::fd::RawFd) -> std::io::Result<()> {
+    if fd == MASTER_LOCK_FD {
+        nix::fcntl::fcntl(
+            MASTER_LOCK_FD,
+            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+        )
+        .map_err(std::io::Error::from)?;
+    } else {
+        nix::unistd::dup2(fd, MASTER_LOCK_FD).map_err(std::io::Error::from)?;
+    }
+    Ok(())
+}
+
 /// A won lock. Dropping it is [`SessionLock::transfer`]: the descriptor closes
 /// without `LOCK_UN`, so the flock stays with any process that inherited it and is
 /// freed at once when none did (a launch that failed before the master existed).

@@ -234,16 +234,7 @@ impl Opener {
         // broker's death or its terminal's hangup does not reach it.
         unsafe {
             cmd.pre_exec(move || {
-                if fd == 3 {
-                    // dup2 onto itself keeps close-on-exec: clear it instead.
-                    nix::fcntl::fcntl(
-                        3,
-                        nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
-                    )
-                    .map_err(std::io::Error::from)?;
-                } else {
-                    nix::unistd::dup2(fd, 3).map_err(std::io::Error::from)?;
-                }
+                crate::lock::inherit_at_master_fd(fd)?;
                 nix::unistd::setsid().map_err(std::io::Error::from)?;
                 Ok(())
             });

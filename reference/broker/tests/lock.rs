@@ -78,16 +78,46 @@ fn sixteen_concurrent_acquires_have_one_winner() {
     assert_eq!(winners, 1);
 }
 
+/// A lock that already is descriptor 3, close-on-exec as the broker opens it, still
+/// reaches the exec'd master (a dup2 onto itself would keep the flag: the master
+/// started without its lock, one CI run in several).
+#[test]
+fn a_lock_that_already_is_descriptor_3_is_inherited() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = std::fs::File::create(tmp.path().join("l")).unwrap();
+    let fd = file.as_raw_fd();
+    let mut cmd = Command::new("/bin/sh");
+    cmd.args(["-c", "test -e /proc/self/fd/3"]);
+    // SAFETY: between fork and exec only dup3 and fcntl run, async-signal-safe; they
+    // change the child's descriptors only.
+    unsafe {
+        cmd.pre_exec(move || {
+            // The child's lock at 3 with close-on-exec, as the broker's own could be.
+            if fd != 3 {
+                nix::unistd::dup3(fd, 3, nix::fcntl::OFlag::O_CLOEXEC)
+                    .map_err(std::io::Error::from)?;
+            }
+            nix::fcntl::fcntl(
+                3,
+                nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+            )
+            .map_err(std::io::Error::from)?;
+            vx_broker::lock::inherit_at_master_fd(3)
+        });
+    }
+    let status = cmd.status().unwrap();
+    assert!(status.success(), "descriptor 3 was not inherited: {status}");
+}
+
 /// A `sleep` that inherited `fd` as its descriptor 3, the stand-in for a master.
 fn inheriting_child(fd: i32) -> Child {
     let mut cmd = Command::new("sleep");
     cmd.arg("30");
-    // SAFETY: only dup2 runs between fork and exec; it is async-signal-safe.
+    // SAFETY: only dup2 or fcntl runs between fork and exec; both are
+    // async-signal-safe. (A lock that is itself descriptor 3 kept close-on-exec
+    // through a dup2 onto itself, and the master started without it: a CI flake.)
     unsafe {
-        cmd.pre_exec(move || {
-            nix::unistd::dup2(fd, 3).map_err(std::io::Error::from)?;
-            Ok(())
-        });
+        cmd.pre_exec(move || vx_broker::lock::inherit_at_master_fd(fd));
     }
     cmd.spawn().unwrap()
 }

@@ -282,12 +282,11 @@ fn the_master_holds_the_inherited_lock_until_it_exits() {
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let fd = lock.fd().as_raw_fd();
-    // SAFETY: only dup2 runs between fork and exec; it is async-signal-safe.
+    // SAFETY: only dup2 or fcntl runs between fork and exec; both are
+    // async-signal-safe. (A lock that is itself descriptor 3 kept close-on-exec
+    // through a dup2 onto itself, and the master started without it: a CI flake.)
     unsafe {
-        cmd.pre_exec(move || {
-            nix::unistd::dup2(fd, 3).map_err(std::io::Error::from)?;
-            Ok(())
-        });
+        cmd.pre_exec(move || vx_broker::lock::inherit_at_master_fd(fd));
     }
     let mut m = Master(cmd.spawn().unwrap());
     lock.transfer();
