@@ -325,6 +325,40 @@ fn the_readme_table_is_violations_toml() {
     }
 }
 
+/// The broker peer reads its own viewer frames (`{"type":"input","text":…}`,
+/// `{"type":"resize","size":[…]}`), which its profile declares with `input_frame` and
+/// `resize_frame`: without them the kit's frames reach it, it reads neither, and the
+/// gate row fails (times out waiting for the owner's input); with them it passes.
+#[test]
+fn the_broker_peers_frames_need_their_profile_keys() {
+    common::ensure_reference(&[]);
+    let dir = peers_dir().join("single-writer-broker");
+    let text = std::fs::read_to_string(dir.join("profile.toml")).expect("the broker's profile");
+    assert!(
+        text.contains("input_frame = ") && text.contains("resize_frame = "),
+        "{text}"
+    );
+    let text = text.replace("{profile_dir}", &dir.to_string_lossy());
+    let gate = "A secondary's input and resize reach neither the agent nor the PTY";
+    let verdict_of = |profile: &str| {
+        let (_, report) = common::run_profile(profile, &["--tags", "@sw-gate and @part-broker"]);
+        scenarios(&report)
+            .iter()
+            .find(|s| s["name"] == gate)
+            .map(|s| s["verdict"].as_str().unwrap_or("").to_string())
+            .expect("the gate row ran")
+    };
+    assert_eq!(verdict_of(&text), "pass");
+    let without: String = text
+        .lines()
+        .filter(|l| !l.starts_with("input_frame = ") && !l.starts_with("resize_frame = "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    // The owner's input never reaches the agent: the row waits for it and times out.
+    let v = verdict_of(&without);
+    assert!(v == "fail" || v == "timeout", "{v}");
+}
+
 /// The broker peer's create-only master daemonizes (`master_daemonizes = true` in its
 /// profile); a profile that says otherwise fails exactly the row that waits for it
 /// to serve (its foreground part exits 0), so the key is what makes the row pass.

@@ -392,16 +392,20 @@ class Broker:
                 if op == 2:
                     msg = {"in": base64.b64encode(data).decode()}
                 else:
+                    # Its own viewer frames (the seed names "i" and "r" frames, not
+                    # their members): {"type":"input","text":…} and
+                    # {"type":"resize","size":[cols,rows]}; its profile declares them.
                     try:
                         frame = json.loads(data)
-                        kind = frame["t"]
+                        kind = frame["type"]
                     except (ValueError, KeyError, TypeError):
                         continue
-                    if kind == "i" and isinstance(frame.get("d"), str):
-                        msg = {"in": base64.b64encode(frame["d"].encode()).decode()}
-                    elif kind == "r" and all(isinstance(frame.get(k), int) and 0 < frame[k] < 65536
-                                             for k in ("cols", "rows")):
-                        msg = {"size": [frame["cols"], frame["rows"]]}
+                    size = frame.get("size")
+                    if kind == "input" and isinstance(frame.get("text"), str):
+                        msg = {"in": base64.b64encode(frame["text"].encode()).decode()}
+                    elif (kind == "resize" and isinstance(size, list) and len(size) == 2
+                          and all(isinstance(n, int) and 0 < n < 65536 for n in size)):
+                        msg = {"size": size}
                     else:
                         continue
                 if viewer.gated and not (broken("no-gate") and "in" in msg):

@@ -19,6 +19,22 @@ const READ_SLICE: Duration = Duration::from_millis(25);
 /// Largest HTTP reply the suite reads.
 const MAX_REPLY: usize = 1 << 20;
 
+/// The kit's input frame; `{data}` is the typed text as a JSON string.
+pub const INPUT_FRAME: &str = r#"{"t":"i","d":{data}}"#;
+/// The kit's resize frame; `{cols}` and `{rows}` are numbers.
+pub const RESIZE_FRAME: &str = r#"{"t":"r","cols":{cols},"rows":{rows}}"#;
+
+/// The profile's own spelling of a viewer frame (`[single_writer] input_frame`,
+/// `resize_frame`), else the kit's.
+fn frame_template(key: &str, kit: &str) -> String {
+    crate::profile::try_context()
+        .and_then(|c| c.profile.single_writer.as_ref())
+        .and_then(|t| t.get(key))
+        .and_then(|v| v.as_str())
+        .unwrap_or(kit)
+        .to_string()
+}
+
 /// Why an open did not become a stream.
 #[derive(Debug)]
 pub enum Refused {
@@ -291,9 +307,11 @@ impl Viewer {
         }
     }
 
-    /// One input frame `{"t":"i","d":…}`.
+    /// One input frame: the kit's `{"t":"i","d":…}`, or the profile's
+    /// `[single_writer] input_frame` (the seed names an "i" frame, not its members).
     pub fn input(&mut self, text: &str) {
-        let frame = serde_json::json!({"t": "i", "d": text}).to_string();
+        let data = serde_json::Value::String(text.to_string()).to_string();
+        let frame = frame_template("input_frame", INPUT_FRAME).replace("{data}", &data);
         self.send(Message::Text(frame.into()));
     }
 
@@ -302,9 +320,12 @@ impl Viewer {
         self.send(Message::Binary(bytes.to_vec().into()));
     }
 
-    /// One resize frame `{"t":"r","cols","rows"}`.
+    /// One resize frame: the kit's `{"t":"r","cols","rows"}`, or the profile's
+    /// `[single_writer] resize_frame`.
     pub fn resize(&mut self, cols: u16, rows: u16) {
-        let frame = serde_json::json!({"t": "r", "cols": cols, "rows": rows}).to_string();
+        let frame = frame_template("resize_frame", RESIZE_FRAME)
+            .replace("{cols}", &cols.to_string())
+            .replace("{rows}", &rows.to_string());
         self.send(Message::Text(frame.into()));
     }
 

@@ -77,6 +77,15 @@ pub struct Templates {
     /// (`name=value&…`, e.g. a token the implementation needs), after the seed's.
     #[serde(default)]
     pub ws_query: String,
+    /// The viewer's input frame as the broker reads it, a JSON text template where
+    /// `{data}` is the typed text as a JSON string (the seed names an "i" frame, not
+    /// its members; the kit's `{"t":"i","d":{data}}` by default).
+    #[serde(default = "input_frame")]
+    pub input_frame: String,
+    /// The viewer's resize frame, `{cols}` and `{rows}` numbers (the kit's
+    /// `{"t":"r","cols":{cols},"rows":{rows}}` by default).
+    #[serde(default = "resize_frame")]
+    pub resize_frame: String,
     /// The broker's alias sidecar, read by the alias rows (`{runtime_dir}`).
     #[serde(default = "alias_sidecar")]
     pub alias_sidecar: String,
@@ -245,6 +254,34 @@ pub fn session_path(template: &str, key: &str, physical: &str, more: &[(&str, &s
         .fold(filled, |t, (k, v)| t.replace(&format!("{{{k}}}"), v))
 }
 
+fn input_frame() -> String {
+    crate::drivers::broker_ws::INPUT_FRAME.into()
+}
+
+fn resize_frame() -> String {
+    crate::drivers::broker_ws::RESIZE_FRAME.into()
+}
+
+/// A frame template filled with sample values must be one JSON object, and use every
+/// placeholder it needs.
+fn check_frame(key: &str, template: &str, fill: &[(&str, &str)]) -> Result<(), String> {
+    let mut text = template.to_string();
+    for (name, value) in fill {
+        if !template.contains(name) {
+            return Err(format!(
+                "the profile's [single_writer].{key} {template:?} has no {name}"
+            ));
+        }
+        text = text.replace(name, value);
+    }
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(v) if v.is_object() => Ok(()),
+        _ => Err(format!(
+            "the profile's [single_writer].{key} {template:?} is not a JSON object once filled"
+        )),
+    }
+}
+
 impl Templates {
     pub fn of(profile: &Profile) -> Result<Templates, String> {
         let table = profile
@@ -261,6 +298,12 @@ impl Templates {
                 t.listen
             ));
         }
+        check_frame("input_frame", &t.input_frame, &[("{data}", "\"x\"")])?;
+        check_frame(
+            "resize_frame",
+            &t.resize_frame,
+            &[("{cols}", "80"), ("{rows}", "24")],
+        )?;
         super::pins::check(profile)?;
         t.engines()
             .check(profile.claims_part(Contract::SingleWriter, "broker"))?;
@@ -355,6 +398,29 @@ mod tests {
         assert_eq!(tcp.listen, "tcp");
         let e = profile(&format!("{broker}listen = \"udp\"")).unwrap_err();
         assert!(e.contains("listen \"udp\""), "{e}");
+    }
+
+    /// The viewer frames: the kit's by default; the profile's when they are JSON
+    /// objects once filled and use their placeholders; anything else names the key.
+    #[test]
+    fn frames_are_json_objects_with_their_placeholders() {
+        let broker = "parts = [\"broker\"]\nbroker = [\"b\"]\n";
+        let t = profile(broker).unwrap();
+        assert_eq!(t.input_frame, crate::drivers::broker_ws::INPUT_FRAME);
+        let own = format!(
+            "{broker}input_frame = '{{\"type\":\"input\",\"text\":{{data}}}}'\n\
+             resize_frame = '{{\"type\":\"resize\",\"size\":[{{cols}},{{rows}}]}}'"
+        );
+        assert!(profile(&own).unwrap().resize_frame.contains("size"));
+        for bad in [
+            "input_frame = '{\"t\":\"i\"}'",
+            "input_frame = '{\"t\":\"i\",\"d\":{data}'",
+            "input_frame = '[{data}]'",
+            "resize_frame = '{\"cols\":{cols}}'",
+        ] {
+            let e = profile(&format!("{broker}{bad}")).unwrap_err();
+            assert!(e.contains("_frame"), "{bad}: {e}");
+        }
     }
 
     /// A key is required only when its part is claimed; the error names both.
