@@ -234,3 +234,52 @@ fn rows_outside_the_implementations_own_layouts_do_not_apply() {
     let passed = rows.iter().filter(|s| s["verdict"] == "pass").count();
     assert!(passed >= 60, "{passed} pass");
 }
+
+/// A blob checker of the implementation's own layouts may refuse a valid corpus blob
+/// only where those layouts leave one of its members out (or its backend): a
+/// refuse-all checker fails the valid rows whose blob its layouts fully list, and the
+/// others do not apply. With the kit's layouts declared as its own, every valid row
+/// fails.
+#[test]
+fn a_checker_of_its_own_layouts_is_judged_on_the_blobs_they_list() {
+    common::ensure_reference(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let kit = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../persist/layouts.toml");
+    let verdicts = |layouts: &str| {
+        let (_, report) = common::run_profile(
+            &format!(
+                "name = \"refuse-all-checker\"\ncontracts = [\"session-persist\"]\n\
+                 [persist]\nparts = [\"checker\"]\nverdict_only = true\n\
+                 blob_check = [\"sh\", \"-c\", \"exit 1\", \"{{file}}\"]\nlayouts = {layouts:?}\n"
+            ),
+            &["--tags", "@part-checker"],
+        );
+        scenarios(&report)
+            .into_iter()
+            .filter(|s| {
+                s["name"]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with("A valid blob is read as valid")
+            })
+            .map(|s| {
+                let name = s["name"].as_str().unwrap_or("").to_string();
+                (name, s["verdict"].as_str().unwrap_or("").to_string())
+            })
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let own = verdicts(&common::one_file_layouts(dir.path()));
+    assert_eq!(own.len(), 5, "{own:#?}");
+    for (name, verdict) in &own {
+        // The one-file layouts list codex's rollout file alone; claude's subagent file
+        // and pi's backend are outside them.
+        let want = if name.contains("valid-codex.tar") {
+            "fail"
+        } else {
+            "unsupported-optional"
+        };
+        assert_eq!(verdict, want, "{name}: {own:#?}");
+    }
+    let same = verdicts(&kit.display().to_string());
+    assert!(same.values().all(|v| v == "fail"), "{same:#?}");
+}

@@ -186,8 +186,10 @@ pub struct Persist {
     /// HasSession asked of a pod before a defect, kept as the control of a later
     /// "has no session".
     pub before_defect: BTreeMap<String, crate::evidence::Control>,
-    /// What the offline blob checker said of the scenario's blob.
+    /// What the offline blob checker said of the scenario's blob, and which corpus
+    /// blob it was.
     pub checked: Option<crate::drivers::checker::Said>,
+    pub checked_corpus: Option<String>,
     /// A fault plan the next commands run under (the crash and fault sweeps), through
     /// the profile's `fault_backend`.
     pub injection: Option<crate::drivers::fault::Injection>,
@@ -239,6 +241,7 @@ impl Persist {
             variations: BTreeMap::new(),
             before_defect: BTreeMap::new(),
             checked: None,
+            checked_corpus: None,
             over_cap: None,
             over_cap_blob: None,
             control_pod: None,
