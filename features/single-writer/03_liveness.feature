@@ -25,7 +25,10 @@ Feature: Liveness
     And the orphan socket of "claude:6a73c0de-1234-4abc-8def-0123456789ab" is still there
     And "claude:6a73c0de-1234-4abc-8def-0123456789ab" has no running agent
 
-  @sw-busy @sw-not-socket @sw-pin-close-codes
+  # The seed reaps "a socket with no live master" and its unlink_if_stale removes
+  # "any orphan .sock ... a stale file from a previous generation": what else at the
+  # socket path is left alone is the kit's reading, a SHOULD.
+  @sw-busy @sw-not-socket @sw-pin-close-codes @should
   Scenario: A regular file at the socket path is an error and is kept
     Given a regular file is at the socket of "claude:6a73c0de-1234-4abc-8def-0123456789ab"
     When viewer A opens "claude:6a73c0de-1234-4abc-8def-0123456789ab" with "new=1"

@@ -97,6 +97,7 @@ pub const KEYS: &[Key] = &[
     k("single_writer", "session_socket", "where a session's master socket is, in its own spelling: {engine} and {id} need not follow physical_key (default {runtime_dir}/{physical}.sock)", &["{runtime_dir}", "{physical}", "{engine}", "{id}", "{key}"]),
     k("single_writer", "lock_path", "a session's single-writer lock file, which the suite flocks, in its own spelling like session_socket (default {lock_dir}/{physical}.lock)", &["{lock_dir}", "{physical}", "{engine}", "{id}", "{key}"]),
     k("single_writer", "ws_query", "extra query parameters (name=value&…) every terminal URL the suite opens carries, after the seed's (default none)", &[]),
+    k("single_writer", "label_param", "the query parameter a viewer names itself by, shown as the holder's label in a secondary's role frame (the seed names the label, not its source; default \"label\"; \"\" when viewers cannot name themselves: the take-over rows then ask only that a holder is named)", &[]),
     k("single_writer", "input_frame", "the viewer's input frame as the broker reads it: JSON text where {data} is the typed text as a JSON string (the seed names an \"i\" frame, not its members; default {\"t\":\"i\",\"d\":{data}})", &["{data}"]),
     k("single_writer", "resize_frame", "the viewer's resize frame: JSON text with {cols} and {rows} numbers (default {\"t\":\"r\",\"cols\":{cols},\"rows\":{rows}})", &["{cols}", "{rows}"]),
     k("single_writer", "alias_sidecar", "the broker's alias sidecar the alias rows read (default {runtime_dir}/aliases.json)", &["{runtime_dir}"]),

@@ -31,7 +31,6 @@ fn defect_fails_exactly(defect: &str, clause: &str, expected: &[&str]) {
     );
     let (code, report) =
         common::run_profile(&profile, &["--contract", "single-writer", "--tags", ROWS]);
-    assert_eq!(code, 1, "{defect}: the run must fail");
     let all = common::scenario_names(&report, false);
     assert!(all.len() >= 12, "{defect}: the rows ran: {all:?}");
     let expected: BTreeSet<String> = expected.iter().map(|s| s.to_string()).collect();
@@ -53,6 +52,13 @@ fn defect_fails_exactly(defect: &str, clause: &str, expected: &[&str]) {
         failing.insert(s["name"].as_str().expect("name").to_string());
     }
     assert_eq!(failing, expected, "{defect}");
+    // A SHOULD row's fail leaves the run certified: exit 1 only when a MUST row fails.
+    let must_fails = report["scenarios"]
+        .as_array()
+        .expect("scenarios")
+        .iter()
+        .any(|s| s["verdict"] == "fail" && s["level"] != "should");
+    assert_eq!(code, i32::from(must_fails), "{defect}: exit code");
 }
 
 const FORK_ROW: &str =

@@ -587,3 +587,40 @@ fn a_live_rows_repro_runs_it_again_alone() {
     assert_eq!(rows[0]["verdict"], "fail");
     assert_eq!(rows[0]["example"], enolck["example"]);
 }
+
+/// The take-over rows with `[single_writer].label_param` set to `label_param`: the
+/// exit code and the names of the rows that did not pass.
+fn take_over_rows_with_label_param(label_param: &str) -> (i32, BTreeSet<String>) {
+    let profile = format!(
+        "{}label_param = {label_param:?}\n",
+        control_profile(&[], None)
+    );
+    let (code, report) = common::run_profile(&profile, &["--tags", "@sw-takeover"]);
+    assert!(
+        common::scenario_names(&report, false).len() >= 3,
+        "{report}"
+    );
+    (code, failing(&report))
+}
+
+/// The seed names the holder's label, not where a viewer's label comes from: a broker
+/// whose viewers cannot name themselves declares `label_param = ""` and its
+/// take-over rows ask only for a holder with a label (the reference, given no
+/// label, shows ""), while a parameter the broker does not read leaves every holder
+/// unnamed and fails the rows that look for one.
+#[test]
+fn the_take_over_rows_use_the_profiles_label_parameter() {
+    let (code, failed) = take_over_rows_with_label_param("");
+    assert_eq!((code, failed), (0, BTreeSet::new()));
+    let (code, failed) = take_over_rows_with_label_param("name");
+    assert_eq!(code, 1);
+    let want: BTreeSet<String> = [
+        "A viewer of the other broker is read-only and told who holds the session",
+        "A second tab of the owner's browser is passive and does not take the claim",
+        "force=1 through the other broker demotes the holder in place",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    assert_eq!(failed, want);
+}

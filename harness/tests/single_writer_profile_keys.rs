@@ -55,6 +55,10 @@ fn table() -> String {
         format!(
             "broker = [{v}, \"{b}\", \"serve\", \"--listen\", \"unix:{{socket}}\", \"--runtime-dir\", \"{{runtime_dir}}\", \"--lock-dir\", \"{{lock_dir}}\", \"--engines\", \"{{engines}}\"]"
         ),
+        format!(
+            "broker_scopes = [{v}, \"{b}\", \"serve\", \"--listen\", \"unix:{{socket}}\", \"--runtime-dir\", \"{{runtime_dir}}\", \"--lock-dir\", \"{{lock_dir}}\", \"--engines\", \"{{engines}}\", \"--scope-wrapper\", \"{{scope_wrapper}}\"]"
+        ),
+        "scope_properties_env = \"VXBROKER_SCOPE_PROPERTIES\"".to_string(),
     ]
     .join("\n")
 }
@@ -63,15 +67,19 @@ fn table() -> String {
 /// `[single_writer]` table) and `pins` (lines of `[single_writer.pins]`): each
 /// scenario's verdict by `name [case]`, and its message.
 fn run(keys: &str, pins: &str) -> BTreeMap<String, (String, String)> {
+    run_tags(keys, pins, TAGS)
+}
+
+fn run_tags(keys: &str, pins: &str, tags: &str) -> BTreeMap<String, (String, String)> {
     common::ensure_reference(&[]);
     let profile = format!(
-        "name = \"keys-variant\"\ncontracts = [\"single-writer\"]\n{}\
+        "name = \"keys-variant\"\ncontracts = [\"single-writer\"]\nfeatures = [\"scopes\"]\n{}\
          [env]\nVXBROKER_KEYS_VARIANT = \"1\"\n[single_writer]\nparts = [\"checker\", \"broker\"]\n\
          {}\n{keys}\n[single_writer.pins]\n{pins}\n",
         common::WAIT_BOUND_CONCURRENCY,
         table()
     );
-    let (_, report) = common::run_profile(&profile, &["--tags", TAGS]);
+    let (_, report) = common::run_profile(&profile, &["--tags", tags]);
     report["scenarios"]
         .as_array()
         .expect("scenarios")
@@ -188,4 +196,23 @@ fn close_spawn_failed_is_judged_apart_from_close_launch_failed() {
     let v = run(&keys, &format!("{OWN_CAPS}\nclose_launch_failed = 4502"));
     assert_eq!(verdict(&v, &missing), "fail");
     assert_eq!(verdict(&v, &bad_cwd), "pass");
+}
+
+/// The seed names a probe of `systemd-run --user` and a launch's `--unit <name>`, not
+/// the probe's other words: the variant probes with `--user --version` and names its
+/// units `--unit=NAME`, and every scope row passes.
+#[test]
+fn the_scope_rows_take_the_probe_and_the_unit_in_the_brokers_own_words() {
+    let v = run_tags(
+        &format!("{OWN_ENGINES}\n{OWN_PATHS}"),
+        OWN_CAPS,
+        "@sw-scopes",
+    );
+    assert_eq!(v.len(), 4, "{v:#?}");
+    let not_pass: Vec<String> = v
+        .iter()
+        .filter(|(_, (verdict, _))| verdict != "pass")
+        .map(|(k, (verdict, m))| format!("{k}: {verdict}: {m}"))
+        .collect();
+    assert!(not_pass.is_empty(), "{not_pass:#?}");
 }

@@ -288,13 +288,20 @@ impl BrokerSandbox {
     /// Writes the stand-in for `systemd-run`: it logs its arguments, then as `mode`
     /// says runs what follows `--` (`working`, as `--scope` does: exec in place, every
     /// descriptor kept), fails every call (`failing`: no user manager), or passes
-    /// the probe (`-- true`) and fails every launch (`spawn-failing`).
+    /// a probe (a call that runs no command of two words or more, as the scope rows
+    /// classify it) and fails every launch (`spawn-failing`).
     pub fn write_scope_wrapper(&self, mode: &str) {
         use std::os::unix::fs::PermissionsExt;
         let run = match mode {
-            "working" => "while [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"",
+            "working" => {
+                "while [ $# -gt 0 ] && [ \"$1\" != -- ]; do shift; done\n\
+                 [ $# -gt 0 ] && shift\n[ $# -eq 0 ] && exit 0\nexec \"$@\""
+            }
             "failing" => "exit 1",
-            "spawn-failing" => "case \"$*\" in *' -- true') exit 0;; esac; exit 1",
+            "spawn-failing" => {
+                "n=0; s=0; for a in \"$@\"; do [ $s = 1 ] && n=$((n+1)); [ \"$a\" = -- ] && s=1; done\n\
+                 [ $n -lt 2 ] && exit 0\nexit 1"
+            }
             other => crate::harness_error!("no scope wrapper mode {other:?}"),
         };
         let log = self.scope_wrapper_log();

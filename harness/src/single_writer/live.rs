@@ -170,14 +170,18 @@ pub fn stub_name(key: &str) -> String {
 
 /// The query of a feature, with one-letter `fp`/`tab` values widened to the seed's
 /// lengths (`fp=a` → 32 × `a`, `tab=1` → 16 × `1`).
-fn widen(query: &str) -> String {
+/// The rows' `label=` goes under the profile's `label_param`, or is dropped.
+fn widen(query: &str, label_param: &str) -> String {
     query
         .split('&')
         .filter(|p| !p.is_empty())
-        .map(|p| match p.split_once('=') {
-            Some(("fp", v)) if v.len() == 1 => format!("fp={}", v.repeat(32)),
-            Some(("tab", v)) if v.len() == 1 => format!("tab={}", v.repeat(16)),
-            _ => p.to_string(),
+        .filter_map(|p| match p.split_once('=') {
+            Some(("fp", v)) if v.len() == 1 => Some(format!("fp={}", v.repeat(32))),
+            Some(("tab", v)) if v.len() == 1 => Some(format!("tab={}", v.repeat(16))),
+            Some(("label", v)) => {
+                Some(format!("{label_param}={v}")).filter(|_| !label_param.is_empty())
+            }
+            _ => Some(p.to_string()),
         })
         .collect::<Vec<_>>()
         .join("&")
@@ -358,7 +362,7 @@ impl Live {
             // the route's whole key part is that text alone.
             None => bare_key_route(&self.t.ws_path, key),
         };
-        let mut q = widen(query);
+        let mut q = widen(query, &self.t.label_param);
         if !self.t.ws_query.is_empty() {
             q = [q, self.t.ws_query.clone()]
                 .into_iter()

@@ -77,6 +77,12 @@ pub struct Templates {
     /// (`name=value&…`, e.g. a token the implementation needs), after the seed's.
     #[serde(default)]
     pub ws_query: String,
+    /// The query parameter a viewer names itself by, the label a secondary's role
+    /// frame shows as its holder (`{label, since}`): the seed names the holder's
+    /// label, not where it comes from. `"label"` by default; `""` when viewers cannot
+    /// name themselves, and the take-over rows then ask only that a holder is named.
+    #[serde(default = "label_param")]
+    pub label_param: String,
     /// The viewer's input frame as the broker reads it, a JSON text template where
     /// `{data}` is the typed text as a JSON string (the seed names an "i" frame, not
     /// its members; the kit's `{"t":"i","d":{data}}` by default).
@@ -254,6 +260,10 @@ pub fn session_path(template: &str, key: &str, physical: &str, more: &[(&str, &s
         .fold(filled, |t, (k, v)| t.replace(&format!("{{{k}}}"), v))
 }
 
+fn label_param() -> String {
+    "label".into()
+}
+
 fn input_frame() -> String {
     crate::drivers::broker_ws::INPUT_FRAME.into()
 }
@@ -296,6 +306,12 @@ impl Templates {
             return Err(format!(
                 "the profile's [single_writer].listen {:?}: the broker listens on \"unix\" (its {{socket}}) or \"tcp\" (a loopback {{listen}})",
                 t.listen
+            ));
+        }
+        if t.label_param.contains(['=', '&', '?', '#']) {
+            return Err(format!(
+                "the profile's [single_writer].label_param {:?} is not a query parameter name",
+                t.label_param
             ));
         }
         check_frame("input_frame", &t.input_frame, &[("{data}", "\"x\"")])?;

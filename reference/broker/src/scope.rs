@@ -100,7 +100,12 @@ impl Scopes {
     fn run_probe(&self) -> bool {
         let argv = self.base();
         let mut cmd = Command::new(&argv[0]);
-        cmd.args(&argv[1..]).args(["--", "true"]);
+        if crate::variant::keys() {
+            // The keys variant asks the user manager in its own words.
+            cmd.args(["--user", "--version"]);
+        } else {
+            cmd.args(&argv[1..]).args(["--", "true"]);
+        }
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
@@ -135,8 +140,13 @@ impl Scopes {
             .take(8)
             .collect();
         let mut argv = self.base();
-        argv.push("--unit".into());
-        argv.push(format!("vx-{engine}-{id8}-{nonce:x}.scope").into());
+        let unit = format!("vx-{engine}-{id8}-{nonce:x}.scope");
+        if crate::variant::keys() {
+            argv.push(format!("--unit={unit}").into());
+        } else {
+            argv.push("--unit".into());
+            argv.push(unit.into());
+        }
         for p in &self.properties {
             argv.push("-p".into());
             argv.push(p.into());

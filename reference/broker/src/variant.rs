@@ -45,7 +45,9 @@ pub fn on() -> bool {
 ///   be unlinked) still 4502 (`close_spawn_failed`);
 /// - lock files are `{engine}_{id}.lock` and master sockets `{engine}-{id}.sock`,
 ///   while the physical key it prints and lists stays `{engine}@{id}`
-///   (`lock_path`, `session_socket`).
+///   (`lock_path`, `session_socket`);
+/// - its scope wrapper's probe is `CMD --user --version` and a launch names its unit
+///   `--unit=NAME` (the seed names the probe of `systemd-run --user`, not its words).
 ///
 /// Unset (the only way the kit's profiles run it), the broker is the reference.
 pub const KEYS_ENV: &str = "VXBROKER_KEYS_VARIANT";

@@ -160,10 +160,11 @@ fn spec(app: &App, req: &Request) -> MasterSpec {
 
 /// The close code of a launch that failed before the master served: 4502, or under
 /// the keys variant its own code for a spawn that failed (a launch not refused for
-/// its cwd or an orphan socket first).
-fn spawn_close(req: &Request, rule: Rule) -> u16 {
+/// its cwd or an orphan socket first, and not through a scope wrapper, whose failure
+/// at spawn the seed closes 4502).
+fn spawn_close(req: &Request, rule: Rule, scoped: bool) -> u16 {
     let refused_first = rule == Rule::ReapFailed || req.cwd.as_ref().is_some_and(|c| !c.is_dir());
-    if crate::variant::keys() && !refused_first {
+    if crate::variant::keys() && !refused_first && !scoped {
         crate::variant::CLOSE_SPAWN_FAILED
     } else {
         CLOSE_SPAWN
@@ -227,7 +228,12 @@ async fn session(app: Arc<App>, req: Request, socket: WebSocket) {
         }
         Ok(Ok(Action::Attach)) => {}
         Ok(Err(e)) if e.code == Code::Spawn => {
-            return close(socket, spawn_close(&req, e.rule), e.code.as_str()).await
+            return close(
+                socket,
+                spawn_close(&req, e.rule, app.scopes.is_some()),
+                e.code.as_str(),
+            )
+            .await
         }
         Ok(Err(e)) if e.code == Code::Lock && negative::is(Defect::ResetOnLockError) => {
             // Dropped without a close frame, a line on stderr: what a crashing
