@@ -24,18 +24,18 @@ Feature: Resume
     And the result "recovery.previous_pane" is "p0"
     And the result "recovery.cut_rows" is 0
 
+  # A daemon's source is read where the seed's cursors carry it, on an event
+  # subscription (a verb that names it, like server.info, is another RFC's).
   Scenario: Every start has a fresh source, and restore does not change it
     Given checkpoint "f1" of format 1 with generation 1 is planted in the store
     And a daemon started with recovery enabled
-    When the owner calls "server.info"
-    Then the result "source" is saved as $first_source
-    When the daemon is restarted on the same socket
-    And the owner calls "server.info"
+    When the owner subscribes to events as "first"
+    And the daemon is restarted on the same socket
+    And the owner subscribes to events as "second"
     Then the result "source" is not "$first_source"
-    And the result "source" is saved as $second_source
     When the owner calls "recovery.restore" with {"checkpoint":"$f1"}
     Then the call succeeds
-    When the owner calls "server.info"
+    When the owner subscribes to events as "third"
     Then the result "source" is "$second_source"
 
   @rfc-5-old-cursor-snapshot
@@ -78,8 +78,7 @@ Feature: Resume
       """
       .{ .recovery = .{ .enabled = true, .terminal_text = .plain } }
       """
-    When the owner calls "server.info"
-    And the result "source" is saved as $old_source
+    When the owner subscribes to events as "old"
     And the daemon is restarted on the same socket
     And the owner calls "recovery.restore" with {"checkpoint":"$t"}
     And the result "panes.0.current" is saved as $new
@@ -101,8 +100,7 @@ Feature: Resume
   Scenario: Attaching to an unmapped old pane ID with its old source fails normally
     Given checkpoint "f1" of format 1 with generation 1 is planted in the store
     And a daemon started with recovery enabled
-    When the owner calls "server.info"
-    And the result "source" is saved as $old_source
+    When the owner subscribes to events as "old"
     And the daemon is restarted on the same socket
     And the owner calls "recovery.restore" with {"checkpoint":"$f1"}
     Then the call succeeds

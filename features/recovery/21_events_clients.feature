@@ -104,7 +104,7 @@ Feature: Events/clients
     And the result "recovery" is absent
     And the result "history" is []
 
-  @rfc-8-restore-event-order
+  @rfc-8-restore-event-order @rfc-pin-float-event-shape
   Scenario: Restore while subscribed emits created events in numeric order, pane.exited per archive, then recovery.restored
     Given checkpoint "f2" of format 2 with generation 1 is planted in the store
     And a daemon started with recovery enabled
@@ -152,8 +152,7 @@ Feature: Events/clients
     And a daemon started with recovery enabled
     When the owner calls "recovery.restore" with {"checkpoint":"$f1"}
     And the result "panes.0.current" is saved as $archive
-    And the owner calls "server.info"
-    And the result "source" is saved as $source
+    And the owner subscribes to events as "current"
     And the owner attaches to pane "$archive" as "old"
     Then the call succeeds
     And the result "offset" is 0
@@ -162,7 +161,7 @@ Feature: Events/clients
     Then the call succeeds
     And the result "pane" is saved as $fresh
     And the stream of "old" closes with reason "pane_removed"
-    When the owner attaches to pane "$archive" as "again" resuming source "$source" at offset 0
+    When the owner attaches to pane "$archive" as "again" resuming source "$current_source" at offset 0
     Then the call fails with "not_found.pane"
     When the owner attaches to pane "$archive" as "again"
     Then the call fails with "not_found.pane"
@@ -174,7 +173,7 @@ Feature: Events/clients
     And the result "offset" is 0
     And the stream of "fresh" begins with a snapshot, then READY
 
-  @rfc-8-restored-event-read-root
+  @rfc-8-restored-event-read-root @rfc-pin-event-names
   Scenario: A client with read on one session sees neither another session's restored resources nor their events
     Given checkpoint "f1" of format 1 with generation 1 is planted in the store
     And a daemon started with recovery enabled

@@ -274,6 +274,17 @@ impl Scenario {
         for name in names {
             out = out.replace(&format!("${name}"), &self.vars[name]);
         }
+        // A name no step saved would be compared as its own text, and a row like
+        // `is not "$x"` would pass whatever came back: the row is broken, not the
+        // implementation.
+        static UNSAVED: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+        let unsaved = UNSAVED.get_or_init(|| regex::Regex::new(r"\$[a-z][a-z0-9_]*").unwrap());
+        if let Some(m) = unsaved.find(&out) {
+            crate::harness_error!(
+                "the row uses {}, which no earlier step of the scenario saved",
+                m.as_str()
+            );
+        }
         out
     }
 
@@ -296,14 +307,27 @@ impl Scenario {
 
     /// The CLI with `words`, `--json`, and `VENOMX_TOKEN` (None: unset).
     pub fn cli(&mut self, token: Option<&str>, words: &[String]) -> Reply {
+        let cmd = self.cli_command(token, words);
+        let (reply, bytes) = cli::run_json(cmd);
+        self.transcript.extend_from_slice(&bytes);
+        reply
+    }
+
+    /// The CLI with `words` and `--json`, its stdout not yet read as JSON.
+    pub fn cli_run(&mut self, token: Option<&str>, words: &[String]) -> cli::Run {
+        let cmd = self.cli_command(token, words);
+        let (run, bytes) = cli::run(cmd);
+        self.transcript.extend_from_slice(&bytes);
+        run
+    }
+
+    fn cli_command(&self, token: Option<&str>, words: &[String]) -> std::process::Command {
         let mut cmd = self.command(&profile().cli);
         cmd.args(words).arg("--json");
         if let Some(t) = token {
             cmd.env("VENOMX_TOKEN", t);
         }
-        let (reply, bytes) = cli::run_json(cmd);
-        self.transcript.extend_from_slice(&bytes);
-        reply
+        cmd
     }
 
     pub fn stop(&mut self, signal: nix::sys::signal::Signal) {

@@ -9,6 +9,9 @@
 //!   readable by any connection and is not consumed by a read (seed point 6).
 //! - `checkpoint-keeps-pid`: every new pane carries a `pid` tag with its child's PID,
 //!   so checkpoints hold it (RFC §2/§4: a checkpoint holds no PID).
+//! - `spawn-log`: every pane's argv is appended to `$XDG_STATE_HOME/vxref-spawn.log`,
+//!   as a daemon logging its spawns would (outside the store: the kit's pin
+//!   `rfc-pin-secret-scan-scope`, not a MUST).
 //!
 //! ADR-0068's (agent-restore), each the mistake of one mutant of
 //! `harness/mutants/agent-restore/` (`harness/tests/negative_controls_agent_restore.rs`
@@ -114,10 +117,11 @@ pub enum Defect {
     NativeLengthModifiedUtf8,
     FallbackCheckedLate,
     EvaluatorFlagAlone,
+    SpawnLog,
 }
 
 impl Defect {
-    pub const ALL: [Defect; 35] = [
+    pub const ALL: [Defect; 36] = [
         Defect::SkillRecommendsOwner,
         Defect::CreatedResultShared,
         Defect::CheckpointKeepsPid,
@@ -153,6 +157,7 @@ impl Defect {
         Defect::NativeLengthModifiedUtf8,
         Defect::FallbackCheckedLate,
         Defect::EvaluatorFlagAlone,
+        Defect::SpawnLog,
     ];
 
     pub fn name(self) -> &'static str {
@@ -192,6 +197,7 @@ impl Defect {
             Defect::NativeLengthModifiedUtf8 => "native-length-modified-utf8",
             Defect::FallbackCheckedLate => "fallback-checked-late",
             Defect::EvaluatorFlagAlone => "evaluator-flag-alone",
+            Defect::SpawnLog => "spawn-log",
         }
     }
 }

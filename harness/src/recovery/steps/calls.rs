@@ -194,8 +194,21 @@ async fn owner_runs_cli_with_no_daemon_listening(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
         assert!(!w.daemon_alive(), "harness-error: a daemon is running");
         let words: Vec<String> = c[1].split_whitespace().map(String::from).collect();
-        let r = w.cli(None, &words);
-        w.last = Some(r);
+        let run = w.cli_run(None, &words);
+        // How a CLI reports that nothing answers is RFC-0001/0002's: a failure that
+        // is no `{"error":…}` on stdout is the pin's; its exit code stays judged.
+        let reply = run.reply().unwrap_or_else(|stdout| {
+            crate::evidence::pin(
+                "rfc-pin-cli-no-daemon-json",
+                "with no daemon listening, the CLI prints one JSON value, {\"error\":…}",
+                format!("it printed {stdout:?} and exited {}", run.exit),
+            );
+            crate::drivers::wire::Reply {
+                result: Err(serde_json::Value::Null),
+                exit: Some(run.exit),
+            }
+        });
+        w.last = Some(reply);
     })
     .await;
 }

@@ -120,6 +120,9 @@ impl State {
             }
         };
         let pid = handle.pid;
+        if crate::negative::active(crate::negative::Defect::SpawnLog) {
+            spawn_log(&argv);
+        }
         let mut tags: crate::topology::tags::Tags =
             [("owner".to_string(), caller.principal.namespace.clone())].into();
         if crate::negative::active(crate::negative::Defect::CheckpointKeepsPid) {
@@ -526,4 +529,20 @@ fn float_spec_params(p: &Params<'_>) -> ApiResult<FloatSpec> {
         border: choice("border", float::BORDERS)?,
         title,
     })
+}
+
+/// The `spawn-log` negative control: `argv` appended to a log under the state home.
+fn spawn_log(argv: &[String]) {
+    use std::io::Write;
+    let Some(state) = std::env::var_os("XDG_STATE_HOME") else {
+        return;
+    };
+    let path = std::path::Path::new(&state).join("vxref-spawn.log");
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = writeln!(f, "{}", argv.join(" "));
+    }
 }
