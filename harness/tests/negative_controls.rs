@@ -495,3 +495,30 @@ fn denying_the_owner_too_makes_the_denial_rows_inconclusive() {
         );
     }
 }
+
+/// A daemon whose `serve` wrapper leaves a helper running beside it (a process
+/// forked before the exec, as a runtime's helper or a resource tracker would be):
+/// the seed's "execute and signal zero processes" is about restore, not the whole
+/// tree a daemon keeps, so the child-process rows count only what the daemon starts
+/// after it is ready, and pass (one launch of two concurrent relaunches included).
+#[test]
+fn a_helper_the_daemon_keeps_from_its_start_is_no_child_of_a_restore() {
+    let script = "sleep 120 </dev/null >/dev/null 2>&1 & exec '{bin_dir}/vxref' serve --socket '{socket}'";
+    let (code, failing, report) = run_control(
+        &["/bin/sh", "-c", script],
+        "@rfc-8-vanished-executable or @rfc-8-duplicate-launch",
+    );
+    assert_eq!((code, failing), (0, BTreeSet::new()), "{report:#}");
+    let names: Vec<&str> = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    for row in [
+        "Restore succeeds and relaunch of a missing program fails cleanly",
+        "Concurrent relaunches of one archive: exactly one launches",
+    ] {
+        assert!(names.contains(&row), "{names:?}");
+    }
+}

@@ -130,6 +130,42 @@ pub fn children_of(pid: u32) -> Vec<i32> {
     out
 }
 
+/// A live process as the kernel knows it: its pid, its parent's and its start time
+/// (clock ticks since boot), so a reused pid is never taken for the old process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Proc {
+    pub pid: i32,
+    pub ppid: i32,
+    pub started: u64,
+}
+
+/// `pid`'s live descendants, children first.
+pub fn descendants_of(pid: u32) -> Vec<Proc> {
+    let mut out: Vec<Proc> = Vec::new();
+    let mut parents = vec![pid as i32];
+    while let Some(parent) = parents.pop() {
+        for child in children_of(parent as u32) {
+            let fields = stat_fields(std::path::Path::new(&format!("/proc/{child}/stat")));
+            // After the comm: state (0), ppid (1), …, starttime (19).
+            let started = fields
+                .as_ref()
+                .and_then(|f| f.get(19))
+                .and_then(|v| v.parse().ok());
+            if let Some(started) = started {
+                if !out.iter().any(|p| p.pid == child) {
+                    out.push(Proc {
+                        pid: child,
+                        ppid: parent,
+                        started,
+                    });
+                    parents.push(child);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The peak resident set (VmHWM) of `pid`, in KiB.
 pub fn peak_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))

@@ -61,6 +61,9 @@ pub struct Scenario {
     pub(crate) last_request: Option<super::twins::Request>,
     /// The request the last refusal step judged, which its control repeats.
     pub(crate) refused: Option<super::twins::Request>,
+    /// The daemon's descendants once it was ready (a `serve` wrapper's daemon, a
+    /// helper it keeps): the child-process rows count only processes started later.
+    pub daemon_baseline: Vec<crate::drivers::process::Proc>,
     /// PIDs of the processes started under libfaketime, whose leftovers in /dev/shm
     /// go when the scenario ends ([`crate::drivers::clock::remove_leftovers`]).
     faketime_pids: Vec<u32>,
@@ -143,6 +146,7 @@ impl Scenario {
             twins: Default::default(),
             last_request: None,
             refused: None,
+            daemon_baseline: Vec::new(),
             faketime_pids: Vec::new(),
         }
     }
@@ -254,7 +258,25 @@ impl Scenario {
                 .unwrap_or_default();
             panic!("the implementation exited before becoming ready: {status}; stderr: {tail}");
         }
+        self.daemon_baseline = crate::drivers::process::descendants_of(child.id());
         self.daemon = Some(child);
+    }
+
+    /// The daemon's live descendants started after it was ready, and of those the
+    /// ones whose parent is not among them (one per launch: `sh -c` and what it
+    /// forks are one).
+    pub fn new_descendants(&self) -> (Vec<crate::drivers::process::Proc>, Vec<i32>) {
+        let pid = self.daemon.as_ref().or_harness("no daemon is running").id();
+        let new: Vec<_> = crate::drivers::process::descendants_of(pid)
+            .into_iter()
+            .filter(|p| !self.daemon_baseline.contains(p))
+            .collect();
+        let roots = new
+            .iter()
+            .filter(|p| !new.iter().any(|q| q.pid == p.ppid))
+            .map(|p| p.pid)
+            .collect();
+        (new, roots)
     }
 
     pub fn owner_token(&self) -> String {

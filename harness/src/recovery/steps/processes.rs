@@ -137,12 +137,12 @@ async fn process_still_alive(w: &mut World, c: &[String]) {
 #[then(regex = r"^the daemon has exactly (\d+) child process(?:es)?$")]
 async fn daemon_has_exactly_child_process(w: &mut World, c: &[String]) {
     w.run(c, None, |w, c| {
-        let pid = w.daemon.as_ref().or_harness("no daemon is running").id();
-        let kids = process::children_of(pid);
+        let (new, roots) = w.new_descendants();
         assert_eq!(
-            kids.len().to_string(),
+            roots.len().to_string(),
             &c[1],
-            "the daemon's children: {kids:?}"
+            "processes the daemon started since it was ready: {roots:?} (with their own: {:?})",
+            new.iter().map(|p| p.pid).collect::<Vec<_>>()
         );
     })
     .await;
@@ -174,9 +174,12 @@ async fn daemon_peak_memory_grew_by_less_than(w: &mut World, c: &[String]) {
 #[then(regex = r"^the daemon has no child processes$")]
 async fn daemon_has_no_child_processes(w: &mut World) {
     w.run(&[], None, |w, _| {
-        let pid = w.daemon.as_ref().or_harness("no daemon is running").id();
-        let kids = process::children_of(pid);
-        assert!(kids.is_empty(), "the daemon has child processes {kids:?}");
+        let (new, _) = w.new_descendants();
+        let pids: Vec<i32> = new.iter().map(|p| p.pid).collect();
+        assert!(
+            pids.is_empty(),
+            "the daemon started processes after it was ready: {pids:?}"
+        );
     })
     .await;
 }
