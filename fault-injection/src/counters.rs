@@ -96,6 +96,19 @@ impl Counters {
         Ok(words)
     }
 
+    /// Starts every rule's tree-wide counts again (matched and acted), so a `##N`
+    /// rule's N counts from now on: a test arms its plan once its setup is done,
+    /// whatever calls the setup made.
+    pub fn restart(&self, plan: &str) -> io::Result<()> {
+        let words = self.map(plan)?;
+        for first in [planlang::SHM_MATCHED, planlang::SHM_FIRED] {
+            for word in words.rules(first) {
+                word.store(0, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        Ok(())
+    }
+
     /// The counts now, for `rules` (the plan's, from [`crate::check_plan`]).
     pub fn read(&self, rules: &[RuleInfo]) -> io::Result<Counted> {
         let bytes = fs::read(&self.path)?;
@@ -208,6 +221,24 @@ mod tests {
             fs::metadata(c.path()).unwrap().len() as usize,
             planlang::SHM_SIZE
         );
+    }
+
+    #[test]
+    fn a_restart_zeroes_every_rules_counts_and_keeps_the_rest() {
+        use std::sync::atomic::Ordering;
+        let dir = tempfile::tempdir().unwrap();
+        let (c, rules) = fresh(dir.path());
+        let words = c.map(PLAN).unwrap();
+        for first in [planlang::SHM_MATCHED, planlang::SHM_FIRED] {
+            words.rules(first)[0].fetch_add(2, Ordering::Relaxed);
+            words.rules(first)[1].fetch_add(5, Ordering::Relaxed);
+        }
+        words.all()[planlang::SHM_LOADED].fetch_add(1, Ordering::Relaxed);
+        c.restart(PLAN).unwrap();
+        let got = c.read(&rules).unwrap();
+        assert!(got.rules.iter().all(|r| r.matched == 0 && r.fired == 0));
+        assert_eq!(got.loaded, 1, "a restart keeps the load count");
+        assert!(c.restart("fsync=EIO").is_err(), "another plan's file");
     }
 
     #[test]

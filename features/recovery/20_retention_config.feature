@@ -86,6 +86,7 @@ Feature: Retention/config
   Scenario: Disabling by reload stops writes but keeps archives
     Given a daemon started with recovery enabled
     And the owner has created session "work" with a pane running "sleep 60"
+    And the store has settled after setup
     When the owner calls "recovery.checkpoint"
     And the result "checkpoint" is saved as $kept
     And the configuration file is replaced by:
@@ -95,7 +96,7 @@ Feature: Retention/config
     And the owner calls "config.reload"
     And the owner calls "recovery.checkpoint"
     Then the call fails with "unavailable.recovery_disabled"
-    And the store holds exactly 1 checkpoint file
+    And the store holds exactly $settled_count plus 1 checkpoint file
     When the owner calls "recovery.list"
     Then the result lists checkpoint "$kept" with status "valid"
 
@@ -115,9 +116,10 @@ Feature: Retention/config
       """
       .{ .recovery = .{ .enabled = true, .max_checkpoints = 1 } }
       """
-    And the fault plan "rename@*.json#2+=EIO" applies to the next start
+    And the fault plan "rename@*.json##2+=EIO" applies to the next start
     And the daemon is restarted on the same socket
     And the owner has created session "work" with a pane running "sleep 60"
+    And the store has settled after setup
     When the owner calls "recovery.checkpoint"
     And the result "checkpoint" is saved as $kept
     And the owner calls "recovery.checkpoint"

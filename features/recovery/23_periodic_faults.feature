@@ -136,11 +136,12 @@ Feature: Retention/config
   # ---- Faults at each point of one publication
   @rfc-3-lost-reply-not-proof @rfc-8-interrupted-writes @rfc-pin-reader-result-names
   Scenario: A generation whose directory fsync failed does not count for pruning under a count of one
-    Given a daemon started under the fault plan "fsync@*/recovery/????????????????????????????????????????????????????????????????#2+=EIO" with the configuration:
+    Given a daemon started under the fault plan "fsync@*/recovery/????????????????????????????????????????????????????????????????##2+=EIO" with the configuration:
       """
       .{ .recovery = .{ .enabled = true, .max_checkpoints = 1 } }
       """
     And the owner has created session "work" with a pane running "sleep 60"
+    And the store has settled after setup
     When the owner calls "recovery.checkpoint"
     Then the call succeeds
     And the result "checkpoint" is saved as $kept
@@ -152,8 +153,9 @@ Feature: Retention/config
 
   @rfc-3-lost-reply-not-proof
   Scenario: A second explicit checkpoint while one is being written is refused busy, exit 5
-    Given a daemon started with recovery enabled under the fault plan "fsync@*/.tmp-*#1=delay:1500"
+    Given a daemon started with recovery enabled under the fault plan "fsync@*/.tmp-*##1=delay:1500"
     And the owner has created session "work" with a pane running "sleep 60"
+    And the store has settled after setup
     When the owner runs the CLI "recovery checkpoint" while the owner's "recovery.checkpoint" is being written
     Then the call fails with "conflict.recovery_busy"
     And the CLI exits with code 5

@@ -40,19 +40,20 @@ Feature: Exact values and every §6 error
         .{ .recovery = .{ .enabled = true, .max_checkpoints = 2 } }
         """
       When the owner calls "session.create" with {"name":"work"}
+      And the store has settled after setup
       And the owner calls "recovery.checkpoint"
-      Then the result "generation" is 8
+      Then the result "generation" is $settled_generation plus 1
       When the owner calls "recovery.checkpoint"
-      Then the result "generation" is 9
+      Then the result "generation" is $settled_generation plus 2
       When the owner calls "recovery.inspect" with {"checkpoint":"$g7"}
       Then the call fails with "not_found.checkpoint"
       When the owner calls "recovery.checkpoint"
-      Then the result "generation" is 10
+      Then the result "generation" is $settled_generation plus 3
       And the result "checkpoint" is saved as $tenth
       When the owner calls "recovery.list"
       Then the result lists 2 checkpoints
-      And the result "checkpoints.0.generation" is 9
-      And the result "checkpoints.1.generation" is 10
+      And the result "checkpoints.0.generation" is $settled_generation plus 2
+      And the result "checkpoints.1.generation" is $settled_generation plus 3
       And the result lists checkpoint "$tenth" with status "valid"
 
   Rule: Text / expiry

@@ -55,6 +55,10 @@ pub struct CrashExploreArgs {
     /// Internal: generation N, for --check-state.
     #[arg(long, hide = true, default_value_t = 0)]
     pub old_generation: u64,
+    /// Internal: the generation the recorded call acknowledged (N + 1 unless the
+    /// daemon also wrote on its own), for --check-state.
+    #[arg(long, hide = true)]
+    pub new_generation: Option<u64>,
     /// Internal: the generations' topologies, for --check-state.
     #[arg(long, hide = true)]
     pub topology: Option<PathBuf>,
@@ -161,6 +165,7 @@ fn run_inner(args: &CrashExploreArgs) -> Result<i32, String> {
     if let Some(state) = &args.check_state {
         let expect = Expect {
             old_generation: args.old_generation,
+            new_generation: args.new_generation.unwrap_or(args.old_generation + 1),
             workload: args.workload,
             socket: args.socket.clone().ok_or("--check-state needs --socket")?,
             topology: args

@@ -46,6 +46,9 @@ pub struct Scenario {
     /// A fault plan every later start of the daemon runs under, when the profile's
     /// backend is seccomp (under the preload it is in `extra_env`): [`Scenario::inject`].
     pub fault: Option<crate::drivers::fault::Injection>,
+    /// The tree-wide counts of the last fault plan (`##N` rules count there), and
+    /// the plan: [`Scenario::restart_fault_counts`].
+    pub fault_counts: Option<(vxfault::Counters, String)>,
     /// The seccomp supervisors of the daemons started under `fault`.
     pub supervisors: Vec<crate::drivers::fault::Supervised>,
     /// PIDs of pane processes created by the suite, killed when the scenario ends
@@ -147,6 +150,7 @@ impl Scenario {
             last_request: None,
             refused: None,
             daemon_baseline: Vec::new(),
+            fault_counts: None,
             faketime_pids: Vec::new(),
         }
     }
@@ -218,9 +222,24 @@ impl Scenario {
     /// a seccomp filter with vxcert as its supervisor.
     pub fn inject(&mut self, plan: &str, trace: Option<&Path>) {
         let serve = profile().serve.clone();
-        match crate::drivers::fault::Injection::plan(&self.ph, &serve, plan, trace) {
+        let counts = vxfault::Counters::create(&self.dir.path().join("fault.counts"), plan)
+            .or_harness("the fault plan's counter file");
+        let injection =
+            crate::drivers::fault::Injection::plan(&self.ph, &serve, plan, trace).counted(&counts);
+        self.fault_counts = Some((counts, plan.to_string()));
+        match injection {
             crate::drivers::fault::Injection::Preload(env) => self.extra_env.extend(env),
             seccomp => self.fault = Some(seccomp),
+        }
+    }
+
+    /// A `##N` rule of the fault plan counts from now on (the setup's own calls,
+    /// an activation's checkpoint among them, are not counted).
+    pub fn restart_fault_counts(&mut self) {
+        if let Some((counts, plan)) = &self.fault_counts {
+            counts
+                .restart(plan)
+                .or_harness("restarting the fault plan's counts");
         }
     }
 

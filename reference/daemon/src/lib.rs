@@ -37,5 +37,6 @@ pub mod spawn;
 pub mod stream;
 pub mod strict_json;
 pub mod topology;
+pub mod variant;
 pub mod wire;
 pub mod workspace;

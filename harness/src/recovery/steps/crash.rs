@@ -20,6 +20,10 @@ fn record(w: &mut crate::recovery::scenario::Scenario, name: &str, plan: &str) {
         .insert("crash_dir".into(), dir.to_string_lossy().into_owned());
     w.vars
         .insert("crash_generation".into(), expect.old_generation.to_string());
+    w.vars.insert(
+        "crash_new_generation".into(),
+        expect.new_generation.to_string(),
+    );
     w.vars.insert("crash_workload".into(), name.to_string());
     w.vars.insert(
         "crash_topology".into(),
@@ -65,6 +69,9 @@ async fn every_crash_state_checked(w: &mut World, c: &[String]) {
         let dir = PathBuf::from(w.vars.get("crash_dir").cloned().or_harness("no recording"));
         let expect = Expect {
             old_generation: w.vars["crash_generation"].parse().or_harness("generation"),
+            new_generation: w.vars["crash_new_generation"]
+                .parse()
+                .or_harness("generation"),
             workload: workload(&w.vars["crash_workload"]),
             socket: w.ph.socket.clone(),
             topology: PathBuf::from(w.vars["crash_topology"].clone()),

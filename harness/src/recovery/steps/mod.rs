@@ -9,6 +9,7 @@ mod lifecycle;
 mod outcomes;
 mod periodic;
 mod processes;
+mod settle;
 mod shapes;
 mod skill;
 mod store;

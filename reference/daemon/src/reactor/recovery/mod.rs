@@ -226,6 +226,9 @@ impl State {
     }
 
     pub(in crate::reactor) fn note_mutation(&mut self) {
+        if !self.recovery.activated && crate::variant::tick_at_activation() {
+            self.recovery.next_tick = Instant::now();
+        }
         self.recovery.activated = true;
         self.recovery.dirty = true;
     }
