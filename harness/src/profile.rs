@@ -208,7 +208,7 @@ pub struct ExpectedFailure {
 }
 
 /// Keys of a contract table that hold lists of names, not commands.
-const NOT_COMMANDS: [&str; 1] = ["s3_twins"];
+const NOT_COMMANDS: [&str; 2] = ["s3_twins", "restore_launch_verbs"];
 
 /// Keys of contract tables that name a file: a relative path is read from the
 /// profile's own directory (so a profile travels with its documents).

@@ -81,6 +81,7 @@ pub const KEYS: &[Key] = &[
     k("agent_restore", "agent_launch", "the launching client: launch, then read back or set-and-confirm the record (ADR-0068 §4)", &["{window}", "{integration}", "{native_id}"]),
     k("agent_restore", "legacy_serve", "the daemon in its legacy spawn mode, for the server rows", &[]),
     k("agent_restore", "satellite_window", "makes a window spawned on a satellite; prints {\"window\": ID} (@optional-satellite)", &[]),
+    k("agent_restore", "restore_launch_verbs", "the wire verbs by which workspace_restore starts a native session's program (default [\"agent.launch\"]); the plugin-change row's relay reloads before the first, and does not apply when the client sends none", &[]),
     k("single_writer", "key_check", "one session key's verdict, as an existing session", &["{key}"]),
     k("single_writer", "key_check_new", "the same for a new session (placeholder ids allowed)", &["{key}"]),
     k("single_writer", "resume_plan", "the resume plan; the suite appends --have/--gen/--total/--ring-len/--master-gen", &[]),

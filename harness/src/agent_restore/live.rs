@@ -39,6 +39,9 @@ pub struct Live {
     pub legacy: bool,
     /// The archive the last save wrote (the twin of a restore after a plugin change).
     pub saved: Option<String>,
+    /// The last `agent-session/v1` value a record row wrote with `meta.set`: the pane
+    /// variable and the text (judged again by the save that must fail closed on it).
+    pub written: Option<(String, String)>,
     /// Programs seen in a dump they wrote: each writes once, so none writes again.
     dumped: std::collections::BTreeSet<i32>,
 }
@@ -57,6 +60,7 @@ impl Live {
             clients: Default::default(),
             legacy: false,
             saved: None,
+            written: None,
             dumped: Default::default(),
         }
     }
@@ -97,7 +101,8 @@ impl Live {
         }
     }
 
-    /// A fresh session with one empty window; `$window` names it.
+    /// A fresh session with one empty window; `$window` names it, `$window_session`
+    /// the session's name.
     pub fn new_window(&mut self) -> String {
         self.windows += 1;
         let name = format!("asr-{}", self.windows);
@@ -109,6 +114,7 @@ impl Live {
         let w = self.ok("window.create", json!({"session": session, "name": "w"}));
         let window = w["window"].as_str().or_harness("window id").to_string();
         self.s.vars.insert("window".into(), window.clone());
+        self.s.vars.insert("window_session".into(), name);
         window
     }
 

@@ -144,7 +144,8 @@ mod tests {
     fn every_name_the_rows_quote_is_listed() {
         let dir =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../features/agent-restore");
-        let quoted = regex::Regex::new(r#"(?:fails with|by rule) "([a-z_.0-9]+)""#).unwrap();
+        let quoted =
+            regex::Regex::new(r#"(?:fails with|refused with|by rule) "([a-z_.0-9]+)""#).unwrap();
         let mut seen = 0;
         for name in ["01_records", "03_launch", "05_restore"] {
             let text = std::fs::read_to_string(dir.join(format!("{name}.feature"))).unwrap();

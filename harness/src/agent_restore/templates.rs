@@ -37,7 +37,15 @@ pub struct Templates {
     /// and prints `{"window": ID}` (optional feature `satellite`).
     #[serde(default)]
     pub satellite_window: Vec<String>,
+    /// The verbs by which the restoring client starts a native session's program
+    /// (default `["agent.launch"]`, the kit's): the relay of the plugin-change row
+    /// reloads the plugins before the first of them. ADR-0068 names no launch verb.
+    #[serde(default)]
+    pub restore_launch_verbs: Option<Vec<String>>,
 }
+
+/// The kit's restore launch verb, when the profile declares none.
+pub const KIT_LAUNCH_VERBS: [&str; 1] = ["agent.launch"];
 
 /// The keys each part needs, and the optional feature whose rows use them (`None`:
 /// every row of the part). A key is required when the profile claims its part and,
@@ -76,6 +84,14 @@ impl Templates {
         toml::Value::Table(table)
             .try_into()
             .map_err(|e| format!("the profile's [agent_restore] table: {e}"))
+    }
+
+    /// The restoring client's launch verbs: the profile's, or the kit's.
+    pub fn launch_verbs(&self) -> Vec<String> {
+        match &self.restore_launch_verbs {
+            Some(v) => v.clone(),
+            None => KIT_LAUNCH_VERBS.map(str::to_string).to_vec(),
+        }
     }
 
     /// Whether the table holds `key` (a non-empty template).

@@ -16,9 +16,12 @@
 //!   won the name between the client's read of the sessions and its create;
 //! - `replace-after-read`: after the first `meta.get` that returns a record, the relay
 //!   kills that pane and splits another with the spare argv before the client gets
-//!   the reply: the pane set changed during the reads, its size did not.
+//!   the reply: the pane set changed during the reads, its size did not;
+//! - `reload-before-launch`: before the first request whose verb is one of the
+//!   launch verbs it was given (the profile's `restore_launch_verbs`, by default the
+//!   kit's `agent.launch`; ADR-0068 names none), the relay sends `config.reload`.
 //!
-//! The last two act once per relay, on the client's own connection (so as its
+//! The last three act once per relay, on the client's own connection (so as its
 //! principal), with request ids of their own.
 //!
 //! After the `ok` reply to a streaming verb (`pane.attach`, `events.subscribe`) the
@@ -74,26 +77,32 @@ impl RelayMode {
 pub struct MetaRelay {
     pub socket: PathBuf,
     altered: Arc<AtomicUsize>,
+    requests: Arc<AtomicUsize>,
     stop: Arc<AtomicBool>,
 }
 
 impl MetaRelay {
     /// Listens on `socket` in front of the daemon's `upstream` socket; `spare_argv` is
-    /// the program `replace-after-read` starts.
+    /// the program `replace-after-read` starts, `launch_verbs` the verbs
+    /// `reload-before-launch` precedes.
     pub fn start(
         mode: RelayMode,
         socket: &Path,
         upstream: &Path,
         spare_argv: &[String],
+        launch_verbs: &[String],
     ) -> std::io::Result<MetaRelay> {
         let _ = std::fs::remove_file(socket);
         let listener = UnixListener::bind(socket)?;
         listener.set_nonblocking(true)?;
         let altered = Arc::new(AtomicUsize::new(0));
+        let requests = Arc::new(AtomicUsize::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let (a, st, up) = (altered.clone(), stop.clone(), upstream.to_path_buf());
         let acted = Arc::new(AtomicBool::new(false));
         let spare = Arc::new(spare_argv.to_vec());
+        let launch = Arc::new(launch_verbs.to_vec());
+        let seen = requests.clone();
         std::thread::spawn(move || {
             while !st.load(Ordering::Relaxed) {
                 match listener.accept() {
@@ -102,6 +111,8 @@ impl MetaRelay {
                         let once = Once {
                             acted: acted.clone(),
                             spare: spare.clone(),
+                            launch: launch.clone(),
+                            requests: seen.clone(),
                         };
                         std::thread::spawn(move || {
                             let _ = relay(mode, client, &up, &a, &once);
@@ -114,8 +125,14 @@ impl MetaRelay {
         Ok(MetaRelay {
             socket: socket.to_path_buf(),
             altered,
+            requests,
             stop,
         })
+    }
+
+    /// How many requests of its clients it has relayed or answered.
+    pub fn requests(&self) -> usize {
+        self.requests.load(Ordering::SeqCst)
     }
 
     /// How many requests or replies it has altered or answered itself.
@@ -145,6 +162,10 @@ fn read_line(r: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
 struct Once {
     acted: Arc<AtomicBool>,
     spare: Arc<Vec<String>>,
+    /// The verbs `reload-before-launch` precedes.
+    launch: Arc<Vec<String>>,
+    /// Every client request, counted.
+    requests: Arc<AtomicUsize>,
 }
 
 impl Once {
@@ -215,6 +236,7 @@ fn relay(
             continue;
         }
         let request: Value = serde_json::from_slice(&line).unwrap_or(Value::Null);
+        once.requests.fetch_add(1, Ordering::SeqCst);
         let names_record = request["params"]["key"] == RECORD_KEY;
         let names_result = request["params"]["key"]
             .as_str()
@@ -241,11 +263,11 @@ fn relay(
             altered.fetch_add(1, Ordering::SeqCst);
         }
         // A plugin change already on disk reaches the daemon between the client's
-        // plan (integration.list) and its launch.
-        if mode == RelayMode::ReloadBeforeLaunch
-            && request["verb"] == "agent.launch"
-            && once.first()
-        {
+        // plan (integration.list) and its launch (the first launch verb it sends).
+        let launches = request["verb"]
+            .as_str()
+            .is_some_and(|v| once.launch.iter().any(|l| l == v));
+        if mode == RelayMode::ReloadBeforeLaunch && launches && once.first() {
             call(&mut to_up, &mut from_up, "config.reload", json!({}))?;
             altered.fetch_add(1, Ordering::SeqCst);
         }
@@ -391,6 +413,7 @@ mod tests {
             &dir.path().join("r.sock"),
             &up,
             &[],
+            &[],
         )
         .unwrap();
         let (mut c, mut r) = connect(&relay);
@@ -409,8 +432,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let seen = Arc::new(AtomicUsize::new(0));
         let up = upstream(dir.path(), seen.clone());
-        let relay =
-            MetaRelay::start(RelayMode::DropMetaSet, &dir.path().join("r.sock"), &up, &[]).unwrap();
+        let relay = MetaRelay::start(
+            RelayMode::DropMetaSet,
+            &dir.path().join("r.sock"),
+            &up,
+            &[],
+            &[],
+        )
+        .unwrap();
         let (mut c, mut r) = connect(&relay);
         assert_eq!(ask(&mut c, &mut r, "meta.set", RECORD_KEY)["ok"], json!({}));
         assert_eq!(
@@ -433,6 +462,7 @@ mod tests {
             &dir.path().join("r.sock"),
             &up,
             &[],
+            &[],
         )
         .unwrap();
         let (mut c, mut r) = connect(&relay);
@@ -446,5 +476,32 @@ mod tests {
         ask(&mut c, &mut r, "meta.set", RECORD_KEY);
         assert_eq!(seen.load(Ordering::SeqCst), 1);
         assert_eq!(relay.altered(), 1);
+    }
+
+    /// `reload-before-launch` reloads before the first of the launch verbs it was
+    /// given (the profile's `restore_launch_verbs`), not before `agent.launch` when
+    /// that is not one of them, and only once.
+    #[test]
+    fn reload_before_launch_precedes_the_given_launch_verb_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let seen = Arc::new(AtomicUsize::new(0));
+        let up = upstream(dir.path(), seen.clone());
+        let verbs = ["x.spawn".to_string()];
+        let relay = MetaRelay::start(
+            RelayMode::ReloadBeforeLaunch,
+            &dir.path().join("r.sock"),
+            &up,
+            &[],
+            &verbs,
+        )
+        .unwrap();
+        let (mut c, mut r) = connect(&relay);
+        ask(&mut c, &mut r, "agent.launch", "k");
+        assert_eq!((seen.load(Ordering::SeqCst), relay.altered()), (1, 0));
+        ask(&mut c, &mut r, "x.spawn", "k");
+        assert_eq!((seen.load(Ordering::SeqCst), relay.altered()), (3, 1));
+        ask(&mut c, &mut r, "x.spawn", "k");
+        assert_eq!((seen.load(Ordering::SeqCst), relay.altered()), (4, 1));
+        assert_eq!(relay.requests(), 3);
     }
 }

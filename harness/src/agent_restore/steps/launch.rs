@@ -271,7 +271,7 @@ async fn reply_record_exact(w: &mut World, c: &[String]) {
 }
 
 /// The arguments after the template's command (which ends with `--`).
-fn arguments_after_command(dump: &Value) -> Vec<String> {
+pub(super) fn arguments_after_command(dump: &Value) -> Vec<String> {
     let argv: Vec<String> = dump["argv"]
         .as_array()
         .or_harness("the dump's argv")

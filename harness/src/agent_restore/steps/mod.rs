@@ -1,5 +1,6 @@
 //! The agent-restore suite's steps: offline checkers, then the server rows by topic.
 
+mod fallback;
 mod launch;
 mod layout;
 mod offline;

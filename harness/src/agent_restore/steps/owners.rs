@@ -21,8 +21,27 @@ pub(super) fn apply_change(l: &mut Live, id: &str, dir: &str, change: &str, relo
     match change {
         "removed" => std::fs::remove_file(&file).or_harness("remove the template"),
         "disabled" => std::fs::write(root.join("disabled"), "").or_harness("disable"),
-        "renamed" => std::fs::rename(&file, root.join("integrations/renamed.toml"))
-            .or_harness("rename the template"),
+        "renamed" => {
+            // Renamed: the file and the id it declares, so a reader that resolves by
+            // the declared id finds no "stub" either (§6 resolves "by integration_id").
+            let out: Vec<String> = text
+                .lines()
+                .map(|line| {
+                    let t = line.trim_start();
+                    if t.starts_with("id") && !t.starts_with("id_") && t.contains('=') {
+                        "id = \"renamed\"".to_string()
+                    } else {
+                        line.to_string()
+                    }
+                })
+                .collect();
+            std::fs::write(
+                root.join("integrations/renamed.toml"),
+                out.join("\n") + "\n",
+            )
+            .or_harness("write the renamed template");
+            std::fs::remove_file(&file).or_harness("remove the old template")
+        }
         "no longer restorable" => {
             let cut = text
                 .find("[session_identity]")

@@ -61,6 +61,7 @@ fn set_after_control(l: &mut Live, pane: &str, value: &str) {
         json!({"pane": target, "key": RECORD_KEY, "value": twin()}),
     );
     set(l, pane, RECORD_KEY, value);
+    l.written = Some((pane.to_string(), value.to_string()));
 }
 
 fn create_with_record(l: &mut Live, record: &str) {
@@ -96,6 +97,8 @@ async fn pane_with_record(w: &mut World, c: &[String]) {
             panic!("pane.create with a valid record failed: {e}");
         }
         l.keep_pane(&c[1]);
+        let session = l.subst("$window_session");
+        l.s.vars.insert(format!("{}@session", &c[1]), session);
     })
     .await;
 }
@@ -187,6 +190,83 @@ async fn call_fails_by_rule(w: &mut World, c: &[String]) {
     .await;
 }
 
+/// ADR-0068 §1 calls the record "opaque", and §4 has the server validate "its
+/// 1–4096-byte envelope"; whether the server also reads a record's content on
+/// `meta.set` is the kit's reading. What the ADR does require of an invalid record is
+/// §5's: "Invalid, padded, option-shaped, control-bearing, or oversized identities
+/// fail closed." So a `meta.set` of an invalid record (its valid twin accepted first)
+/// is either refused, the refusal judged as the other refusal rows (its names under
+/// the pin) and the pane's record unchanged, or accepted, and then the next workspace
+/// save fails, or archives nothing of that record for the pane's session.
+#[then(
+    regex = r#"^the write is refused with "([a-z_.]+)" by rule "([a-z0-9_.]+)", or the next save fails closed on it$"#
+)]
+async fn write_refused_or_save_fails_closed(w: &mut World, c: &[String]) {
+    w.run(c, None, |s, c| {
+        let l = s.live();
+        crate::evidence::require_accepted_control();
+        let (pane, written) = l.written.clone().or_harness("no meta.set of a record ran");
+        if let Err(e) = &l.last().result {
+            let e = e.clone();
+            pins::judge_error(&e, &c[1], Some(&c[2]));
+            let target = l.subst(&pane);
+            let got = l.meta(&target, RECORD_KEY);
+            let want: Value = serde_json::from_str(&twin()).or_harness("the twin");
+            let got_json = got.as_deref().and_then(|t| serde_json::from_str::<Value>(t).ok());
+            assert!(
+                got_json.as_ref() == Some(&want),
+                "the refused write left the pane's record unchanged ({want}); meta.get read {got:?}"
+            );
+            return;
+        }
+        let session = l
+            .s
+            .vars
+            .get(&format!("{}@session", pane.trim_start_matches('$')))
+            .cloned()
+            .or_harness("the session of the written pane");
+        super::restore::save(l, "fail-closed.json");
+        let reply = l.client_reply.as_ref().or_harness("no save ran");
+        if reply.result.is_err() {
+            return;
+        }
+        let archive = super::restore::archive_of(l, "fail-closed.json");
+        let written: Value = serde_json::from_str(&written).unwrap_or(Value::String(written));
+        let carried = carried(&archive, &session, &written);
+        assert!(
+            carried.is_empty(),
+            "meta.set accepted an invalid record and the save archived it: expected the save to fail, \
+             or archive nothing of it for the session {session}; observed agent_session {}",
+            carried.iter().map(Value::to_string).collect::<Vec<_>>().join(", ")
+        );
+    })
+    .await;
+}
+
+/// The `agent_session` members of the archive's session `session` that carry the
+/// invalid record `written`: the same value, a member beyond the three, or one of its
+/// ids that differs from the valid twin's.
+fn carried(archive: &Value, session: &str, written: &Value) -> Vec<Value> {
+    let twin: Value = serde_json::from_str(&twin()).or_harness("the twin");
+    let sessions = archive["sessions"].as_array().cloned().unwrap_or_default();
+    let mine = sessions.iter().filter(|s| s["name"] == session);
+    let records = mine
+        .flat_map(|s| s["windows"].as_array().cloned().unwrap_or_default())
+        .flat_map(|w| w["panes"].as_array().cloned().unwrap_or_default())
+        .filter_map(|p| p.get("agent_session").cloned());
+    let ids = ["plugin_id", "integration_id", "native_id"];
+    records
+        .filter(|r| {
+            r == written
+                || r.as_object()
+                    .is_some_and(|m| m.keys().any(|k| !ids.contains(&k.as_str())))
+                || ids.iter().any(|k| {
+                    written.get(k).is_some_and(|v| v != &twin[*k]) && r.get(k) == written.get(k)
+                })
+        })
+        .collect()
+}
+
 #[then(regex = r"^the call succeeds$")]
 async fn call_succeeds(w: &mut World) {
     w.run(&[], None, |s, _| {
@@ -242,4 +322,38 @@ async fn meta_is_unset(w: &mut World, c: &[String]) {
         assert_eq!(l.meta(&pane, &c[1]), None);
     })
     .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn archive(session: &str, record: Value) -> Value {
+        json!({"schema_version": 2, "sessions": [{"name": session, "windows": [
+            {"name": "w", "panes": [{"cwd": "/", "agent_session": record}]}]}]})
+    }
+
+    /// The accepted-write branch fails on an archive that carries the invalid record
+    /// (copied, stripped of nothing, or with its bad id), and passes one that does not.
+    #[test]
+    fn a_save_that_archives_the_invalid_record_is_caught() {
+        let padded: Value = serde_json::from_str(&record_with("native_id", " padded ")).unwrap();
+        assert_eq!(
+            carried(&archive("asr-1", padded.clone()), "asr-1", &padded).len(),
+            1
+        );
+        let mut other = padded.clone();
+        other["plugin_id"] = json!("x");
+        assert_eq!(carried(&archive("asr-1", other), "asr-1", &padded).len(), 1);
+        let extra =
+            json!({"plugin_id":"team","integration_id":"stub","native_id":"n1","argv":["sh"]});
+        assert_eq!(
+            carried(&archive("asr-1", extra.clone()), "asr-1", &extra).len(),
+            1
+        );
+        // The pane's old, valid record, or another session's, is not the write's.
+        let valid: Value = serde_json::from_str(&twin()).unwrap();
+        assert!(carried(&archive("asr-1", valid), "asr-1", &padded).is_empty());
+        assert!(carried(&archive("asr-2", padded.clone()), "asr-1", &padded).is_empty());
+    }
 }

@@ -21,8 +21,9 @@ async fn through_relay(w: &mut World, c: &[String]) {
         l.ensure_running();
         let socket = l.file("relay.sock");
         let spare = l.sleeper();
-        let relay =
-            MetaRelay::start(mode, &socket, &l.s.ph.socket, &spare).or_harness("start the relay");
+        let launch = crate::agent_restore::checks::templates().launch_verbs();
+        let relay = MetaRelay::start(mode, &socket, &l.s.ph.socket, &spare, &launch)
+            .or_harness("start the relay");
         l.relay = Some(relay);
     })
     .await;
@@ -36,6 +37,37 @@ async fn relay_altered(w: &mut World) {
         assert!(
             n > 0,
             "the client never read the record back through the relay"
+        );
+    })
+    .await;
+}
+
+/// The plugin-change row's relay (`reload-before-launch`) acts before the restoring
+/// client's first launch verb: the profile's `restore_launch_verbs`, or the kit's
+/// `agent.launch`. ADR-0068 names no launch verb, so a client that crossed the relay
+/// but sent none of those gives the row nothing to judge (does not apply); one that
+/// never crossed the relay at all fails, as in the other relay rows; one whose
+/// valid twin was refused too is inconclusive.
+#[then(regex = r"^the relay reloaded the plugins before the restore's launch$")]
+async fn relay_reloaded(w: &mut World) {
+    w.run(&[], None, |s, _| {
+        let l = s.live();
+        let relay = l.relay.as_ref().or_harness("no relay runs");
+        if relay.altered() > 0 {
+            return;
+        }
+        // A restore refused before any launch proves nothing unless its valid twin
+        // (the same restore before the change) was accepted.
+        crate::evidence::require_accepted_control();
+        let verbs = crate::agent_restore::checks::templates().launch_verbs();
+        assert!(
+            relay.requests() > 0,
+            "the restore never crossed the relay: expected it to reach the daemon through it"
+        );
+        crate::does_not_apply!(
+            "the restore sent none of the launch verbs {verbs:?} (the profile's \
+             restore_launch_verbs, else the kit's; ADR-0068 names none): the relay had no \
+             launch to reload the plugins before"
         );
     })
     .await;

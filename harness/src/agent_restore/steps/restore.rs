@@ -12,7 +12,7 @@ use cucumber::gherkin::Step;
 use cucumber::{given, then, when};
 use serde_json::{json, Value};
 
-fn save(l: &mut Live, name: &str) {
+pub(super) fn save(l: &mut Live, name: &str) {
     let file = l.file(name);
     let t = templates().workspace_save;
     if t.is_empty() {
