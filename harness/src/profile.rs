@@ -113,6 +113,10 @@ pub struct Profile {
     /// `verdict_only`, `pins`), taken out of the tables when the profile is loaded.
     #[serde(skip)]
     pub claims: BTreeMap<&'static str, Claim>,
+    /// `[recovery] grant`: how one grant is spelled on the wire
+    /// ([`crate::recovery::grants`]); the kit's `"{right}@{kind}:{id}"` when absent.
+    #[serde(skip)]
+    pub grant: Option<String>,
 }
 
 /// The keys every contract table may carry besides its command templates.
@@ -146,6 +150,8 @@ pub struct RecoveryTemplates {
     pub cli: Vec<String>,
     #[serde(default)]
     pub skill: Vec<String>,
+    #[serde(default)]
+    pub grant: Option<String>,
 }
 
 /// The optional feature a `skill` command goes with (`@optional-skill`).
@@ -226,6 +232,11 @@ impl Profile {
         let mut p: Profile =
             toml::from_str(text).map_err(|e| format!("profile {}: {e}", path.display()))?;
         if let Some(t) = p.recovery.take() {
+            if let Some(g) = &t.grant {
+                crate::recovery::grants::check(g)
+                    .map_err(|e| format!("profile {}: [recovery].grant: {e}", path.display()))?;
+            }
+            p.grant = t.grant.clone();
             for (name, top, table) in [
                 ("serve", &mut p.serve, t.serve),
                 ("serve_on_demand", &mut p.serve_on_demand, t.serve_on_demand),

@@ -143,3 +143,28 @@ fn argv_logged_outside_the_store_is_non_strict_and_a_pid_in_the_store_fails() {
         assert!(message.contains(why), "{defect}: {message}");
     }
 }
+
+/// `[recovery] grant` spells every grant a row sends: the kit's spelling given
+/// explicitly certifies the reference's grant rows, and a spelling the reference
+/// does not read fails the rows that delegate a grant, so the key reaches the wire.
+#[test]
+fn the_profiles_grant_spelling_reaches_every_request() {
+    for (grant, want_fail) in [
+        ("\"{right}@{resource}\"", false),
+        ("\"{resource}#{right}\"", true),
+    ] {
+        let (code, rows) = run_env(
+            SERVE,
+            CLI,
+            &format!("[recovery]\ngrant = '{grant}'\n"),
+            "@rfc-8-grants",
+        );
+        let failing: Vec<&String> = rows
+            .iter()
+            .filter(|(_, (v, _))| v == "fail")
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(code != 0, want_fail, "{grant}: {failing:#?}");
+        assert_eq!(!failing.is_empty(), want_fail, "{grant}: {rows:#?}");
+    }
+}

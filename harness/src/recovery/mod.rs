@@ -8,6 +8,7 @@
 
 pub(crate) mod crash;
 pub mod fixtures;
+pub(crate) mod grants;
 pub(crate) mod probes;
 pub(crate) mod restore_events;
 pub(crate) mod restored;

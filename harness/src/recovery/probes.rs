@@ -97,7 +97,10 @@ pub fn parse_params(text: Option<&str>) -> Map<String, Value> {
     match text {
         None => Map::new(),
         Some(t) => match serde_json::from_str::<Value>(t) {
-            Ok(Value::Object(m)) => m,
+            Ok(Value::Object(mut m)) => {
+                super::grants::spell(&mut m);
+                m
+            }
             _ => crate::harness_error!("params are not a JSON object: {t}"),
         },
     }
