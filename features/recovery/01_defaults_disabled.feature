@@ -1,4 +1,4 @@
-@rfc-8-defaults-disabled @must @rfc-pin-owner-token @rfc-pin-config-file
+@rfc-8-defaults-disabled @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Defaults / disabled
   RFC §2: `.recovery.enabled` defaults to false. §8: no checkpoint writes or restore,
   explicit persistent zero-session behavior unchanged.

@@ -1,4 +1,4 @@
-@rfc-8-on-demand @must @rfc-pin-owner-token @rfc-pin-config-file @rfc-pin-cli-no-daemon-json
+@rfc-8-on-demand @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file @rfc-pin-cli-no-daemon-json
 Feature: On-demand interaction
   RFC §3 and Open questions: recovery commands are never auto-start triggers; disk
   checkpoints alone do not keep an on-demand daemon alive; shutdown is bounded by

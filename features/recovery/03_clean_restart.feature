@@ -1,4 +1,4 @@
-@rfc-8-clean-restart @must @rfc-pin-owner-token @rfc-pin-config-file
+@rfc-8-clean-restart @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Clean restart
   RFC §3: clean SIGTERM terminates and reaps supervised groups within 2000 ms, then
   writes a final checkpoint with shutdown="clean" only if cleanup succeeded. §5:

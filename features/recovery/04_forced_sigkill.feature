@@ -1,4 +1,4 @@
-@rfc-8-forced-sigkill @must @rfc-pin-owner-token @rfc-pin-config-file
+@rfc-8-forced-sigkill @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Forced SIGKILL
   RFC §3: a crash uses the last published checkpoint and can lose every change since;
   §5: running records become interrupted archives; §7: cleanup_unverified.

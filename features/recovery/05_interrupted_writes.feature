@@ -1,4 +1,4 @@
-@rfc-8-interrupted-writes @must @rfc-pin-owner-token @rfc-pin-config-file
+@rfc-8-interrupted-writes @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Interrupted writes
   RFC §3: an interrupted write leaves the previous durable file intact; temporary files
   are never candidates; a failed reply is no proof of persistence. Faults come from

@@ -1,4 +1,4 @@
-@rfc-8-corrupt-partial @must @rfc-pin-owner-token @rfc-pin-config-file
+@rfc-8-corrupt-partial @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Corrupt/partial state
   RFC §3/§4: damaged files fail atomically; a corrupt newest file never silently
   restores an older one; list marks it invalid; the caller names a valid file.

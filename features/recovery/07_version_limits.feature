@@ -1,4 +1,4 @@
-@rfc-8-version-limits @must @rfc-pin-owner-token @rfc-pin-config-file
+@rfc-8-version-limits @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Version/limits
   RFC §4: format is checked first: a non-integer is corrupt, an integer other than
   1-3 is incompatible. Bounds (64 MiB or the configured size, depth 32, 100000

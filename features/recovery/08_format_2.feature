@@ -1,4 +1,4 @@
-@rfc-8-format-2 @must @rfc-pin-owner-token @rfc-pin-config-file
+@rfc-8-format-2 @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Format 2
   RFC §4.1: format 2 adds pane `layer`/`float` and `tags`; format-1 files read as all
   tiled with no tags and get owner = the restoring namespace; a format-1 file with a

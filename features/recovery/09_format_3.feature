@@ -1,4 +1,4 @@
-@rfc-8-format-3 @must @rfc-pin-owner-token @rfc-pin-config-file
+@rfc-8-format-3 @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Format 3
   RFC §4.2: writers emit format 3 and each split's ratio (omitted for equal splits);
   a resized split restores with the same ratio; formats 1 and 2 restore as equal

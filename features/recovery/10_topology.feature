@@ -1,4 +1,4 @@
-@rfc-8-topology @must @rfc-pin-owner-token @rfc-pin-config-file
+@rfc-8-topology @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Topology
   RFC §5: restore needs an empty tree, commits atomically, gives fresh runtime IDs from
   the current counters with an old-to-new mapping, and restarts window revisions at 1.

@@ -1,4 +1,4 @@
-@rfc-8-text-expiry @must @rfc-pin-owner-token @rfc-pin-config-file @rfc-pin-secret-scan-scope
+@rfc-8-text-expiry @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file @rfc-pin-secret-scan-scope
 Feature: Text / expiry
   RFC §2/§4: terminal_text .off stores no terminal bytes; .plain keeps literal rows
   from the primary screen; expired text is dropped but topology restores.

@@ -1,4 +1,4 @@
-@rfc-8-secret-exclusion @must @rfc-pin-owner-token @rfc-pin-config-file @rfc-pin-secret-scan-scope
+@rfc-8-secret-exclusion @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file @rfc-pin-secret-scan-scope
 Feature: Secret exclusion
   RFC §4 writer allowlist, §6 error rules, and the 2026-11-10 argv0 exception: only the
   basename of argv[0] (at most 255 bytes) may appear, in pane.list, pane.created and

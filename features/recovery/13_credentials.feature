@@ -1,4 +1,4 @@
-@rfc-8-credentials @must @rfc-pin-owner-token @rfc-pin-config-file
+@rfc-8-credentials @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Credentials
   RFC §5: each daemon start has fresh authority; old owner and bearer tokens fail
   denied.token and never fall back to unknown; registry entries are not recreated;

@@ -1,4 +1,4 @@
-@rfc-8-resume @must @rfc-pin-owner-token @rfc-pin-config-file
+@rfc-8-resume @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Resume
   RFC §5: callers must rediscover restored resources; an unmapped old ID is an
   ordinary authorized not_found.pane; restored panes are exited archives.

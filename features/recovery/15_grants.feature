@@ -1,4 +1,4 @@
-@rfc-8-grants @must @rfc-pin-owner-token @rfc-pin-config-file
+@rfc-8-grants @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Grants
   RFC §6: every recovery verb needs admin; pane.relaunch needs spawn and write on the
   pane, checked before archive lookup; the unknown principal stays read-only at most.

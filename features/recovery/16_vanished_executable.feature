@@ -1,4 +1,4 @@
-@rfc-8-vanished-executable @must @rfc-pin-owner-token @rfc-pin-config-file
+@rfc-8-vanished-executable @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Vanished executable
   RFC §6: vanished executables affect only explicit relaunch; relaunch returns
   unavailable.spawn and leaves the archive and tree unchanged, with no child leaked.

@@ -1,4 +1,4 @@
-@rfc-8-duplicate-launch @must @rfc-pin-owner-token @rfc-pin-config-file
+@rfc-8-duplicate-launch @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Duplicate launch
   RFC §5/§6: a second restore fails on the nonempty tree without duplicates; a retried
   relaunch names the removed archive and cannot launch again.

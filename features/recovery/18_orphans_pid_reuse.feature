@@ -1,4 +1,4 @@
-@rfc-8-orphans-pid-reuse @must @rfc-pin-owner-token @rfc-pin-config-file
+@rfc-8-orphans-pid-reuse @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Orphans / PID reuse
   RFC §7: a new daemon never adopts, signals or waits on an old process, and an
   unrelated process (standing in for one that reuses a former PID) stays untouched.

@@ -1,4 +1,4 @@
-@rfc-8-filesystem-security @must @rfc-pin-owner-token @rfc-pin-config-file
+@rfc-8-filesystem-security @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Filesystem security
   RFC §2: the store is private (0700/0600, daemon UID); symlinks, hard links, other
   owners and group/other permissions are rejected, never followed or repaired; store

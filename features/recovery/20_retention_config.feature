@@ -1,4 +1,4 @@
-@rfc-8-retention-config @must @rfc-pin-owner-token @rfc-pin-config-file
+@rfc-8-retention-config @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Retention/config
   RFC §2: retention keeps the newest permitted generations; reload validates before
   any cleanup and leaves active policy unchanged on failure; .plain to .off deletes

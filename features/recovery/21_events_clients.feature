@@ -1,4 +1,4 @@
-@rfc-8-events-clients @must @rfc-pin-owner-token @rfc-pin-config-file
+@rfc-8-events-clients @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Events/clients
   RFC §8: restore emits ordinary created events then pane.exited per archive and
   recovery.restored; relaunch closes old streams and never reuses the old pane ID;

@@ -1,4 +1,4 @@
-@rfc-8-corrupt-partial @must @rfc-pin-owner-token @rfc-pin-config-file
+@rfc-8-corrupt-partial @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Corrupt/partial state
   RFC §4 closed shapes: readers reject unknown fields at any durable-format level, so
   one key the format does not define, in the envelope, the payload, a session, a

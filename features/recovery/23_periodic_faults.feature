@@ -1,4 +1,4 @@
-@rfc-8-retention-config @must @rfc-pin-owner-token @rfc-pin-config-file
+@rfc-8-retention-config @must @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Retention/config
   Periodic ticks and store faults — RFC §2/§3 rules that no other mechanism may mask: the periodic tick (at the
   shortest interval the config allows, 1000 ms) writes open checkpoints, and never

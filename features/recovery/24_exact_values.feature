@@ -1,4 +1,4 @@
-@must @exact-values @rfc-pin-owner-token @rfc-pin-config-file
+@must @exact-values @rfc-pin-wire-protocol @rfc-pin-owner-token @rfc-pin-config-file
 Feature: Exact values and every §6 error
   Where the RFC gives an exact value (fresh z = n+1…n+k, generation = largest valid +
   1, cut_rows, a historical process state), the value itself, not only an order or a
