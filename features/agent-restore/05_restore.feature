@@ -79,7 +79,7 @@ Feature: Save and restore
     Then the save succeeds
     And the archive "ws.json" has schema_version 1
 
-  @asr-restore-preferred @asr-seed-not-resurrect @part-server
+  @asr-restore-preferred @asr-seed-not-resurrect @asr-pin-restore-reply @part-server
   Scenario: A saved native session is restored from its record, as a new process
     When agent.launch starts "stub" in a new window with native id "keep-1" as "a"
     And the PID of the program of "stub" is remembered as "old"
@@ -90,7 +90,7 @@ Feature: Save and restore
     And the program of "stub" got the arguments '["--resume","keep-1"]' after its command
     And the program of "stub" runs with a PID other than $old
 
-  @asr-restore-layout @part-server
+  @asr-restore-layout @asr-pin-restore-reply @part-server
   Scenario: Restore rebuilds each window's split tree, for the native pane and fallback panes alike
     When agent.launch starts "stub" in a new window with native id "tree-1" as "a"
     And the pane $a is split by cols at ratio 3000 before as "b"
@@ -107,7 +107,7 @@ Feature: Save and restore
     Then the restore succeeds with 2 restored, 0 skipped and 1 native
     And the layout of every session is the one remembered as "saved"
 
-  @asr-restore-current @part-server
+  @asr-restore-current @asr-pin-restore-reply @part-server
   Scenario: Restore uses the current template, not the one of the save
     When agent.launch starts "stub" in a new window with native id "keep-2" as "a"
     And the workspace is saved to "ws.json"
@@ -128,7 +128,7 @@ Feature: Save and restore
     And the program of "stub" got the arguments '["wrapper-v2","--continue","keep-2","--v2"]' after its command
     And the program of "stub" has PHUX_STUB_SESSION_ID set to "keep-2"
 
-  @asr-restore-current @part-server
+  @asr-restore-current @asr-pin-restore-reply @part-server
   Scenario: A restored native pane runs in the working directory its current template names
     Given the plugin "team" with id "team" has the integration "rooted":
       """
@@ -157,7 +157,7 @@ Feature: Save and restore
   # runs instead, the caller's fallback argv, is the kit's reading (the ADR names no
   # fallback argv): judged last, and only for a profile that claims the optional
   # feature fallback-argv.
-  @asr-no-archive-authority @asr-schema1-fresh @asr-schema1 @part-server
+  @asr-no-archive-authority @asr-schema1-fresh @asr-schema1 @asr-pin-restore-reply @part-server
   Scenario: A schema-1 archive's command never runs: its panes get the fallback argv
     Given the archive "old.json":
       """
@@ -199,7 +199,7 @@ Feature: Save and restore
     And no session is named "legacy"
     And the subscriber saw no session, window or pane created before a barrier session
 
-  @asr-skip-existing @part-server
+  @asr-skip-existing @asr-pin-restore-reply @part-server
   Scenario: An existing session name is skipped and its process is untouched
     When agent.launch starts "stub" in a new window with native id "keep-3" as "a"
     And the workspace is saved to "ws.json"
@@ -209,7 +209,7 @@ Feature: Save and restore
     And the program of "stub" still runs as $old
     And meta.get "agent-session/v1" on $a is the record of "team" "stub" "keep-3"
 
-  @asr-skip-existing @asr-restore-oneshot @part-server
+  @asr-skip-existing @asr-restore-oneshot @asr-pin-restore-reply @part-server
   Scenario: A name another client takes after restore read the sessions is skipped, and that session is left alone
     Given the archive "one.json" holds the session "native" natively resumed as "team" "stub" "id-one"
     And the workspace clients reach the daemon through the relay in mode "name-taken"
@@ -272,7 +272,7 @@ Feature: Save and restore
       | now owned by the plugin id "other" | conflict.integration_owner |
       | moved to the plugin "zz-other" | conflict.integration_owner |
 
-  @asr-restore-oneshot @part-server
+  @asr-restore-oneshot @asr-pin-restore-reply @part-server
   Scenario: Two restores of one name race: the winner's pane has the winner's record
     Given the archive "one.json" holds the session "dup" natively resumed as "team" "stub" "id-one"
     And the archive "two.json" holds the session "dup" natively resumed as "team" "stub" "id-two"
@@ -280,7 +280,7 @@ Feature: Save and restore
     Then exactly one of them restored "dup" and the other skipped it
     And the pane of "dup" has the record of the restore that won
 
-  @asr-restore-oneshot @part-server
+  @asr-restore-oneshot @asr-pin-created-result @part-server
   Scenario: A creation result is read by its own connection only, and only once
     Given the clients "a" and "b" each keep a connection as the owner
     Then server.info lists the capability "session_created_result"
@@ -289,7 +289,7 @@ Feature: Save and restore
     And client "a" reads at the result of the token "tok-a-0123456789abcdef" the session it created, named "mine"
     And client "a" reads nothing at the result of the token "tok-a-0123456789abcdef"
 
-  @asr-restore-oneshot @part-server
+  @asr-restore-oneshot @asr-pin-created-result @part-server
   Scenario: A create that loses the name leaves no result, and no client may write one
     Given the clients "a" and "b" each keep a connection as the owner
     When clients "a" and "b" create the session "dup" at once with the request tokens "tok-a-0123456789abcdef" and "tok-b-0123456789abcdef"

@@ -62,6 +62,7 @@ pub const KEYS: &[Key] = &[
     k("recovery", "serve_on_demand", "as the top-level serve_on_demand", &[]),
     k("recovery", "cli", "as the top-level cli", &[]),
     k("recovery", "skill", "as the top-level skill", &[]),
+    k("recovery", "grant", "how one grant is spelled in a request's grants (RFC-0005's, which the RFC cites): JSON text with {right} (read, write, spawn, admin), {kind} (server, session, window, pane), {id} and {resource} ({kind}:{id}) as strings (default \"{right}@{kind}:{id}\")", &["{right}", "{kind}", "{id}", "{resource}"]),
     k("readiness", "kind", "socket (ready when the socket accepts) or file (then also when path exists)", &[]),
     k("readiness", "path", "for kind = \"file\": the path template", &[]),
     k("readiness", "timeout_ms", "how long a start may take (default 10000)", &[]),
@@ -185,6 +186,7 @@ pub fn explain() -> String {
         crate::agent_restore::pins::KIT_MAX_DEPTH,
         crate::agent_restore::pins::DEPTH_CLAUSE
     );
+    out += &crate::agent_restore::shapes::explain();
     out += &persist_pins();
     out
 }

@@ -42,6 +42,9 @@ pub struct Live {
     /// The last `agent-session/v1` value a record row wrote with `meta.set`: the pane
     /// variable and the text (judged again by the save that must fail closed on it).
     pub written: Option<(String, String)>,
+    /// The archive of the last restore and the sessions listed just before it ran
+    /// (also before a race): what it restored is observed against them.
+    pub restoring: Option<(String, Vec<super::restored::Listed>)>,
     /// Programs seen in a dump they wrote: each writes once, so none writes again.
     dumped: std::collections::BTreeSet<i32>,
 }
@@ -61,6 +64,7 @@ impl Live {
             legacy: false,
             saved: None,
             written: None,
+            restoring: None,
             dumped: Default::default(),
         }
     }

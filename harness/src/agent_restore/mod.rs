@@ -8,6 +8,8 @@ pub(crate) mod checks;
 pub(crate) mod live;
 pub(crate) mod offline;
 pub(crate) mod pins;
+pub(crate) mod restored;
+pub(crate) mod shapes;
 mod steps;
 pub(crate) mod templates;
 mod twin_control;

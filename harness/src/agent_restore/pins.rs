@@ -77,6 +77,10 @@ pub fn check_profile(profile: &Profile) -> Result<(), String> {
             }
             continue;
         }
+        if super::shapes::is_key(k) {
+            super::shapes::check(k, v)?;
+            continue;
+        }
         if !NAMES.contains(&k.as_str()) {
             return Err(format!(
                 "[agent_restore.pins] {k:?}: not a kit name the server rows observe (the names: {})",

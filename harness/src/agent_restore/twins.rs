@@ -6,32 +6,29 @@
 //! restored session) removes it again, so "no session exists" still holds.
 
 use super::live::Live;
+use super::restored;
 use super::templates::templates;
 pub use super::twin_control::record;
 use crate::verdict::OrHarness;
-use serde_json::{json, Value};
+use serde_json::json;
 
-/// Kills every session named in `names` (by `session.list`), as the owner.
-pub fn remove_sessions(l: &mut Live, names: &[Value]) {
-    let v = l.ok("session.list", json!({}));
-    for s in v["sessions"].as_array().into_iter().flatten() {
-        if names.contains(&s["name"]) {
-            let id = s["session"].as_str().or_harness("a session id").to_string();
-            l.ok("session.kill", json!({"session": id}));
-        }
-    }
-}
-
-/// Runs a restore command as a refusal's twin (accepted: it succeeded and restored at
-/// least one session), then removes what it restored.
+/// Runs a restore command as a refusal's twin, then removes what it restored.
+/// Accepted: it succeeded with exit status 0 and `session.list` holds a session it
+/// did not before (observed: the reply's member names are the kit's pin
+/// `asr-pin-restore-reply`).
 pub fn restore(l: &mut Live, what: String, cmd: std::process::Command) {
+    let before = restored::sessions(l);
     let reply = l.run_client(cmd);
-    record(what, &reply, true, |v| {
-        v["restored"].as_array().is_some_and(|a| !a.is_empty())
+    let after = restored::sessions(l);
+    let new: Vec<String> = restored::new_since(&before, &after)
+        .into_iter()
+        .map(|s| s.id.clone())
+        .collect();
+    record(what, &reply, true, |_| {
+        reply.exit == Some(0) && !new.is_empty()
     });
-    if let Ok(v) = &reply.result {
-        let names = v["restored"].as_array().cloned().unwrap_or_default();
-        remove_sessions(l, &names);
+    for id in new {
+        l.ok("session.kill", json!({"session": id}));
     }
 }
 

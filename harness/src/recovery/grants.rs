@@ -68,7 +68,8 @@ pub fn spell_with(template: &str, params: &mut Map<String, Value>) {
 
 /// [`spell_with`] the profile's template, when it declares one.
 pub fn spell(params: &mut Map<String, Value>) {
-    if let Some(t) = &crate::profile::context().profile.grant {
+    let declared = crate::profile::try_context().and_then(|c| c.profile.grant.as_ref());
+    if let Some(t) = declared {
         spell_with(t, params);
     }
 }

@@ -10,4 +10,5 @@ mod races;
 mod records;
 mod relay;
 mod restore;
+mod restore_reply;
 mod satellite;

@@ -4,6 +4,7 @@
 //! reads, once; a create that loses the name leaves nothing to read.
 
 use crate::agent_restore::live::Live;
+use crate::agent_restore::shapes;
 use crate::agent_restore::World;
 use crate::drivers::wire::{Connection, Reply};
 use crate::verdict::OrHarness;
@@ -162,13 +163,17 @@ async fn reads_own(w: &mut World, c: &[String]) {
         let (name, token) = (var(l, &c[1]), var(l, &c[2]));
         let sid = created_by(l, &name, &token).or_harness("that client created nothing");
         let value = read(l, &name, &token);
-        let text = value
-            .as_str()
-            .unwrap_or_else(|| panic!("client {name} read no result: {value}"));
-        let result: Value = serde_json::from_str(text)
-            .unwrap_or_else(|_| panic!("the result is not JSON: {text:?}"));
-        let want = json!({"session": sid, "name": c[3], "request_token": token});
-        assert_eq!(result, want, "the one-shot result");
+        // MUST: the owner reads a result that names its session; its exact content
+        // is the kit's pin (or the profile's declared member names).
+        let members: Option<Vec<String>> =
+            shapes::declared(shapes::CREATED_MEMBERS_KEY).and_then(|v| v.try_into().ok());
+        shapes::apply(shapes::judge_created(
+            &value,
+            &sid,
+            &c[3],
+            &token,
+            members.as_deref(),
+        ));
     })
     .await;
 }
@@ -205,9 +210,23 @@ async fn namespace_refused(w: &mut World, c: &[String]) {
 #[then(regex = r#"^server.info lists the capability "(\w+)"$"#)]
 async fn lists_capability(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
+        // The seed names no capability: the kit's name is a pin, the profile may
+        // declare its own, or "none".
+        if &c[1] != shapes::KIT_CREATED_CAP {
+            crate::harness_error!("the row names {:?}, not the kit's capability", &c[1]);
+        }
+        let declared = shapes::declared(shapes::CREATED_CAP_KEY);
+        let declared = declared.as_ref().and_then(toml::Value::as_str);
+        if declared == Some("none") {
+            crate::evidence::note(format!(
+                "the profile declares no capability for the one-shot result ({} = \"none\")",
+                shapes::CREATED_CAP_KEY
+            ));
+            return;
+        }
         let info = s.live().ok("server.info", json!({}));
         let caps = info["capabilities"].as_array().cloned().unwrap_or_default();
-        assert!(caps.contains(&json!(c[1])), "capabilities: {caps:?}");
+        shapes::apply(shapes::judge_capability(&caps, declared));
     })
     .await;
 }

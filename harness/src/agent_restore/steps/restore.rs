@@ -3,7 +3,7 @@
 //! changes restore must notice, and the processes restore starts (or must not).
 
 use crate::agent_restore::checks::templates;
-use crate::agent_restore::live::{record_text, Live, RECORD_KEY};
+use crate::agent_restore::live::{record_text, Live};
 use crate::agent_restore::World;
 use crate::agent_restore::{pins, twins};
 use crate::drivers::wire::Reply;
@@ -39,7 +39,7 @@ fn restore_command(l: &mut Live, name: &str, with_fallback: bool) -> std::proces
     l.client_command(&t, &file, fb.as_deref())
 }
 
-fn client_ok(l: &Live) -> Value {
+pub(super) fn client_ok(l: &Live) -> Value {
     match &l
         .client_reply
         .as_ref()
@@ -295,6 +295,8 @@ async fn restored_from(w: &mut World, c: &[String]) {
             l.forget_dump(&launched);
         }
         let cmd = restore_command(l, &c[1], true);
+        let before = crate::agent_restore::restored::sessions(l);
+        l.restoring = Some((c[1].to_string(), before));
         l.client_reply = Some(l.run_client(cmd));
     })
     .await;
@@ -322,6 +324,8 @@ async fn restored_without_fallback(w: &mut World, c: &[String]) {
 async fn restored_racing(w: &mut World, c: &[String]) {
     w.run(c, None, |s, c| {
         let l = s.live();
+        let before = crate::agent_restore::restored::sessions(l);
+        l.restoring = Some((c[1].to_string(), before));
         let mut started = Vec::new();
         for name in [&c[1], &c[2]] {
             let mut cmd = restore_command(l, name, true);
@@ -346,81 +350,6 @@ async fn restored_racing(w: &mut World, c: &[String]) {
                 },
             ));
         }
-    })
-    .await;
-}
-
-#[then(regex = r"^exactly one of them restored (?:\x22)(\w+)(?:\x22) and the other skipped it$")]
-async fn one_restored(w: &mut World, c: &[String]) {
-    w.run(c, None, |s, c| {
-        let l = s.live();
-        let name = json!(c[1]);
-        let mut won = 0;
-        for (archive, reply) in &l.raced {
-            let v = reply
-                .result
-                .as_ref()
-                .unwrap_or_else(|e| panic!("the restore of {archive} failed: {e}"));
-            let restored = v["restored"].as_array().is_some_and(|a| a.contains(&name));
-            let skipped = v["skipped_existing"]
-                .as_array()
-                .is_some_and(|a| a.contains(&name));
-            assert!(restored != skipped, "the restore of {archive} said: {v}");
-            won += usize::from(restored);
-        }
-        assert_eq!(won, 1, "restores: {:?}", l.raced);
-    })
-    .await;
-}
-
-#[then(regex = r#"^the pane of "(\w+)" has the record of the restore that won$"#)]
-async fn winner_record(w: &mut World, c: &[String]) {
-    w.run(c, None, |s, c| {
-        let l = s.live();
-        let (archive, v) = l
-            .raced
-            .iter()
-            .find_map(|(a, r)| {
-                r.result
-                    .as_ref()
-                    .ok()
-                    .filter(|v| v["native"].as_array().is_some_and(|n| !n.is_empty()))
-                    .map(|v| (a.clone(), v.clone()))
-            })
-            .unwrap_or_else(|| panic!("no restore launched the native pane"));
-        assert_eq!(v["native"][0]["session"], json!(c[1]));
-        let pane = v["native"][0]["pane"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        let want = archive_of(l, &archive)["sessions"][0]["windows"][0]["panes"][0]
-            ["agent_session"]
-            .clone();
-        let got = l
-            .meta(&pane, RECORD_KEY)
-            .unwrap_or_else(|| panic!("the winner's pane has no record"));
-        assert_eq!(
-            serde_json::from_str::<Value>(&got).unwrap_or_default(),
-            want
-        );
-        let panes: usize = l.ok("pane.list", json!({}))["panes"]
-            .as_array()
-            .map_or(0, Vec::len);
-        assert_eq!(panes, 1, "the loser must create nothing");
-    })
-    .await;
-}
-
-#[then(regex = r"^the restore succeeds with (\d+) restored, (\d+) skipped and (\d+) native$")]
-async fn restore_counts(w: &mut World, c: &[String]) {
-    w.run(c, None, |s, c| {
-        let v = client_ok(s.live());
-        let n = |k: &str| v[k].as_array().map_or(0, Vec::len).to_string();
-        assert_eq!(
-            (n("restored"), n("skipped_existing"), n("native")),
-            (c[1].to_string(), c[2].to_string(), c[3].to_string()),
-            "the restore said: {v}"
-        );
     })
     .await;
 }
