@@ -505,22 +505,30 @@ fn denying_the_owner_too_makes_the_denial_rows_inconclusive() {
 fn a_helper_the_daemon_keeps_from_its_start_is_no_child_of_a_restore() {
     let script =
         "sleep 120 </dev/null >/dev/null 2>&1 & exec '{bin_dir}/vxref' serve --socket '{socket}'";
-    let (code, failing, report) = run_control(
+    let run = run_control(
         &["/bin/sh", "-c", script],
         "@rfc-8-vanished-executable or @rfc-8-duplicate-launch",
     );
+    passes_having_run(
+        run,
+        &[
+            "Restore succeeds and relaunch of a missing program fails cleanly",
+            "Concurrent relaunches of one archive: exactly one launches",
+        ],
+    );
+}
+
+/// A control's run certifies (exit 0, nothing failing) and ran each of `rows`.
+fn passes_having_run((code, failing, report): (i32, BTreeSet<String>, Value), rows: &[&str]) {
     assert_eq!((code, failing), (0, BTreeSet::new()), "{report:#}");
-    let names: Vec<&str> = report["scenarios"]
+    let names: BTreeSet<&str> = report["scenarios"]
         .as_array()
         .unwrap()
         .iter()
         .map(|s| s["name"].as_str().unwrap())
         .collect();
-    for row in [
-        "Restore succeeds and relaunch of a missing program fails cleanly",
-        "Concurrent relaunches of one archive: exactly one launches",
-    ] {
-        assert!(names.contains(&row), "{names:?}");
+    for row in rows {
+        assert!(names.contains(row), "{row} did not run: {names:?}");
     }
 }
 
@@ -531,27 +539,21 @@ fn a_helper_the_daemon_keeps_from_its_start_is_no_child_of_a_restore() {
 /// daemon certifies as the reference does.
 #[test]
 fn a_daemon_that_checkpoints_at_activation_passes_the_rows_that_count_writes() {
-    let (code, failing, report) = run_control_env(
+    let run = run_control_env(
         REFERENCE,
         "[env]\nVXREF_VARIANT = \"tick-at-activation\"\n",
         "@rfc-8-clean-restart or @rfc-8-interrupted-writes or @rfc-8-filesystem-security \
          or @rfc-8-retention-config or @exact-values",
     );
-    assert_eq!((code, failing), (0, BTreeSet::new()), "{report:#}");
-    let names: BTreeSet<&str> = report["scenarios"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["name"].as_str().unwrap())
-        .collect();
-    for row in [
-        "Explicit restore reproduces topology and known exit codes without processes",
-        "A failed checkpoint write keeps the prior generation and is reported",
-        "Every power-cut state of one store change keeps a durable generation",
-        "Disabling by reload stops writes but keeps archives",
-        "Each write's generation is the largest valid retained one plus 1, across prunes",
-        "A generation whose directory fsync failed does not count for pruning under a count of one",
-    ] {
-        assert!(names.contains(row), "{row} did not run: {names:?}");
-    }
+    passes_having_run(
+        run,
+        &[
+            "Explicit restore reproduces topology and known exit codes without processes",
+            "A failed checkpoint write keeps the prior generation and is reported",
+            "Every power-cut state of one store change keeps a durable generation",
+            "Disabling by reload stops writes but keeps archives",
+            "Each write's generation is the largest valid retained one plus 1, across prunes",
+            "A generation whose directory fsync failed does not count for pruning under a count of one",
+        ],
+    );
 }

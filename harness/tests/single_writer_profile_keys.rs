@@ -102,6 +102,16 @@ fn run_tags(keys: &str, pins: &str, tags: &str) -> BTreeMap<String, (String, Str
         .collect()
 }
 
+/// Every row of `v` passed.
+fn all_pass(v: &BTreeMap<String, (String, String)>) {
+    let not_pass: Vec<String> = v
+        .iter()
+        .filter(|(_, (verdict, _))| verdict != "pass")
+        .map(|(k, (verdict, m))| format!("{k}: {verdict}: {m}"))
+        .collect();
+    assert!(not_pass.is_empty(), "{not_pass:#?}");
+}
+
 fn verdict<'a>(v: &'a BTreeMap<String, (String, String)>, row: &str) -> &'a str {
     &v.get(row)
         .unwrap_or_else(|| panic!("no row {row:?} in {:#?}", v.keys()))
@@ -122,12 +132,7 @@ fn a_broker_described_by_its_keys_passes_every_row_they_touch() {
         &format!("{OWN_ENGINES}\n{OWN_PATHS}"),
         &format!("{OWN_CAPS}\n{OWN_SPAWN}"),
     );
-    let not_pass: Vec<String> = v
-        .iter()
-        .filter(|(_, (verdict, _))| verdict != "pass")
-        .map(|(k, (verdict, m))| format!("{k}: {verdict}: {m}"))
-        .collect();
-    assert!(not_pass.is_empty(), "{not_pass:#?}");
+    all_pass(&v);
     // The rows that prove each key were run.
     for row in [
         &format!("{LAUNCH}missing-program"),
@@ -209,10 +214,5 @@ fn the_scope_rows_take_the_probe_and_the_unit_in_the_brokers_own_words() {
         "@sw-scopes",
     );
     assert_eq!(v.len(), 4, "{v:#?}");
-    let not_pass: Vec<String> = v
-        .iter()
-        .filter(|(_, (verdict, _))| verdict != "pass")
-        .map(|(k, (verdict, m))| format!("{k}: {verdict}: {m}"))
-        .collect();
-    assert!(not_pass.is_empty(), "{not_pass:#?}");
+    all_pass(&v);
 }
