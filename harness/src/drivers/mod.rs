@@ -21,6 +21,7 @@ pub mod probe;
 pub mod process;
 pub mod reply_loss;
 pub mod sandbox;
+pub mod scope_wrapper;
 pub mod start_state;
 pub mod step;
 pub mod tree;
