@@ -44,7 +44,7 @@ pub struct Live {
     pub written: Option<(String, String)>,
     /// The archive of the last restore and the sessions listed just before it ran
     /// (also before a race): what it restored is observed against them.
-    pub restoring: Option<(String, Vec<super::restored::Listed>)>,
+    pub restoring: Option<(String, Vec<super::listed::Listed>)>,
     /// Programs seen in a dump they wrote: each writes once, so none writes again.
     dumped: std::collections::BTreeSet<i32>,
 }

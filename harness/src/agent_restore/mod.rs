@@ -5,6 +5,7 @@
 //! implementation in its own sandbox (`live`), through the shared drivers.
 
 pub(crate) mod checks;
+pub(crate) mod listed;
 pub(crate) mod live;
 pub(crate) mod offline;
 pub(crate) mod pins;

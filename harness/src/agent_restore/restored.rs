@@ -2,42 +2,13 @@
 //! member names are the kit's pin `asr-pin-restore-reply`): `session.list` before and
 //! after it, and the records its panes read back.
 
+pub use super::listed::{listed, Listed};
 use super::live::{Live, RECORD_KEY};
 use serde_json::{json, Value};
-
-/// One listed session: its id, its name and its panes (the leaves of its windows).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Listed {
-    pub id: String,
-    pub name: String,
-    pub panes: Vec<String>,
-}
 
 /// The sessions `session.list` holds now.
 pub fn sessions(l: &mut Live) -> Vec<Listed> {
     listed(&l.ok("session.list", json!({})))
-}
-
-/// The sessions of a `session.list` reply.
-pub fn listed(v: &Value) -> Vec<Listed> {
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
-    v["sessions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|s| Listed {
-            id: text(&s["session"]),
-            name: text(&s["name"]),
-            panes: s["windows"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .flat_map(|w| w["nodes"].as_array().cloned().unwrap_or_default())
-                .filter(|n| n["kind"] == "pane")
-                .map(|n| text(&n["pane"]))
-                .collect(),
-        })
-        .collect()
 }
 
 /// The sessions of `after` that `before` did not list (by id).

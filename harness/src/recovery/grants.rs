@@ -66,14 +66,6 @@ pub fn spell_with(template: &str, params: &mut Map<String, Value>) {
     }
 }
 
-/// [`spell_with`] the profile's template, when it declares one.
-pub fn spell(params: &mut Map<String, Value>) {
-    let declared = crate::profile::try_context().and_then(|c| c.profile.grant.as_ref());
-    if let Some(t) = declared {
-        spell_with(t, params);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -98,7 +98,11 @@ pub fn parse_params(text: Option<&str>) -> Map<String, Value> {
         None => Map::new(),
         Some(t) => match serde_json::from_str::<Value>(t) {
             Ok(Value::Object(mut m)) => {
-                super::grants::spell(&mut m);
+                // The profile's spelling of a grant, when it declares one.
+                let declared = crate::profile::try_context().and_then(|c| c.profile.grant.as_ref());
+                if let Some(t) = declared {
+                    super::grants::spell_with(t, &mut m);
+                }
                 m
             }
             _ => crate::harness_error!("params are not a JSON object: {t}"),

@@ -347,7 +347,9 @@ async fn no_reply_error_or_written_file_contains(w: &mut World, c: &[String]) {
             "a reply or error contains {:?}",
             &c[1]
         );
-        judge_files(w, w.all_files(), &needle, |b| contains(b, &needle));
+        judge_files(w, w.all_files(), &format!("{:?}", &c[1]), |b| {
+            contains(b, &needle)
+        });
     })
     .await;
 }
@@ -375,7 +377,9 @@ async fn no_store_file_contains(w: &mut World, c: &[String]) {
         let needle = c[1].trim().as_bytes().to_vec();
         let mut files = Vec::new();
         crate::drivers::probe::walk_files(&w.ph.state_home.join("venomx"), &mut files);
-        judge_files(w, files, &needle, |b| contains(b, &needle));
+        judge_files(w, files, &format!("{:?}", c[1].trim()), |b| {
+            contains(b, &needle)
+        });
     })
     .await;
 }
@@ -391,7 +395,7 @@ async fn no_store_file_holds_the_number(w: &mut World, c: &[String]) {
         }
         let mut files = Vec::new();
         crate::drivers::probe::walk_files(&w.ph.state_home.join("venomx"), &mut files);
-        judge_files(w, files, number.as_bytes(), |b| {
+        judge_files(w, files, &format!("the number {number}"), |b| {
             crate::drivers::probe::number_at(b, number.as_bytes()).is_some()
         });
     })
@@ -552,10 +556,9 @@ async fn transcript_contains(w: &mut World, c: &[String]) {
 fn judge_files(
     w: &crate::recovery::scenario::Scenario,
     files: impl IntoIterator<Item = std::path::PathBuf>,
-    needle: &[u8],
+    what: &str,
     found: impl Fn(&[u8]) -> bool,
 ) {
-    let needle = String::from_utf8_lossy(needle);
     let mut beyond = Vec::new();
     for f in files {
         let bytes = std::fs::read(&f).unwrap_or_default();
@@ -564,7 +567,7 @@ fn judge_files(
         }
         assert!(
             !f.starts_with(&w.ph.store),
-            "the store file {} holds {needle:?}",
+            "the store file {} holds {what}",
             f.display()
         );
         beyond.push(f.display().to_string());
@@ -572,7 +575,7 @@ fn judge_files(
     if !beyond.is_empty() {
         crate::evidence::pin(
             "rfc-pin-secret-scan-scope",
-            format!("no file the implementation writes holds {needle:?}"),
+            format!("no file the implementation writes holds {what}"),
             format!("outside the store, {} hold it", beyond.join(", ")),
         );
     }
